@@ -1,0 +1,81 @@
+"""The exceptions enfold raises.
+
+One base class, a shallow tree::
+
+    EnfoldError
+    ├── InputError          bad input from a caller: malformed event, oversized text, bad UTF-8
+    │   └── NamespaceError  an unknown or invalid namespace
+    ├── NotFound            a node, event or key that does not exist (in this namespace)
+    ├── PlanError           an UpdatePlan that violates the ontology or the executor's rules
+    ├── StoreError          the storage backend failed (driver errors are translated to this)
+    ├── EmbedderError       an embedder could not be loaded or failed
+    ├── LLMError            an LLM endpoint failed
+    │   ├── LLMTimeout
+    │   ├── LLMRateLimited
+    │   ├── LLMBadReply     the reply was not valid JSON or did not match the schema
+    │   └── LLMBudgetExceeded
+    └── ConfigError         invalid settings or configuration files
+
+The CLI and the server translate these at their edge (one line on stderr / problem+json).
+"""
+
+from __future__ import annotations
+
+
+class EnfoldError(Exception):
+    """Base class of every error enfold raises on purpose."""
+
+
+class InputError(EnfoldError, ValueError):
+    """The caller gave input enfold cannot accept; nothing was stored."""
+
+
+class NamespaceError(InputError):
+    """A namespace name is invalid or unknown."""
+
+
+class NotFound(EnfoldError, KeyError):
+    """A node, event or key does not exist in this namespace."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else "not found"
+
+
+class PlanError(EnfoldError):
+    """An UpdatePlan was rejected by the executor; nothing of it was applied."""
+
+    def __init__(self, message: str, *, errors: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.errors = errors or [message]
+
+
+class StoreError(EnfoldError):
+    """The storage backend failed."""
+
+
+class EmbedderError(EnfoldError):
+    """An embedder could not be loaded or failed to embed."""
+
+
+class LLMError(EnfoldError):
+    """An OpenAI-compatible endpoint failed."""
+
+
+class LLMTimeout(LLMError):
+    """The LLM endpoint did not answer in time."""
+
+
+class LLMRateLimited(LLMError):
+    """The LLM endpoint kept answering 429 after the allowed retries."""
+
+
+class LLMBadReply(LLMError):
+    """The LLM replied with something that is not the JSON we asked for."""
+
+
+class LLMBudgetExceeded(LLMError):
+    """The namespace's token budget is spent."""
+
+
+class ConfigError(EnfoldError):
+    """Invalid settings or configuration."""
