@@ -1,0 +1,152 @@
+"""Incoming events: validation of untrusted input into event records for the log.
+
+An event is ``{"text", "ts"?, "source"?, "kind"?, "id"?, "meta"?}`` (SPEC §9). Everything
+is checked here, before anything is stored: text present, a string, valid UTF-8, not empty,
+not larger than the limit; a parseable timestamp; JSON-serializable meta within its limit.
+A bad event raises :class:`~enfold.errors.InputError` naming the field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from enfold.errors import InputError
+from enfold.model import Node, NodeKind, content_hash, new_id, now
+from enfold.settings import Settings
+from enfold.store.base import EventRecord
+
+_FIELDS = {"text", "ts", "source", "kind", "id", "meta"}
+
+
+@dataclass(frozen=True)
+class EventIn:
+    """A validated event, not yet stored."""
+
+    text: str
+    ts: float
+    source: str | None = None
+    kind: str = "note"
+    external_id: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+def to_epoch(value: Any) -> float:
+    """An event timestamp as epoch seconds (UTC).
+
+    Accepts epoch numbers, datetimes (naive means UTC), ISO 8601 strings and the
+    conversational forms the time annotator understands (e.g. LoCoMo's
+    "1:56 pm on 8 May, 2023").
+    """
+    if isinstance(value, bool):
+        raise InputError("ts must be a time, not a boolean")
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, datetime):
+        dt = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        return dt.timestamp()
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            from enfold.write.timex import parse_timestamp
+
+            return parse_timestamp(text).timestamp()
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=timezone.utc)
+        return dt.timestamp()
+    raise InputError(f"ts must be a number, a datetime or a string, not {type(value).__name__}")
+
+
+def check_text(text: Any, settings: Settings) -> str:
+    if not isinstance(text, str):
+        raise InputError("field 'text' must be a string")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError("field 'text' is not valid UTF-8 (it contains lone surrogates)") from exc
+    if not text.strip():
+        raise InputError("field 'text' is empty")
+    if len(text) > settings.max_event_text:
+        raise InputError(
+            f"field 'text' has {len(text)} characters; the limit is {settings.max_event_text} "
+            "(setting max_event_text)"
+        )
+    return text
+
+
+def event_from_mapping(data: Any, settings: Settings, *, default_ts: float | None = None
+                       ) -> EventIn:
+    """Validate one untrusted event object (e.g. a JSON Lines record)."""
+    if not isinstance(data, Mapping):
+        raise InputError(f"an event must be a JSON object, not {type(data).__name__}")
+    unknown = set(data) - _FIELDS
+    if unknown:
+        raise InputError(f"unknown event fields: {', '.join(sorted(map(str, unknown)))}")
+    if "text" not in data:
+        raise InputError("field 'text' is missing")
+    return make_event(
+        data["text"], ts=data.get("ts"), source=data.get("source"), kind=data.get("kind"),
+        external_id=data.get("id"), meta=data.get("meta"), settings=settings,
+        default_ts=default_ts,
+    )
+
+
+def make_event(
+    text: Any,
+    *,
+    ts: Any = None,
+    source: Any = None,
+    kind: Any = None,
+    external_id: Any = None,
+    meta: Any = None,
+    settings: Settings,
+    default_ts: float | None = None,
+) -> EventIn:
+    """Validate the parts of one event."""
+    text = check_text(text, settings)
+    when = (default_ts if default_ts is not None else now()) if ts is None else to_epoch(ts)
+    for name, value in (("source", source), ("kind", kind), ("id", external_id)):
+        if value is not None and not isinstance(value, str):
+            raise InputError(f"field {name!r} must be a string")
+        if isinstance(value, str) and len(value) > 512:
+            raise InputError(f"field {name!r} is longer than 512 characters")
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, Mapping):
+        raise InputError("field 'meta' must be a JSON object")
+    try:
+        encoded = json.dumps(meta, ensure_ascii=False)
+        encoded.encode("utf-8")
+    except (TypeError, ValueError, UnicodeEncodeError) as exc:
+        raise InputError(f"field 'meta' is not JSON-serializable: {exc}") from exc
+    if len(encoded.encode("utf-8")) > settings.max_meta_bytes:
+        raise InputError(f"field 'meta' exceeds {settings.max_meta_bytes} bytes")
+    return EventIn(text, when, source or None, kind or "note", external_id or None, dict(meta))
+
+
+def event_record(ev: EventIn, namespace: str, *, at: float | None = None) -> EventRecord:
+    """The log record of a validated event: a fresh event node and its idempotency keys."""
+    at = now() if at is None else at
+    node = Node(
+        id=new_id(NodeKind.EVENT),
+        namespace=namespace,
+        kind=NodeKind.EVENT,
+        text=ev.text,
+        attrs={
+            "ts": ev.ts,
+            "ingested_at": at,
+            "source": ev.source,
+            "event_kind": ev.kind,
+            "meta": dict(ev.meta),
+            "external_id": ev.external_id,
+        },
+        created_at=at,
+        updated_at=at,
+        last_access=at,
+    )
+    return EventRecord(node, content_hash(ev.text, ev.source, ev.ts), ev.external_id)

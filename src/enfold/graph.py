@@ -1,0 +1,263 @@
+"""The in-memory working graph of one namespace, on which every algorithm runs.
+
+The graph mirrors the store: it is loaded lazily, and every change made to it inside a
+transaction (:meth:`WorkingGraph.begin`) is journalled, so that :meth:`commit` hands the
+store exactly what changed (a :class:`ChangeSet`) and :meth:`rollback` restores the graph
+when the store write or a later operation fails. Both therefore move together or not at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from enfold.model import Edge, EdgeType, Node, NodeKind, OpRecord
+from enfold.vectors import VectorIndex
+
+EdgeKey = tuple[str, EdgeType, str]
+
+
+@dataclass
+class ChangeSet:
+    """What one transaction changed: the store persists exactly this."""
+
+    nodes: dict[str, Node | None] = field(default_factory=dict)  # None = deleted
+    edges: dict[EdgeKey, Edge | None] = field(default_factory=dict)
+    vectors: dict[str, np.ndarray | None] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
+    ops: list[OpRecord] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    purge_history: set[str] = field(default_factory=set)  # node ids whose op log is erased
+    purge_cache: set[str] = field(default_factory=set)  # embedding-cache hashes to erase
+
+    def empty(self) -> bool:
+        return not (self.nodes or self.edges or self.vectors or self.aliases or self.ops
+                    or self.meta or self.purge_history or self.purge_cache)
+
+
+class WorkingGraph:
+    """Nodes, typed edges (indexed both ways), vectors and merge aliases of one namespace."""
+
+    def __init__(self, namespace: str) -> None:
+        self.namespace = namespace
+        self.nodes: dict[str, Node] = {}
+        self.out: dict[str, dict[tuple[EdgeType, str], Edge]] = {}
+        self.inn: dict[str, dict[tuple[EdgeType, str], Edge]] = {}
+        self.by_kind: dict[NodeKind, dict[str, None]] = {k: {} for k in NodeKind}
+        self.event_vectors = VectorIndex()
+        self.node_vectors = VectorIndex()
+        self.aliases: dict[str, str] = {}
+        self.meta: dict[str, Any] = {}
+        self.version = 0  # bumped on every committed change; caches key on it
+        self._journal: list[tuple[str, Any, Any]] | None = None
+        self._changes: ChangeSet | None = None
+
+    # ----------------------------------------------------------------- reading
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self.nodes
+
+    def get(self, node_id: str) -> Node | None:
+        return self.nodes.get(self.resolve(node_id))
+
+    def resolve(self, node_id: str) -> str:
+        """Follow merge aliases: an absorbed id keeps resolving to its survivor."""
+        seen = 0
+        while node_id in self.aliases and seen < 64:
+            node_id = self.aliases[node_id]
+            seen += 1
+        return node_id
+
+    def of_kind(self, kind: NodeKind) -> Iterable[str]:
+        return self.by_kind[kind].keys()
+
+    def count(self, kind: NodeKind) -> int:
+        return len(self.by_kind[kind])
+
+    def edge(self, src: str, type_: EdgeType, dst: str) -> Edge | None:
+        return self.out.get(src, {}).get((type_, dst))
+
+    def out_edges(self, node_id: str) -> Iterable[Edge]:
+        return self.out.get(node_id, {}).values()
+
+    def in_edges(self, node_id: str) -> Iterable[Edge]:
+        return self.inn.get(node_id, {}).values()
+
+    def edges_of(self, node_id: str) -> Iterator[Edge]:
+        yield from self.out_edges(node_id)
+        yield from self.in_edges(node_id)
+
+    def degree(self, node_id: str) -> int:
+        return len(self.out.get(node_id, {})) + len(self.inn.get(node_id, {}))
+
+    def all_edges(self) -> Iterator[Edge]:
+        for edges in self.out.values():
+            yield from edges.values()
+
+    def edge_count(self) -> int:
+        return sum(len(e) for e in self.out.values())
+
+    def neighbors(self, node_id: str) -> Iterator[tuple[str, Edge]]:
+        for e in self.out_edges(node_id):
+            yield e.dst, e
+        for e in self.in_edges(node_id):
+            yield e.src, e
+
+    def vector(self, node_id: str) -> np.ndarray | None:
+        v = self.event_vectors.get(node_id)
+        return v if v is not None else self.node_vectors.get(node_id)
+
+    # -------------------------------------------------------------- journalling
+    def begin(self) -> None:
+        if self._journal is not None:
+            raise RuntimeError("working graph transaction already open")
+        self._journal = []
+        self._changes = ChangeSet()
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._journal is not None
+
+    def changes(self) -> ChangeSet:
+        if self._changes is None:
+            raise RuntimeError("no open transaction")
+        return self._changes
+
+    def commit(self) -> ChangeSet:
+        changes = self.changes()
+        self._journal = None
+        self._changes = None
+        self.version += 1
+        return changes
+
+    def rollback(self) -> None:
+        journal = self._journal or []
+        self._journal = None
+        self._changes = None
+        for what, key, before in reversed(journal):
+            if what == "node":
+                self._set_node(key, before)
+            elif what == "edge":
+                self._set_edge(key, before)
+            elif what == "vector":
+                self._set_vector(key, before)
+            elif what == "alias":
+                if before is None:
+                    self.aliases.pop(key, None)
+                else:
+                    self.aliases[key] = before
+            elif what == "meta":
+                if before is None:
+                    self.meta.pop(key, None)
+                else:
+                    self.meta[key] = before
+
+    # ------------------------------------------------------------------ writing
+    def put_node(self, node: Node, *, persist: bool = True) -> None:
+        """Add or replace a node; ``persist=False`` for one the store already holds."""
+        self._record("node", node.id, self.nodes.get(node.id))
+        self._set_node(node.id, node)
+        if persist:
+            self.changes().nodes[node.id] = node
+
+    def remove_node(self, node_id: str) -> None:
+        """Remove a node with all its edges and its vector."""
+        for e in list(self.edges_of(node_id)):
+            self.remove_edge(e.key)
+        if self.vector(node_id) is not None:
+            self.set_vector(node_id, None)
+        self._record("node", node_id, self.nodes.get(node_id))
+        self._set_node(node_id, None)
+        self.changes().nodes[node_id] = None
+
+    def put_edge(self, edge: Edge) -> None:
+        self._record("edge", edge.key, self.edge(*edge.key))
+        self._set_edge(edge.key, edge)
+        self.changes().edges[edge.key] = edge
+
+    def remove_edge(self, key: EdgeKey) -> None:
+        self._record("edge", key, self.edge(*key))
+        self._set_edge(key, None)
+        self.changes().edges[key] = None
+
+    def set_vector(self, node_id: str, vec: np.ndarray | None) -> None:
+        before = self.vector(node_id)
+        self._record("vector", node_id, None if before is None else before.copy())
+        self._set_vector(node_id, vec)
+        self.changes().vectors[node_id] = vec
+
+    def set_alias(self, old: str, new: str) -> None:
+        self._record("alias", old, self.aliases.get(old))
+        self.aliases[old] = new
+        self.changes().aliases[old] = new
+
+    def set_meta(self, key: str, value: Any) -> None:
+        self._record("meta", key, self.meta.get(key))
+        self.meta[key] = value
+        self.changes().meta[key] = value
+
+    def add_op(self, op: OpRecord) -> None:
+        self.changes().ops.append(op)
+
+    def _record(self, what: str, key: Any, before: Any) -> None:
+        if self._journal is None:
+            raise RuntimeError("working graph changed outside a transaction")
+        self._journal.append((what, key, before))
+
+    # ------------------------------------------------- raw setters (no journal)
+    def _set_node(self, node_id: str, node: Node | None) -> None:
+        old = self.nodes.get(node_id)
+        if old is not None and (node is None or node.kind != old.kind):
+            self.by_kind[old.kind].pop(node_id, None)
+        if node is None:
+            self.nodes.pop(node_id, None)
+        else:
+            self.nodes[node_id] = node
+            self.by_kind[node.kind][node_id] = None
+
+    def _set_edge(self, key: EdgeKey, edge: Edge | None) -> None:
+        src, type_, dst = key
+        if edge is None:
+            out = self.out.get(src)
+            if out is not None:
+                out.pop((type_, dst), None)
+                if not out:
+                    del self.out[src]
+            inn = self.inn.get(dst)
+            if inn is not None:
+                inn.pop((type_, src), None)
+                if not inn:
+                    del self.inn[dst]
+        else:
+            self.out.setdefault(src, {})[(type_, dst)] = edge
+            self.inn.setdefault(dst, {})[(type_, src)] = edge
+
+    def _set_vector(self, node_id: str, vec: np.ndarray | None) -> None:
+        node = self.nodes.get(node_id)
+        is_event = (node is not None and node.kind is NodeKind.EVENT) or node_id.startswith("ev_")
+        index = self.event_vectors if is_event else self.node_vectors
+        if vec is None:
+            index.remove(node_id)
+        else:
+            index.put(node_id, vec)
+
+    # --------------------------------------------------------------- loading
+    def load(
+        self,
+        nodes: Iterable[Node],
+        edges: Iterable[Edge],
+        vectors: Iterable[tuple[str, np.ndarray]],
+        aliases: Iterable[tuple[str, str]],
+        meta: Iterable[tuple[str, Any]] = (),
+    ) -> None:
+        """Fill the graph from the store (no journal: this is the committed state)."""
+        for n in nodes:
+            self._set_node(n.id, n)
+        for e in edges:
+            self._set_edge(e.key, e)
+        for node_id, vec in vectors:
+            self._set_vector(node_id, vec)
+        self.aliases.update(aliases)
+        self.meta.update(meta)

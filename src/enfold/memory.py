@@ -1,0 +1,398 @@
+"""``Memory``: the embedded, synchronous entry point of enfold.
+
+    from enfold import Memory
+    m = Memory.open("memory.db")
+    m.add("Ran 10k this morning", source="Maya")
+    m.stats()
+
+``add()`` durably appends to the event log and returns the event id before any folding
+(SPEC §3); folding then runs in order per namespace, and a crash resumes from the cursor.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+import numpy as np
+
+from enfold.errors import ConfigError, InputError, NamespaceError, NotFound
+from enfold.events import EventIn, event_from_mapping, event_record, make_event
+from enfold.graph import ChangeSet, WorkingGraph
+from enfold.model import Edge, Node, NodeKind, OpRecord, now, valid_namespace
+from enfold.plan import UpdatePlan
+from enfold.settings import Settings
+from enfold.store import open_store
+from enfold.store.base import EventRecord, Store
+from enfold.write.apply import ApplyResult, apply_plan
+from enfold.write.fold import Folder, FoldReport, Planner, text_hash
+
+if TYPE_CHECKING:
+    from enfold.embed import Embedder
+
+EXPORT_FORMAT = "enfold-export"
+EXPORT_VERSION = 1
+
+
+class Memory:
+    """A memory over one store; namespaces are independent graphs within it."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        namespace: str = "default",
+        embedder: Embedder | None = None,
+        planners: Iterable[Planner] = (),
+        settings: Settings | None = None,
+        auto_fold: bool = True,
+    ) -> None:
+        self.store = store
+        self.namespace = self._check_ns(namespace)
+        self.embedder = embedder
+        self.planners = list(planners)
+        self.settings = settings or Settings()
+        self.auto_fold = auto_fold
+        self._graphs: dict[str, WorkingGraph] = {}
+        self._locks: dict[str, threading.RLock] = {}
+        self._guard = threading.Lock()
+        self._failures: dict[str, int] = {}
+
+    # ---------------------------------------------------------------- opening
+    @classmethod
+    def open(
+        cls,
+        target: str | Path = "enfold.db",
+        *,
+        namespace: str = "default",
+        embedder: str | Embedder | None = None,
+        planner: str | Planner | None = None,
+        settings: Settings | None = None,
+        auto_fold: bool = True,
+    ) -> Memory:
+        """Open a memory at a path or URL (``memory:``, ``sqlite:///x.db``, ``postgresql://…``).
+
+        ``embedder`` is ``"minilm"``, ``"hash"``, ``"openai"``, an Embedder, or None (events
+        are stored and folded without embeddings). ``planner`` is ``"local"``, a Planner, or
+        None (events are logged and admitted to the graph only).
+        """
+        settings = settings or Settings()
+        store = open_store(target, dtype=settings.embedding_dtype)
+        emb: Embedder | None
+        if isinstance(embedder, str):
+            from enfold.embed import make_embedder
+
+            emb = make_embedder(embedder)
+        else:
+            emb = embedder
+        planners: list[Planner] = []
+        if isinstance(planner, str):
+            planners = cls._make_planners(planner, emb, settings)
+        elif planner is not None:
+            planners = [planner]
+        return cls(store, namespace=namespace, embedder=emb, planners=planners,
+                   settings=settings, auto_fold=auto_fold)
+
+    @staticmethod
+    def _make_planners(name: str, embedder: Embedder | None, settings: Settings
+                       ) -> list[Planner]:
+        if name == "local":
+            from enfold.write.planner_local import LocalPlanner
+
+            return [LocalPlanner(settings, embedder)]
+        raise ConfigError(f"unknown planner {name!r} (use 'local' or 'llm')")
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------- namespaces
+    @staticmethod
+    def _check_ns(namespace: str) -> str:
+        if not isinstance(namespace, str) or not valid_namespace(namespace):
+            raise NamespaceError(
+                f"invalid namespace {namespace!r}: use 1-128 letters, digits or _ . : @ -"
+            )
+        return namespace
+
+    def _ns(self, namespace: str | None) -> str:
+        return self.namespace if namespace is None else self._check_ns(namespace)
+
+    def _lock(self, ns: str) -> threading.RLock:
+        with self._guard:
+            return self._locks.setdefault(ns, threading.RLock())
+
+    def graph(self, namespace: str | None = None) -> WorkingGraph:
+        """The working graph of a namespace, loaded from the store on first use."""
+        ns = self._ns(namespace)
+        with self._lock(ns):
+            g = self._graphs.get(ns)
+            if g is None:
+                snap = self.store.load_graph(ns)
+                g = WorkingGraph(ns)
+                g.load(snap.nodes, snap.edges, snap.vectors, snap.aliases, snap.meta)
+                self._graphs[ns] = g
+            return g
+
+    def namespaces(self) -> list[str]:
+        return self.store.namespaces()
+
+    # ------------------------------------------------------------------ write
+    def add(
+        self,
+        text: str,
+        *,
+        ts: Any = None,
+        source: str | None = None,
+        kind: str | None = None,
+        id: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        namespace: str | None = None,
+        fold: bool | None = None,
+    ) -> str:
+        """Durably append one event and return its id; then fold (unless ``fold=False``).
+
+        Idempotent: the same external ``id`` (or the same text, source and time) returns
+        the id of the event already stored.
+        """
+        ev = make_event(text, ts=ts, source=source, kind=kind, external_id=id, meta=meta,
+                        settings=self.settings)
+        return self._append([ev], self._ns(namespace), fold)[0]
+
+    def add_many(
+        self,
+        events: Iterable[Mapping[str, Any] | EventIn],
+        *,
+        namespace: str | None = None,
+        fold: bool | None = None,
+        chunk: int = 500,
+    ) -> list[str]:
+        """Append many events (validated first: a bad one raises before any is stored
+        in its chunk); returns their ids in order."""
+        ns = self._ns(namespace)
+        ids: list[str] = []
+        buf: list[EventIn] = []
+        for i, e in enumerate(events):
+            try:
+                buf.append(e if isinstance(e, EventIn) else event_from_mapping(e, self.settings))
+            except InputError as exc:
+                raise InputError(f"event {i}: {exc}") from exc
+            if len(buf) >= chunk:
+                ids += self._append(buf, ns, fold)
+                buf = []
+        if buf:
+            ids += self._append(buf, ns, fold)
+        return ids
+
+    def _append(self, events: list[EventIn], ns: str, fold: bool | None) -> list[str]:
+        at = now()
+        records = [event_record(e, ns, at=at) for e in events]
+        appended = self.store.append_events(ns, records)
+        if self.auto_fold if fold is None else fold:
+            self.fold(ns)
+        return [a.id for a in appended]
+
+    def fold(self, namespace: str | None = None, *, limit: int | None = None) -> FoldReport:
+        """Fold pending events of a namespace (in log order) and return what was done."""
+        ns = self._ns(namespace)
+        with self._lock(ns):
+            folder = Folder(self.graph(ns), self.store, self.settings, self.planners,
+                            self.embedder, on_failure=self._count_failure)
+            return folder.fold(limit=limit)
+
+    def _count_failure(self, event: Node, planner: str, exc: BaseException) -> None:
+        self._failures[planner] = self._failures.get(planner, 0) + 1
+
+    def apply(self, plan: UpdatePlan | Mapping[str, Any], *, namespace: str | None = None
+              ) -> ApplyResult:
+        """Validate and apply an UpdatePlan (e.g. written by your own agent) atomically."""
+        ns = self._ns(namespace)
+        p = plan if isinstance(plan, UpdatePlan) else UpdatePlan.model_validate(plan)
+        with self._lock(ns):
+            return apply_plan(p, self.graph(ns), self.store, self.settings, at=now())
+
+    # ------------------------------------------------------------------- read
+    def get(self, node_id: str, *, namespace: str | None = None) -> Node:
+        """A node by id (absorbed ids resolve to their survivor)."""
+        ns = self._ns(namespace)
+        g = self.graph(ns)
+        node = g.get(node_id)
+        if node is not None:
+            return node
+        alias = self.store.resolve_alias(ns, node_id)
+        node = self.store.get_node(ns, alias or node_id)
+        if node is None:
+            raise NotFound(f"no node {node_id!r} in namespace {ns!r}")
+        return node
+
+    def edges(self, node_id: str, *, namespace: str | None = None) -> list[Edge]:
+        g = self.graph(namespace)
+        return list(g.edges_of(g.resolve(node_id)))
+
+    def history(self, node_id: str, *, namespace: str | None = None) -> list[OpRecord]:
+        """The op-log entries that touched a node, oldest first."""
+        ns = self._ns(namespace)
+        node = self.get(node_id, namespace=ns)
+        records = self.store.history(ns, node.id)
+        if node.id != node_id:
+            records = sorted(records + self.store.history(ns, node_id), key=lambda r: r.seq)
+        return records
+
+    def stats(self, namespace: str | None = None) -> dict[str, Any]:
+        ns = self._ns(namespace)
+        c = self.store.counts(ns)
+        out: dict[str, Any] = {
+            "namespace": ns,
+            "events": c["events"],
+            "folded": c["folded"],
+            "pending": 0,
+            "nodes": c["nodes"],
+            "edges": c["edges"],
+            "store": self.store.url,
+            "embedder": getattr(self.embedder, "name", None),
+            "planner": [p.name for p in self.planners],
+            "planner_failures": dict(self._failures),
+        }
+        out["pending"] = c["events"] - c["folded"]
+        return out
+
+    # ----------------------------------------------------------------- forget
+    def forget(self, event_id: str, *, namespace: str | None = None) -> dict[str, Any]:
+        """Delete an event and retract what derives from it (SPEC §9)."""
+        from enfold.write.forget import forget_event
+
+        ns = self._ns(namespace)
+        with self._lock(ns):
+            node = self.store.get_node(ns, event_id)
+            if node is None or node.kind is not NodeKind.EVENT:
+                raise NotFound(f"no event {event_id!r} in namespace {ns!r}")
+            g = self.graph(ns)
+            g.begin()
+            try:
+                report = forget_event(g, node, at=now())
+                if self.embedder is not None:
+                    g.changes().purge_cache.add(text_hash(self.embedder.name, node.text))
+                self.store.commit(ns, g.changes())
+            except BaseException:
+                g.rollback()
+                raise
+            g.commit()
+            return report
+
+    def wipe(self, namespace: str | None = None) -> None:
+        """Delete everything of one namespace."""
+        ns = self._ns(namespace)
+        with self._lock(ns):
+            self.store.wipe(ns)
+            self._graphs.pop(ns, None)
+
+    # --------------------------------------------------------- export/import
+    def export(self, fp: IO[str], *, namespace: str | None = None) -> int:
+        """Write a namespace as JSON Lines (events, nodes, edges, vectors, aliases, op log,
+        meta, cursor). Returns the number of lines."""
+        ns = self._ns(namespace)
+        with self._lock(ns):
+            self.fold(ns, limit=0)
+            snap = self.store.load_graph(ns, folded_only=False)
+            lines = 0
+
+            def emit(obj: Mapping[str, Any]) -> None:
+                nonlocal lines
+                fp.write(json.dumps(obj, ensure_ascii=False, sort_keys=True) + "\n")
+                lines += 1
+
+            emit({"record": EXPORT_FORMAT, "version": EXPORT_VERSION, "namespace": ns,
+                  "cursor": self.store.get_cursor(ns)})
+            events = sorted((n for n in snap.nodes if n.kind is NodeKind.EVENT),
+                            key=lambda n: int(n.attrs.get("seq", 0)))
+            for n in events:
+                emit({"record": "event", **n.to_dict()})
+            for n in sorted((n for n in snap.nodes if n.kind is not NodeKind.EVENT),
+                            key=lambda n: n.id):
+                emit({"record": "node", **n.to_dict()})
+            for e in sorted(snap.edges, key=lambda e: (e.src, e.type.value, e.dst)):
+                emit({"record": "edge", **e.to_dict()})
+            for node_id, vec in sorted(snap.vectors, key=lambda x: x[0]):
+                emit({"record": "vector", "id": node_id,
+                      "data": base64.b64encode(np.asarray(vec, np.float32).tobytes()).decode()})
+            for old, new in sorted(snap.aliases):
+                emit({"record": "alias", "old": old, "new": new})
+            for key, value in sorted(snap.meta, key=lambda x: x[0]):
+                emit({"record": "meta", "key": key, "value": value})
+            oplog = getattr(self.store, "oplog", None)
+            if oplog is not None:
+                for op in oplog(ns):
+                    emit({"record": "op", **op.to_dict()})
+            return lines
+
+    def import_(self, lines: Iterable[str], *, namespace: str | None = None) -> dict[str, int]:
+        """Load an export into a namespace that has no events yet."""
+        from enfold.model import content_hash
+
+        ns = self._ns(namespace)
+        counts: dict[str, int] = {}
+        header: dict[str, Any] | None = None
+        events: list[EventRecord] = []
+        changes = ChangeSet()
+        for lineno, line in enumerate(_lines(lines), 1):
+            try:
+                obj = json.loads(line)
+                kind = obj.pop("record")
+            except (ValueError, KeyError, AttributeError) as exc:
+                raise InputError(f"line {lineno}: not an enfold export record ({exc})") from exc
+            counts[kind] = counts.get(kind, 0) + 1
+            try:
+                if kind == EXPORT_FORMAT:
+                    if obj.get("version") != EXPORT_VERSION:
+                        raise InputError(f"unsupported export version {obj.get('version')}")
+                    header = obj
+                elif kind == "event":
+                    n = Node.from_dict({**obj, "namespace": ns})
+                    a = n.attrs
+                    events.append(EventRecord(
+                        n, content_hash(n.text, a.get("source"), float(a.get("ts", 0.0))),
+                        a.get("external_id"), int(a.get("seq", 0)) or None))
+                elif kind == "node":
+                    n = Node.from_dict({**obj, "namespace": ns})
+                    changes.nodes[n.id] = n
+                elif kind == "edge":
+                    e = Edge.from_dict({**obj, "namespace": ns})
+                    changes.edges[e.key] = e
+                elif kind == "vector":
+                    changes.vectors[obj["id"]] = np.frombuffer(
+                        base64.b64decode(obj["data"]), dtype=np.float32).copy()
+                elif kind == "alias":
+                    changes.aliases[obj["old"]] = obj["new"]
+                elif kind == "meta":
+                    changes.meta[obj["key"]] = obj["value"]
+                elif kind == "op":
+                    obj["namespace"] = ns
+                    changes.ops.append(OpRecord(**obj))
+                else:
+                    raise InputError(f"unknown record type {kind!r}")
+            except (KeyError, TypeError, ValueError) as exc:
+                raise InputError(f"line {lineno}: invalid {kind} record: {exc}") from exc
+        if header is None:
+            raise InputError("not an enfold export: the header line is missing")
+        with self._lock(ns):
+            if self.store.last_seq(ns) > 0:
+                raise InputError(f"namespace {ns!r} already has events; import into an empty one")
+            self.store.append_events(ns, events)
+            self.store.commit(ns, changes, cursor=int(header.get("cursor", 0)))
+            self._graphs.pop(ns, None)
+        return counts
+
+
+def _lines(lines: Iterable[str]) -> Iterator[str]:
+    for line in lines:
+        if line.strip():
+            yield line

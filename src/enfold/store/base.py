@@ -1,0 +1,104 @@
+"""The storage seam: one small protocol, one module per backend.
+
+SQL lives only in the backend modules; they translate driver errors into
+:class:`enfold.errors.StoreError`. A backend persists the event log (the source of truth),
+the graph (nodes, edges, vectors, merge aliases), the op log, per-namespace folding cursors
+and metadata, and an embedding cache keyed by content hash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from enfold.graph import ChangeSet
+from enfold.model import Edge, Node, NodeKind, OpRecord
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    """An event to append: its node (kind event) and its idempotency keys."""
+
+    node: Node
+    content_hash: str
+    external_id: str | None
+    seq: int | None = None  # only imports restore a given sequence number
+
+
+@dataclass(frozen=True)
+class Appended:
+    """The outcome of one append: the event id and whether it was new."""
+
+    id: str
+    seq: int
+    created: bool
+
+
+@dataclass(frozen=True)
+class GraphSnapshot:
+    nodes: list[Node]
+    edges: list[Edge]
+    vectors: list[tuple[str, np.ndarray]]
+    aliases: list[tuple[str, str]]
+    meta: list[tuple[str, Any]]
+
+
+class Store(Protocol):
+    """What enfold needs from a storage backend. Every method is namespace-scoped."""
+
+    url: str
+
+    def close(self) -> None: ...
+
+    # event log
+    def append_events(self, namespace: str, events: Sequence[EventRecord]) -> list[Appended]:
+        """Durably append events in one transaction; known ones return their existing id."""
+        ...
+
+    def events_after(self, namespace: str, seq: int, limit: int) -> list[Node]:
+        """Events with sequence number > seq, in order (``attrs["seq"]`` is set)."""
+        ...
+
+    def last_seq(self, namespace: str) -> int: ...
+
+    def get_cursor(self, namespace: str) -> int: ...
+
+    # graph
+    def load_graph(self, namespace: str, *, folded_only: bool = True) -> GraphSnapshot: ...
+
+    def commit(self, namespace: str, changes: ChangeSet, *, cursor: int | None = None) -> None:
+        """Persist a change set (and optionally advance the folding cursor) atomically."""
+        ...
+
+    def get_node(self, namespace: str, node_id: str) -> Node | None: ...
+
+    def resolve_alias(self, namespace: str, node_id: str) -> str | None: ...
+
+    def history(self, namespace: str, node_id: str) -> list[OpRecord]: ...
+
+    def search_text(
+        self, namespace: str, query: str, kinds: Iterable[NodeKind] | None, limit: int
+    ) -> list[tuple[str, float]]:
+        """Lexical search over node text; higher score is better."""
+        ...
+
+    # namespaces
+    def namespaces(self) -> list[str]: ...
+
+    def counts(self, namespace: str) -> dict[str, Any]: ...
+
+    def wipe(self, namespace: str) -> None: ...
+
+    def get_meta(self, namespace: str, key: str) -> Any: ...
+
+    # embedding cache
+    def cached_vectors(
+        self, namespace: str, model: str, hashes: Sequence[str]
+    ) -> dict[str, np.ndarray]: ...
+
+    def cache_vectors(
+        self, namespace: str, model: str, items: Sequence[tuple[str, np.ndarray]]
+    ) -> None: ...

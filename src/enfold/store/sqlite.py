@@ -1,0 +1,474 @@
+"""The SQLite backend: one file, WAL, one writer, named migrations, FTS5, vector blobs.
+
+Also serves ``memory:`` (an in-process SQLite database), so the in-memory store behaves
+exactly like the file store. All SQL of this backend lives here; sqlite3 errors are
+translated into :class:`enfold.errors.StoreError` at this seam.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from enfold.errors import StoreError
+from enfold.graph import ChangeSet
+from enfold.model import Edge, EdgeType, Node, NodeKind, OpRecord, now
+from enfold.store.base import Appended, EventRecord, GraphSnapshot
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def fts_query(text: str) -> str | None:
+    """A safe FTS5 query for free text: every word quoted, OR-ed. None when no words."""
+    words = _WORD.findall(text.lower())
+    if not words:
+        return None
+    unique = list(dict.fromkeys(words))[:64]
+    return " OR ".join(f'"{w}"' for w in unique)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+class SQLiteStore:
+    """A :class:`~enfold.store.base.Store` on one SQLite file (or ``:memory:``)."""
+
+    def __init__(self, path: str, *, url: str | None = None, dtype: str = "float32") -> None:
+        self.path = path
+        self.url = url or f"sqlite:///{path}"
+        self.dtype = np.dtype(dtype)
+        self._lock = threading.RLock()
+        try:
+            self._db = sqlite3.connect(
+                path, isolation_level=None, check_same_thread=False, timeout=30.0
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open SQLite store {path!r}: {exc}") from exc
+
+    # ----------------------------------------------------------- plumbing
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE: the single writer), or a savepoint."""
+        with self._lock:
+            nested = self._db.in_transaction
+            try:
+                if nested:
+                    self._db.execute("SAVEPOINT enfold_sp")
+                else:
+                    self._db.execute("BEGIN IMMEDIATE")
+                yield self._db
+                if nested:
+                    self._db.execute("RELEASE enfold_sp")
+                else:
+                    self._db.execute("COMMIT")
+            except BaseException as exc:
+                if nested:
+                    self._db.execute("ROLLBACK TO enfold_sp")
+                    self._db.execute("RELEASE enfold_sp")
+                elif self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise StoreError(f"SQLite: {exc}") from exc
+                raise
+
+    def _q(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        with self._lock:
+            try:
+                return self._db.execute(sql, args).fetchall()
+            except sqlite3.Error as exc:
+                raise StoreError(f"SQLite: {exc}") from exc
+
+    def _migrate(self) -> None:
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL)"
+        )
+        done = {r[0] for r in self._db.execute("SELECT name FROM migrations")}
+        folder = resources.files("enfold.store") / "migrations" / "sqlite"
+        for entry in sorted(folder.iterdir(), key=lambda p: p.name):
+            if not entry.name.endswith(".sql") or entry.name in done:
+                continue
+            script = entry.read_text(encoding="utf-8")
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in _split_sql(script):
+                    self._db.execute(statement)
+                self._db.execute(
+                    "INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (entry.name, now())
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def migrations(self) -> list[str]:
+        return [r[0] for r in self._q("SELECT name FROM migrations ORDER BY name")]
+
+    # ------------------------------------------------------------ rows
+    @staticmethod
+    def _node_row(n: Node) -> tuple[Any, ...]:
+        return (
+            n.namespace, n.id, n.kind.value, n.text, _dumps(dict(n.attrs)),
+            _dumps(list(n.grounded_in)), n.created_at, n.updated_at, n.last_access,
+            n.access_count, n.plan_id,
+        )
+
+    @staticmethod
+    def _row_node(r: Sequence[Any]) -> Node:
+        return Node(
+            namespace=r[0], id=r[1], kind=NodeKind(r[2]), text=r[3], attrs=json.loads(r[4]),
+            grounded_in=tuple(json.loads(r[5])), created_at=r[6], updated_at=r[7],
+            last_access=r[8], access_count=r[9], plan_id=r[10],
+        )
+
+    _NODE_COLS = ("namespace, id, kind, text, attrs, grounded_in, created_at, updated_at, "
+                  "last_access, access_count, plan_id")
+
+    def _blob(self, vec: np.ndarray) -> tuple[int, str, bytes]:
+        v = np.asarray(vec, dtype=self.dtype).reshape(-1)
+        return int(v.shape[0]), self.dtype.name, v.tobytes()
+
+    @staticmethod
+    def _unblob(dim: int, dtype: str, data: bytes) -> np.ndarray:
+        return np.frombuffer(data, dtype=np.dtype(dtype), count=dim).astype(np.float32)
+
+    # ------------------------------------------------------- event log
+    def append_events(self, namespace: str, events: Sequence[EventRecord]) -> list[Appended]:
+        out: list[Appended] = []
+        with self._tx() as db:
+            last = db.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM events WHERE namespace = ?", (namespace,)
+            ).fetchone()[0]
+            for rec in events:
+                row = None
+                if rec.external_id is not None:
+                    row = db.execute(
+                        "SELECT id, seq FROM events WHERE namespace = ? AND external_id = ?",
+                        (namespace, rec.external_id),
+                    ).fetchone()
+                if row is None:
+                    row = db.execute(
+                        "SELECT id, seq FROM events WHERE namespace = ? AND content_hash = ?",
+                        (namespace, rec.content_hash),
+                    ).fetchone()
+                if row is not None:
+                    out.append(Appended(row[0], row[1], False))
+                    continue
+                last = max(last + 1, rec.seq or 0)
+                node = rec.node.with_changes(attrs={**rec.node.attrs, "seq": last})
+                db.execute(
+                    "INSERT INTO events (namespace, seq, id, content_hash, external_id) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (namespace, last, node.id, rec.content_hash, rec.external_id),
+                )
+                db.execute(
+                    f"INSERT INTO nodes ({self._NODE_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    self._node_row(node),
+                )
+                db.execute(
+                    "INSERT INTO node_fts (text, namespace, node_id, kind) VALUES (?,?,?,?)",
+                    (node.text, namespace, node.id, node.kind.value),
+                )
+                out.append(Appended(node.id, last, True))
+        return out
+
+    def events_after(self, namespace: str, seq: int, limit: int) -> list[Node]:
+        rows = self._q(
+            f"SELECT {', '.join('n.' + c.strip() for c in self._NODE_COLS.split(','))} "
+            "FROM events e JOIN nodes n ON n.namespace = e.namespace AND n.id = e.id "
+            "WHERE e.namespace = ? AND e.seq > ? ORDER BY e.seq LIMIT ?",
+            (namespace, seq, limit),
+        )
+        return [self._row_node(r) for r in rows]
+
+    def last_seq(self, namespace: str) -> int:
+        return int(self._q(
+            "SELECT COALESCE(MAX(seq), 0) FROM events WHERE namespace = ?", (namespace,)
+        )[0][0])
+
+    def get_cursor(self, namespace: str) -> int:
+        rows = self._q("SELECT seq FROM cursors WHERE namespace = ?", (namespace,))
+        return int(rows[0][0]) if rows else 0
+
+    # ------------------------------------------------------------ graph
+    def load_graph(self, namespace: str, *, folded_only: bool = True) -> GraphSnapshot:
+        cursor = self.get_cursor(namespace)
+        rows = self._q(
+            f"SELECT {self._NODE_COLS} FROM nodes WHERE namespace = ?", (namespace,)
+        )
+        nodes = [self._row_node(r) for r in rows]
+        if folded_only:
+            nodes = [
+                n for n in nodes
+                if n.kind is not NodeKind.EVENT or int(n.attrs.get("seq", 0)) <= cursor
+            ]
+        keep = {n.id for n in nodes}
+        edges = [
+            Edge(namespace, r[0], r[2], EdgeType(r[1]), r[3], r[4], r[5], r[6])
+            for r in self._q(
+                "SELECT src, type, dst, weight, created_at, updated_at, plan_id "
+                "FROM edges WHERE namespace = ?", (namespace,)
+            )
+        ]
+        vectors = [
+            (r[0], self._unblob(r[1], r[2], r[3]))
+            for r in self._q(
+                "SELECT node_id, dim, dtype, data FROM vectors WHERE namespace = ?", (namespace,)
+            )
+            if r[0] in keep
+        ]
+        aliases = [(r[0], r[1]) for r in self._q(
+            "SELECT old_id, new_id FROM aliases WHERE namespace = ?", (namespace,)
+        )]
+        meta = [(r[0], json.loads(r[1])) for r in self._q(
+            "SELECT key, value FROM meta WHERE namespace = ?", (namespace,)
+        )]
+        return GraphSnapshot(nodes, edges, vectors, aliases, meta)
+
+    def commit(self, namespace: str, changes: ChangeSet, *, cursor: int | None = None) -> None:
+        with self._tx() as db:
+            for node_id, node in changes.nodes.items():
+                old_kind = db.execute(
+                    "SELECT kind FROM nodes WHERE namespace = ? AND id = ?", (namespace, node_id)
+                ).fetchone()
+                db.execute(
+                    "DELETE FROM node_fts WHERE node_id = ? AND namespace = ?",
+                    (node_id, namespace),
+                )
+                if node is None:
+                    db.execute(
+                        "DELETE FROM nodes WHERE namespace = ? AND id = ?", (namespace, node_id)
+                    )
+                    if old_kind is not None and old_kind[0] == NodeKind.EVENT.value:
+                        db.execute(
+                            "DELETE FROM events WHERE namespace = ? AND id = ?",
+                            (namespace, node_id),
+                        )
+                    db.execute(
+                        "DELETE FROM vectors WHERE namespace = ? AND node_id = ?",
+                        (namespace, node_id),
+                    )
+                    continue
+                if node.namespace != namespace:
+                    raise StoreError(f"node {node_id} belongs to {node.namespace!r}")
+                db.execute(
+                    f"INSERT OR REPLACE INTO nodes ({self._NODE_COLS}) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    self._node_row(node),
+                )
+                db.execute(
+                    "INSERT INTO node_fts (text, namespace, node_id, kind) VALUES (?,?,?,?)",
+                    (_fts_text(node), namespace, node.id, node.kind.value),
+                )
+            for (src, type_, dst), edge in changes.edges.items():
+                if edge is None:
+                    db.execute(
+                        "DELETE FROM edges WHERE namespace = ? AND src = ? AND type = ? "
+                        "AND dst = ?", (namespace, src, type_.value, dst),
+                    )
+                else:
+                    db.execute(
+                        "INSERT OR REPLACE INTO edges (namespace, src, type, dst, weight, "
+                        "created_at, updated_at, plan_id) VALUES (?,?,?,?,?,?,?,?)",
+                        (namespace, src, type_.value, dst, edge.weight, edge.created_at,
+                         edge.updated_at, edge.plan_id),
+                    )
+            for node_id, vec in changes.vectors.items():
+                if vec is None:
+                    db.execute(
+                        "DELETE FROM vectors WHERE namespace = ? AND node_id = ?",
+                        (namespace, node_id),
+                    )
+                else:
+                    db.execute(
+                        "INSERT OR REPLACE INTO vectors (namespace, node_id, dim, dtype, data) "
+                        "VALUES (?,?,?,?,?)", (namespace, node_id, *self._blob(vec)),
+                    )
+            for old, new in changes.aliases.items():
+                db.execute(
+                    "INSERT OR REPLACE INTO aliases (namespace, old_id, new_id) VALUES (?,?,?)",
+                    (namespace, old, new),
+                )
+            for node_id in changes.purge_history:
+                db.execute("DELETE FROM oplog WHERE namespace = ? AND target = ?",
+                           (namespace, node_id))
+            for h in changes.purge_cache:
+                db.execute("DELETE FROM embed_cache WHERE namespace = ? AND hash = ?",
+                           (namespace, h))
+            if changes.ops:
+                seq = db.execute(
+                    "SELECT COALESCE(MAX(seq), 0) FROM oplog WHERE namespace = ?", (namespace,)
+                ).fetchone()[0]
+                for op in changes.ops:
+                    seq += 1
+                    db.execute(
+                        "INSERT INTO oplog (namespace, seq, plan_id, op, target, before, after, "
+                        "reasoning, at) VALUES (?,?,?,?,?,?,?,?,?)",
+                        (namespace, seq, op.plan_id, op.op, op.target,
+                         None if op.before is None else _dumps(op.before),
+                         None if op.after is None else _dumps(op.after), op.reasoning, op.at),
+                    )
+            for key, value in changes.meta.items():
+                db.execute(
+                    "INSERT OR REPLACE INTO meta (namespace, key, value) VALUES (?,?,?)",
+                    (namespace, key, _dumps(value)),
+                )
+            if cursor is not None:
+                db.execute(
+                    "INSERT OR REPLACE INTO cursors (namespace, seq) VALUES (?, ?)",
+                    (namespace, cursor),
+                )
+
+    def get_node(self, namespace: str, node_id: str) -> Node | None:
+        rows = self._q(
+            f"SELECT {self._NODE_COLS} FROM nodes WHERE namespace = ? AND id = ?",
+            (namespace, node_id),
+        )
+        return self._row_node(rows[0]) if rows else None
+
+    def resolve_alias(self, namespace: str, node_id: str) -> str | None:
+        rows = self._q(
+            "SELECT new_id FROM aliases WHERE namespace = ? AND old_id = ?", (namespace, node_id)
+        )
+        return rows[0][0] if rows else None
+
+    def history(self, namespace: str, node_id: str) -> list[OpRecord]:
+        rows = self._q(
+            "SELECT seq, plan_id, op, target, before, after, reasoning, at FROM oplog "
+            "WHERE namespace = ? AND target = ? ORDER BY seq", (namespace, node_id),
+        )
+        return [
+            OpRecord(namespace, r[0], r[1], r[2], r[3],
+                     None if r[4] is None else json.loads(r[4]),
+                     None if r[5] is None else json.loads(r[5]), r[6], r[7])
+            for r in rows
+        ]
+
+    def oplog(self, namespace: str) -> list[OpRecord]:
+        rows = self._q(
+            "SELECT seq, plan_id, op, target, before, after, reasoning, at FROM oplog "
+            "WHERE namespace = ? ORDER BY seq", (namespace,),
+        )
+        return [
+            OpRecord(namespace, r[0], r[1], r[2], r[3],
+                     None if r[4] is None else json.loads(r[4]),
+                     None if r[5] is None else json.loads(r[5]), r[6], r[7])
+            for r in rows
+        ]
+
+    def search_text(
+        self, namespace: str, query: str, kinds: Iterable[NodeKind] | None, limit: int
+    ) -> list[tuple[str, float]]:
+        match = fts_query(query)
+        if match is None:
+            return []
+        sql = ("SELECT node_id, bm25(node_fts) AS s FROM node_fts "
+               "WHERE node_fts MATCH ? AND namespace = ?")
+        args: list[Any] = [match, namespace]
+        kind_list = [k.value for k in kinds] if kinds is not None else None
+        if kind_list is not None:
+            sql += f" AND kind IN ({','.join('?' * len(kind_list))})"
+            args.extend(kind_list)
+        sql += " ORDER BY s LIMIT ?"
+        args.append(limit)
+        # bm25() is lower-is-better; flip the sign so callers sort descending.
+        return [(r[0], -float(r[1])) for r in self._q(sql, args)]
+
+    # -------------------------------------------------------- namespaces
+    def namespaces(self) -> list[str]:
+        rows = self._q(
+            "SELECT DISTINCT namespace FROM nodes UNION SELECT namespace FROM cursors "
+            "ORDER BY 1"
+        )
+        return [r[0] for r in rows]
+
+    def counts(self, namespace: str) -> dict[str, Any]:
+        nodes = {r[0]: r[1] for r in self._q(
+            "SELECT kind, COUNT(*) FROM nodes WHERE namespace = ? GROUP BY kind", (namespace,)
+        )}
+        edges = {r[0]: r[1] for r in self._q(
+            "SELECT type, COUNT(*) FROM edges WHERE namespace = ? GROUP BY type", (namespace,)
+        )}
+        return {
+            "events": self._q(
+                "SELECT COUNT(*) FROM events WHERE namespace = ?", (namespace,))[0][0],
+            "folded": self._q(
+                "SELECT COUNT(*) FROM events WHERE namespace = ? AND seq <= ?",
+                (namespace, self.get_cursor(namespace)))[0][0],
+            "last_seq": self.last_seq(namespace),
+            "cursor": self.get_cursor(namespace),
+            "nodes": nodes,
+            "edges": edges,
+        }
+
+    def wipe(self, namespace: str) -> None:
+        with self._tx() as db:
+            for table in ("nodes", "events", "edges", "vectors", "aliases", "oplog", "cursors",
+                          "meta", "embed_cache"):
+                db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
+            db.execute("DELETE FROM node_fts WHERE namespace = ?", (namespace,))
+
+    def get_meta(self, namespace: str, key: str) -> Any:
+        rows = self._q("SELECT value FROM meta WHERE namespace = ? AND key = ?", (namespace, key))
+        return json.loads(rows[0][0]) if rows else None
+
+    # ---------------------------------------------------- embedding cache
+    def cached_vectors(
+        self, namespace: str, model: str, hashes: Sequence[str]
+    ) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for i in range(0, len(hashes), 500):
+            chunk = list(hashes[i:i + 500])
+            rows = self._q(
+                f"SELECT hash, data FROM embed_cache WHERE namespace = ? AND model = ? "
+                f"AND hash IN ({','.join('?' * len(chunk))})", (namespace, model, *chunk),
+            )
+            for h, data in rows:
+                out[h] = np.frombuffer(data, dtype=np.float32).copy()
+        return out
+
+    def cache_vectors(
+        self, namespace: str, model: str, items: Sequence[tuple[str, np.ndarray]]
+    ) -> None:
+        with self._tx() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO embed_cache (namespace, model, hash, data) "
+                "VALUES (?,?,?,?)",
+                [(namespace, model, h, np.asarray(v, dtype=np.float32).tobytes())
+                 for h, v in items],
+            )
+
+
+def _fts_text(node: Node) -> str:
+    """What lexical search sees of a node: its text plus aliases, summary and keywords."""
+    parts = [node.text]
+    for key in ("aliases", "keywords"):
+        value = node.attrs.get(key)
+        if isinstance(value, list):
+            parts.extend(str(v) for v in value)
+    summary = node.attrs.get("summary")
+    if isinstance(summary, str):
+        parts.append(summary)
+    return " ".join(parts)
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a migration into statements (no semicolons inside our string literals)."""
+    lines = [ln for ln in script.splitlines() if not ln.strip().startswith("--")]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]

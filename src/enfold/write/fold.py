@@ -1,0 +1,154 @@
+"""Folding: take logged events past the namespace's cursor and fold them into the graph.
+
+For each event, in log order: admit it to the working graph with its embedding, ask the
+planner for an UpdatePlan, validate and apply it, and advance the cursor — all in one
+transaction, so a crash leaves the event either folded or still pending, never half-done.
+A planner that fails (an invalid plan, an LLM error) falls back to the next planner in the
+chain; if every planner fails the event is still admitted unfolded-by-plan and the failure
+is recorded. Folding never loses or skips an event.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from enfold.errors import EnfoldError
+from enfold.graph import WorkingGraph
+from enfold.model import Node, now
+from enfold.plan import UpdatePlan
+from enfold.settings import Settings
+from enfold.store.base import Store
+from enfold.write.apply import ApplyResult, execute
+
+if TYPE_CHECKING:
+    from enfold.embed import Embedder
+
+log = logging.getLogger("enfold.fold")
+
+
+class Planner(Protocol):
+    """Turns one event and the graph around it into an UpdatePlan (SPEC §4 step 4)."""
+
+    name: str
+
+    def plan(self, event: Node, graph: WorkingGraph) -> UpdatePlan: ...
+
+
+@dataclass
+class FoldReport:
+    """What a folding run did."""
+
+    folded: int = 0
+    plans: int = 0
+    fallbacks: int = 0
+    failures: list[str] = field(default_factory=list)
+    created: int = 0
+    reinforced: int = 0
+    last_seq: int = 0
+
+
+def text_hash(model: str, text: str) -> str:
+    return hashlib.sha256(f"{model}\x00{text}".encode()).hexdigest()
+
+
+def embed_events(
+    events: Sequence[Node], embedder: Embedder | None, store: Store, namespace: str
+) -> list[np.ndarray | None]:
+    """Embeddings of the events' texts, through the store's cache (by content hash)."""
+    if embedder is None or not events:
+        return [None] * len(events)
+    hashes = [text_hash(embedder.name, e.text) for e in events]
+    cached = store.cached_vectors(namespace, embedder.name, hashes)
+    missing = [i for i, h in enumerate(hashes) if h not in cached]
+    if missing:
+        unique: dict[str, str] = {}
+        for i in missing:
+            unique.setdefault(hashes[i], events[i].text)
+        keys = list(unique)
+        vecs = embedder.embed([unique[k] for k in keys])
+        fresh = list(zip(keys, (np.asarray(v, dtype=np.float32) for v in vecs)))
+        store.cache_vectors(namespace, embedder.name, fresh)
+        cached.update(fresh)
+    return [cached[h] for h in hashes]
+
+
+@dataclass
+class Folder:
+    """Folds one namespace's pending events, strictly in order."""
+
+    graph: WorkingGraph
+    store: Store
+    settings: Settings
+    planners: Sequence[Planner]
+    embedder: Embedder | None
+    on_plan: Callable[[Node, UpdatePlan, ApplyResult], None] | None = None
+    on_failure: Callable[[Node, str, BaseException], None] | None = None
+
+    def fold(self, limit: int | None = None, batch: int = 256) -> FoldReport:
+        report = FoldReport()
+        ns = self.graph.namespace
+        cursor = self.store.get_cursor(ns)
+        while limit is None or report.folded < limit:
+            take = batch if limit is None else min(batch, limit - report.folded)
+            events = self.store.events_after(ns, cursor, take)
+            if not events:
+                break
+            vectors = embed_events(events, self.embedder, self.store, ns)
+            for event, vec in zip(events, vectors):
+                seq = int(event.attrs["seq"])
+                self.fold_one(event, vec, seq, report)
+                cursor = seq
+                report.folded += 1
+                report.last_seq = seq
+        return report
+
+    def _admit(self, event: Node, vec: np.ndarray | None) -> None:
+        self.graph.put_node(event, persist=False)
+        if vec is not None:
+            self.graph.set_vector(event.id, vec)
+
+    def fold_one(self, event: Node, vec: np.ndarray | None, seq: int, report: FoldReport
+                 ) -> None:
+        at = now()
+        for i, planner in enumerate(self.planners):
+            self.graph.begin()
+            try:
+                self._admit(event, vec)
+                plan = planner.plan(event, self.graph)
+                result = execute(plan, self.graph, self.settings, at=at)
+                self.store.commit(self.graph.namespace, self.graph.changes(), cursor=seq)
+            except EnfoldError as exc:
+                self.graph.rollback()
+                report.failures.append(f"{event.id}: {planner.name}: {exc}")
+                log.warning("planner %s failed on %s: %s", planner.name, event.id, exc)
+                if self.on_failure is not None:
+                    self.on_failure(event, planner.name, exc)
+                if i + 1 < len(self.planners):
+                    report.fallbacks += 1
+                continue
+            except BaseException:
+                self.graph.rollback()
+                raise
+            self.graph.commit()
+            report.plans += 1
+            report.created += len(result.created)
+            report.reinforced += len(result.reinforced)
+            if self.on_plan is not None:
+                self.on_plan(event, plan, result)
+            return
+        # No planner (or every planner failed): the event is still admitted and the
+        # cursor advances, so folding never stalls on one event.
+        self.graph.begin()
+        try:
+            self._admit(event, vec)
+            self.store.commit(self.graph.namespace, self.graph.changes(), cursor=seq)
+        except BaseException:
+            self.graph.rollback()
+            raise
+        self.graph.commit()

@@ -1,0 +1,588 @@
+"""Time expressions in event text, normalized against the event's own time.
+
+An event says "next Friday" or "by the 15th"; the graph needs absolute dates. This module finds
+such expressions and resolves them against ``ref`` (the event's ``ts``), and it turns event
+timestamps of the accepted input formats into aware UTC datetimes.
+
+How it works, and why:
+
+* **Prefilter, then grammar.** One cheap compiled regex (:data:`_PREFILTER`) looks for anything
+  that could start a time expression (a digit, a weekday or month stem, a relative word). Text
+  without such a token costs a single regex scan — microseconds. Only then does the grammar
+  (:data:`_GRAMMAR`, one compiled alternation) pick out candidate spans. ``dateparser``'s
+  ``search_dates`` is never run over whole texts: it is orders of magnitude slower.
+* **The library normalizes the spans it gets right.** Relative offsets ("two weeks ago",
+  "in 3 days"), day words ("yesterday", "last night"), "this/next/last week|month|year",
+  modified weekdays ("last Friday", "next Friday"), explicit dates and times of day inside a
+  date go through ``dateparser``. Checked conventions (ref Monday 2023-05-08): "last Friday" is
+  the most recent Friday strictly before ref (05-05), "next Friday" the first Friday strictly
+  after ref (05-12), "this Friday" the Friday of this week (or the next one once it has
+  passed).
+* **Hand-written code where the library is wrong or silent**: "the 15th" (dateparser reads
+  "the 1st"/"the 8th" as months), weekends (unsupported), bare month names and years (need the
+  tense rule below), times of day without a date (the library moves them to tomorrow), and the
+  year of year-less dates (the library's "future" is strict, so "by May 8" said on May 8 would
+  land a year later).
+
+Conventions (documented choices, all tested):
+
+* **Direction.** The clause around a mention decides whether an ambiguous expression points
+  forward or back: future markers ("will", "'ll", "going to", "need to", "tomorrow", ...) win,
+  then past markers ("was", "did", "went", "-ed" verbs, "ago", ...); otherwise it is neutral.
+  A deadline cue with a neutral clause counts as future.
+* **Bare weekday** ("on Monday", "Monday"): past → the latest such day strictly before ref;
+  otherwise (future or neutral) → the first such day strictly after ref.
+* **Ordinal day** ("the 15th"): past → latest 15th on/before ref; otherwise → next 15th on/after
+  ref (months without that day are skipped).
+* **Year-less date** ("March 3rd") and **bare month** ("in June"): future → next occurrence
+  on/after ref; past → latest on/before; neutral → ref's own year. "last June" / "next June"
+  are the Junes strictly before / after ref's month.
+* **Time of day without a date** ("at 3pm"): ref's day; past → moved back a day if later than
+  ref, future → moved forward a day if earlier than ref. A time next to a day mention ("at 3pm
+  tomorrow", "Friday at 10am") merges into one ``datetime`` mention.
+* **Weeks are ISO weeks** (Monday–Sunday). "this/next/last weekend" are the Saturday–Sunday of
+  ref's ISO week / the following / the preceding one; "the weekend" follows the direction rule.
+  Weekend mentions carry granularity ``"week"`` (an interval) with a two-day value.
+* **Granularity follows the unit the speaker used**: "two weeks ago" is the ISO week containing
+  ref − 14 days, "3 months ago" a month, "in 3 days" a day.
+* **Calendar arithmetic happens in ref's own time zone** (a naive ref is UTC); ``value`` is a
+  local calendar value, ``start_ts``/``end_ts`` are converted to UTC. ``datetime`` mentions
+  cover the minute named.
+* **Not resolved on purpose**: "3 days later" (its anchor is the story, not the event),
+  vague phrases ("the other day", "a few days ago", "recently"), durations ("for 3 weeks"),
+  "now", seasons, hours/minutes offsets, slashed day/month dates (US/EU ambiguous).
+"""
+
+from __future__ import annotations
+
+import calendar
+import functools
+import math
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, timezone, tzinfo
+
+from dateparser.date import DateDataParser
+
+from enfold.errors import InputError
+
+__all__ = ["TimeMention", "extract_times", "parse_timestamp"]
+
+UTC = timezone.utc
+
+
+@dataclass(frozen=True)
+class TimeMention:
+    """One time expression found in a text, resolved to an absolute interval.
+
+    ``value`` is the normalized calendar value in the event's local calendar ("2023-05-12",
+    "2023-05-12T14:00", "2023-06", "2023", or "2023-05-08/2023-05-14" for intervals);
+    ``start_ts``/``end_ts`` are the covered interval in UTC, end exclusive. ``is_deadline`` is
+    set when a cue ("by", "due", "deadline", "before", "no later than") makes the time a limit;
+    the cue is then part of ``expression``.
+    """
+
+    expression: str
+    start: int
+    end: int
+    value: str
+    granularity: str
+    start_ts: datetime
+    end_ts: datetime
+    is_deadline: bool
+
+
+# --------------------------------------------------------------------------- timestamps
+
+_LOCOMO_TS = re.compile(
+    r"^\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+)\.?,?\s+(\d{4})\s*$",
+    re.I,
+)
+_NUMERIC = re.compile(r"^\s*[-+]?\d+(?:\.\d+)?\s*$")
+
+
+def parse_timestamp(value: str | datetime | float | int) -> datetime:
+    """Turn an event timestamp into an aware UTC datetime.
+
+    Accepts a ``datetime`` (naive means UTC), epoch seconds (number or numeric string), ISO 8601
+    text with or without offset (naive means UTC), and LoCoMo session dates such as
+    ``"1:56 pm on 8 May, 2023"``. Anything else raises :class:`~enfold.errors.InputError`; no
+    fuzzy guessing, because a wrong event time silently corrupts every relative date.
+    """
+    if isinstance(value, datetime):
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise InputError(f"unsupported timestamp type {type(value).__name__}: {value!r}")
+    if isinstance(value, str) and _NUMERIC.match(value):
+        value = float(value)
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(f"timestamp is not a finite number: {value!r}")
+        try:
+            return datetime.fromtimestamp(value, tz=UTC)
+        except (OverflowError, OSError, ValueError) as exc:
+            raise InputError(f"epoch timestamp out of range: {value!r}") from exc
+    text = value.strip()
+    if not text:
+        raise InputError("empty timestamp")
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        parsed = _parse_locomo(text)
+    if parsed is None:
+        raise InputError(
+            f"unrecognized timestamp {value!r}: expected ISO 8601, epoch seconds "
+            "or a LoCoMo date like '1:56 pm on 8 May, 2023'"
+        )
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def _parse_locomo(text: str) -> datetime | None:
+    m = _LOCOMO_TS.match(text)
+    if not m:
+        return None
+    hour, minute, ampm, day, month_name, year = m.groups()
+    month = _MONTHS.get(month_name.lower())
+    h = int(hour)
+    if month is None or not 1 <= h <= 12:
+        return None
+    h = h % 12 + (12 if ampm.lower() == "p" else 0)
+    try:
+        return datetime(int(year), month, int(day), h, int(minute))
+    except ValueError:
+        return None
+
+
+# --------------------------------------------------------------------------- vocabulary
+
+_MONTHS = {
+    name: i
+    for i, names in enumerate(
+        [
+            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}
+_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_NUMBER_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+}
+
+# "May" and "March" are verbs too: they only count capitalized. Other months are unambiguous.
+_MONTH_ANY = (
+    r"(?:(?i:jan(?:uary)?|feb(?:ruary)?|apr(?:il)?|june?|july?|aug(?:ust)?"
+    r"|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+    r"|(?-i:May|MAY|Mar(?:ch)?|MAR(?:CH)?))"
+)
+_MONTH_FULL = (
+    r"(?:(?i:january|february|april|june|july|august|september|october|november|december)"
+    r"|(?-i:May|March))"
+)
+_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_NUM = (
+    r"(?:\d{1,3}|a\s+couple\s+of|a\s+couple|couple\s+of|an?|one|two|three|four|five|six|seven"
+    r"|eight|nine|ten|eleven|twelve)"
+)
+_UNIT = r"(?:day|week|month|year)"
+# Nouns that make "the 5th" an ordinal of something other than a day of the month.
+_ORDINAL_NOUNS = (
+    r"(?:century|centuries|time|times|birthday|anniversary|floor|place|grade|street|st|avenue"
+    r"|row|round|edition|year|person|game|inning|minute|lap|level|chapter|amendment|percentile"
+    r"|generation|try|attempt|day|week|month|one|book|album|season|episode|child|kid|son"
+    r"|daughter|wedding|date)\b"
+)
+
+_PREFILTER = re.compile(
+    r"\d|\b(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
+    r"|yesterday|today|tonight|tomorrow|week|month|year|noon|midnight|night|morning"
+    r"|afternoon|evening)",
+    re.I,
+)
+
+_GRAMMAR = re.compile(
+    "|".join(
+        [
+            r"(?P<iso>\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?(?![\d:])|\b\d{4}/\d{2}/\d{2}\b)",
+            rf"(?P<dmy>\b(?:the\s+)?(?P<dmy_d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?"
+            rf"(?P<dmy_m>{_MONTH_ANY})\b\.?(?:,?\s+(?P<dmy_y>\d{{4}})\b)?)",
+            rf"(?P<mdy>\b(?P<mdy_m>{_MONTH_ANY})\.?\s+(?P<mdy_d>\d{{1,2}})(?:st|nd|rd|th)?\b"
+            rf"(?!:)(?:,?\s+(?P<mdy_y>\d{{4}})\b)?)",
+            rf"(?P<my>\b(?P<my_m>{_MONTH_FULL})\s+(?:of\s+)?(?P<my_y>\d{{4}})\b)",
+            rf"(?P<ago>\b(?P<ago_n>{_NUM})\s+(?P<ago_u>{_UNIT})s?\s+(?P<ago_dir>ago|from\s+now)\b)",
+            rf"(?P<inn>\bin\s+(?P<in_n>{_NUM})\s+(?P<in_u>{_UNIT})s?\b)",
+            r"(?P<dayword>\b(?:the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow"
+            r"|yesterday|today|tonight|tomorrow|last\s+night"
+            r"|this\s+(?:morning|afternoon|evening))\b"
+            r"(?:\s+(?:morning|afternoon|evening|night)\b)?)",
+            r"(?P<weekend>\b(?P<we_mod>this\s+coming|this|next|last|coming|the)\s+weekend\b)",
+            rf"(?P<modunit>\b(?P<mu_mod>this|next|last|coming)\s+(?P<mu_u>week|month|year)\b)",
+            rf"(?P<weekday>\b(?:(?P<wd_mod>this\s+coming|this|next|last|coming)\s+)?"
+            rf"(?P<wd>{_WEEKDAY})\b(?!['’]?s\b))",
+            rf"(?P<mbare>\b(?P<mb_mod>in|since|until|till|by|during|last|next|this|early|late"
+            rf"|mid-?|end\s+of|beginning\s+of|start\s+of|of|from|through)\s+"
+            rf"(?P<mb_m>{_MONTH_FULL})\b(?!\s*\d))",
+            r"(?P<year>\b(?P<yr_mod>in|since|during|until|by|from|back\s+in|early|late)\s+"
+            r"(?P<yr>(?:19|20)\d\d)\b(?![-/:]\d))",
+            rf"(?P<ordinal>\bthe\s+(?P<od>\d{{1,2}})(?:st|nd|rd|th)\b(?!\s+{_ORDINAL_NOUNS}))",
+            r"(?P<clock>\b(?:at\s+)?(?:(?P<ck_h>\d{1,2})(?::(?P<ck_m>[0-5]\d))?\s*"
+            r"(?P<ck_ap>[ap])\.?m\b\.?|(?<=at\s)(?P<ck_h24>[01]?\d|2[0-3]):(?P<ck_m24>[0-5]\d)\b"
+            r"|(?P<ck_word>noon|midnight)\b))",
+        ]
+    ),
+    re.I,
+)
+
+_DEADLINE_BEFORE = re.compile(
+    r"(?:\bby|\bbefore|\bdue(?:\s+(?:on|by|date\s+is))?|\bno\s+later\s+than|\bnot\s+later\s+than"
+    r"|\bdeadline(?:\s+(?:is|was|of))?(?:\s+(?:on|by))?|\bdeadline\s*:)\s+$",
+    re.I,
+)
+_DEADLINE_AFTER = re.compile(r"^\s+(?:is|was)\s+(?:the|my|our|a)\s+deadline\b", re.I)
+
+_FUTURE = re.compile(
+    r"\b(?:will|shall|gonna|wanna|going\s+to|plan(?:ning)?\s+to|want\s+to|need\s+to|have\s+to"
+    r"|has\s+to|hope\s+to|hoping\s+to|about\s+to|can't\s+wait|cannot\s+wait|looking\s+forward"
+    r"|upcoming|tomorrow|tonight|soon|next|due|deadline|remind|let's|should|intend|scheduled"
+    r"|won't)\b|['’]ll\b",
+    re.I,
+)
+_PAST = re.compile(
+    r"\b(?:was|were|did|didn't|wasn't|weren't|had|went|got|came|saw|made|took|told|said|met"
+    r"|ran|gave|left|bought|found|felt|thought|heard|ate|spent|wrote|won|lost|began|drove"
+    r"|flew|sent|brought|taught|caught|kept|slept|sat|stood|became|ago|yesterday|last|"
+    r"[a-z]+ed)\b",
+    re.I,
+)
+# "-ed" words that are usually adjectives or not past tense at all.
+_NOT_PAST = frozenset(
+    "need needed bed red shed seed speed feed weed indeed hundred excited interested tired bored"
+    " scared worried married supposed used based pleased thrilled stressed concerned amazed"
+    " overwhelmed relieved prepared planned scheduled".split()
+)
+_CLAUSE_BREAK = re.compile(r"[.!?;\n]")
+
+
+# --------------------------------------------------------------------------- extraction
+
+
+def extract_times(text: str, ref: datetime) -> list[TimeMention]:
+    """Find the time expressions in ``text`` and resolve them against ``ref``.
+
+    ``ref`` is the event's own time (naive means UTC). Mentions come back in text order and do
+    not overlap. A text without any candidate token returns ``[]`` after one regex scan.
+    """
+    if not _PREFILTER.search(text):
+        return []
+    if ref.tzinfo is None:
+        ref = ref.replace(tzinfo=UTC)
+    local_ref = ref.replace(tzinfo=None)
+    tz = ref.tzinfo
+    assert tz is not None
+    raw: list[_Raw] = []
+    for m in _GRAMMAR.finditer(text):
+        kind = next(k for k in _KINDS if m.group(k) is not None)
+        start, end = m.start(kind), m.end(kind)
+        if kind in ("mbare", "year"):
+            # "in June" is about June; "last June" / "early 2022" keep their modifier.
+            mod_group, core_group = ("mb_mod", "mb_m") if kind == "mbare" else ("yr_mod", "yr")
+            if m.group(mod_group).lower() not in _KEEP_MODIFIER:
+                start = m.start(core_group)
+        deadline = False
+        before = _DEADLINE_BEFORE.search(text, max(0, start - 40), start)
+        if before:
+            start, deadline = before.start(), True
+        elif _DEADLINE_AFTER.match(text, end):
+            deadline = True
+        direction = _direction(text, start, end, deadline)
+        resolved = _resolve(kind, m, local_ref, direction)
+        if resolved is not None:
+            raw.append(_Raw(kind, start, end, deadline, *resolved))
+    return [_to_mention(r, text, tz) for r in _merge_clock(raw, text)]
+
+
+_KEEP_MODIFIER = frozenset({"last", "next", "this", "early", "late", "mid", "mid-"})
+_KINDS = (
+    "iso", "dmy", "mdy", "my", "ago", "inn", "dayword", "weekend", "modunit", "weekday",
+    "mbare", "year", "ordinal", "clock",
+)
+
+
+@dataclass
+class _Raw:
+    kind: str
+    start: int
+    end: int
+    deadline: bool
+    granularity: str
+    first: datetime  # local wall-clock start
+    last: datetime  # local wall-clock end (exclusive)
+    value: str
+
+
+def _direction(text: str, start: int, end: int, deadline: bool) -> str:
+    """"future", "past" or "neutral" for the clause around text[start:end]."""
+    left = max((m.end() for m in _CLAUSE_BREAK.finditer(text, 0, start)), default=0)
+    right_m = _CLAUSE_BREAK.search(text, end)
+    right = right_m.start() if right_m else len(text)
+    clause = text[left:start] + " " + text[end:right]
+    if _FUTURE.search(clause):
+        return "future"
+    if any(
+        w.group().lower() not in _NOT_PAST for w in _PAST.finditer(clause)
+    ):
+        return "past"
+    return "future" if deadline else "neutral"
+
+
+def _resolve(
+    kind: str, m: re.Match[str], ref: datetime, direction: str
+) -> tuple[str, datetime, datetime, str] | None:
+    """Resolve one grammar match to (granularity, start, end, value) in ref's wall clock."""
+    g = m.group
+    if kind == "iso":
+        d = _library(g("iso").replace("/", "-"), ref, "current_period")
+        if d is None:
+            return None
+        return _minute(d[0]) if len(g("iso")) > 10 else _day(d[0].date())
+    if kind in ("dmy", "mdy"):
+        p = kind + "_"
+        month, day, year = _MONTHS[g(p + "m").lower().rstrip(".")], int(g(p + "d")), g(p + "y")
+        phrase = f"{calendar.month_name[month]} {day}" + (f", {year}" if year else "")
+        d = _library(phrase, ref, "current_period")
+        if d is None:
+            return None
+        when = d[0].date()
+        if not year:
+            when = _shift_year(when, ref.date(), direction)
+        return _day(when)
+    if kind == "my":
+        return _month(int(g("my_y")), _MONTHS[g("my_m").lower()])
+    if kind in ("ago", "inn"):
+        n_text, unit = (g("ago_n"), g("ago_u")) if kind == "ago" else (g("in_n"), g("in_u"))
+        n = _count(n_text)
+        future = kind == "inn" or "now" in g("ago_dir").lower()
+        phrase = f"in {n} {unit.lower()}s" if future else f"{n} {unit.lower()}s ago"
+        d = _library(phrase, ref, "current_period")
+        return None if d is None else _by_unit(unit.lower(), d[0].date())
+    if kind == "dayword":
+        d = _library(re.sub(r"\s+", " ", g("dayword").lower()), ref, "current_period")
+        return None if d is None else _day(d[0].date())
+    if kind == "weekend":
+        return _weekend(g("we_mod").lower(), ref.date(), direction)
+    if kind == "modunit":
+        mod = "next" if g("mu_mod").lower() == "coming" else g("mu_mod").lower()
+        d = _library(f"{mod} {g('mu_u').lower()}", ref, "current_period")
+        return None if d is None else _by_unit(g("mu_u").lower(), d[0].date())
+    if kind == "weekday":
+        mod = re.sub(r"\s+", " ", (g("wd_mod") or "").lower())
+        wd = g("wd").lower()
+        if mod in ("coming", "this coming"):
+            mod = "next"
+        if mod:
+            d = _library(f"{mod} {wd}", ref, "future")
+        else:
+            d = _library(wd, ref, "past" if direction == "past" else "future")
+        return None if d is None else _day(d[0].date())
+    if kind == "mbare":
+        return _bare_month(g("mb_mod").lower(), _MONTHS[g("mb_m").lower()], ref.date(), direction)
+    if kind == "year":
+        return _year(int(g("yr")))
+    if kind == "ordinal":
+        when = _ordinal_day(int(g("od")), ref.date(), direction)
+        return None if when is None else _day(when)
+    if kind == "clock":
+        return _clock(m, ref, direction)
+    raise AssertionError(kind)
+
+
+# ----------------------------------------------------------------- library and arithmetic
+
+
+@functools.lru_cache(maxsize=4096)
+def _library(phrase: str, ref: datetime, prefer: str) -> tuple[datetime, str] | None:
+    """dateparser on one short, pre-cleaned span; cached because sessions share a ref."""
+    parser = DateDataParser(
+        languages=["en"],
+        settings={
+            "RELATIVE_BASE": ref,
+            "PREFER_DATES_FROM": prefer,
+            "RETURN_TIME_AS_PERIOD": True,
+            "PREFER_DAY_OF_MONTH": "first",
+        },
+    )
+    data = parser.get_date_data(phrase)
+    if data.date_obj is None:
+        return None
+    return data.date_obj.replace(tzinfo=None), data.period or "day"
+
+
+def _count(text: str) -> int:
+    t = re.sub(r"\s+", " ", text.lower())
+    if "couple" in t:
+        return 2
+    return int(t) if t.isdigit() else _NUMBER_WORDS[t]
+
+
+def _midnight(d: date) -> datetime:
+    return datetime.combine(d, time())
+
+
+def _day(d: date) -> tuple[str, datetime, datetime, str]:
+    return "day", _midnight(d), _midnight(d + timedelta(days=1)), d.isoformat()
+
+
+def _minute(dt: datetime) -> tuple[str, datetime, datetime, str]:
+    dt = dt.replace(second=0, microsecond=0)
+    return "datetime", dt, dt + timedelta(minutes=1), dt.strftime("%Y-%m-%dT%H:%M")
+
+
+def _week(d: date) -> tuple[str, datetime, datetime, str]:
+    monday = d - timedelta(days=d.weekday())
+    sunday = monday + timedelta(days=6)
+    return "week", _midnight(monday), _midnight(monday + timedelta(days=7)), f"{monday}/{sunday}"
+
+
+def _month(y: int, m: int) -> tuple[str, datetime, datetime, str]:
+    nxt = date(y + (m == 12), m % 12 + 1, 1)
+    return "month", _midnight(date(y, m, 1)), _midnight(nxt), f"{y:04d}-{m:02d}"
+
+
+def _year(y: int) -> tuple[str, datetime, datetime, str]:
+    return "year", _midnight(date(y, 1, 1)), _midnight(date(y + 1, 1, 1)), f"{y:04d}"
+
+
+def _by_unit(unit: str, d: date) -> tuple[str, datetime, datetime, str]:
+    if unit == "week":
+        return _week(d)
+    if unit == "month":
+        return _month(d.year, d.month)
+    if unit == "year":
+        return _year(d.year)
+    return _day(d)
+
+
+def _shift_year(when: date, ref: date, direction: str) -> date:
+    """Move a year-less date to the occurrence the direction asks for (see module doc)."""
+    year = when.year
+    if direction == "future" and when < ref:
+        year += 1
+    elif direction == "past" and when > ref:
+        year -= 1
+    try:
+        return when.replace(year=year)
+    except ValueError:  # 29 February in a non-leap year: keep the library's year
+        return when
+
+
+def _weekend(mod: str, ref: date, direction: str) -> tuple[str, datetime, datetime, str]:
+    saturday = ref - timedelta(days=ref.weekday()) + timedelta(days=5)
+    mod = re.sub(r"\s+", " ", mod)
+    if mod == "the":
+        mod = "last" if direction == "past" and ref < saturday else "this"
+    if mod in ("next", "coming", "this coming"):
+        saturday += timedelta(days=7 if mod == "next" else 0)
+    elif mod == "last":
+        saturday -= timedelta(days=7)
+    sunday = saturday + timedelta(days=1)
+    return "week", _midnight(saturday), _midnight(sunday + timedelta(days=1)), f"{saturday}/{sunday}"
+
+
+def _bare_month(
+    mod: str, month: int, ref: date, direction: str
+) -> tuple[str, datetime, datetime, str]:
+    year = ref.year
+    if mod == "last":
+        year -= month >= ref.month
+    elif mod == "next":
+        year += month <= ref.month
+    elif mod != "this":
+        if direction == "future" and month < ref.month:
+            year += 1
+        elif direction == "past" and month > ref.month:
+            year -= 1
+    return _month(year, month)
+
+
+def _ordinal_day(day: int, ref: date, direction: str) -> date | None:
+    if not 1 <= day <= 31:
+        return None
+    step = -1 if direction == "past" else 1
+    y, m = ref.year, ref.month
+    for _ in range(13):
+        if day <= calendar.monthrange(y, m)[1]:
+            cand = date(y, m, day)
+            if (step == 1 and cand >= ref) or (step == -1 and cand <= ref):
+                return cand
+        m += step
+        if m == 0:
+            y, m = y - 1, 12
+        elif m == 13:
+            y, m = y + 1, 1
+    return None
+
+
+def _clock(
+    m: re.Match[str], ref: datetime, direction: str
+) -> tuple[str, datetime, datetime, str] | None:
+    word = (m.group("ck_word") or "").lower()
+    if word:
+        hour, minute = (12, 0) if word == "noon" else (0, 0)
+    elif m.group("ck_h24") is not None:
+        hour, minute = int(m.group("ck_h24")), int(m.group("ck_m24"))
+    else:
+        hour, minute = int(m.group("ck_h")), int(m.group("ck_m") or 0)
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if m.group("ck_ap").lower() == "p" else 0)
+    when = datetime.combine(ref.date(), time(hour, minute))
+    if direction == "future" and when < ref:
+        when += timedelta(days=1)
+    elif direction == "past" and when > ref:
+        when -= timedelta(days=1)
+    return _minute(when)
+
+
+_JOIN = re.compile(r"^\s*,?\s*(?:on\s+|at\s+)?$", re.I)
+
+
+def _merge_clock(raw: list[_Raw], text: str) -> list[_Raw]:
+    """Fold a time of day into an adjacent day mention ("at 3pm tomorrow", "Friday at 10am")."""
+    out: list[_Raw] = []
+    i = 0
+    while i < len(raw):
+        cur = raw[i]
+        nxt = raw[i + 1] if i + 1 < len(raw) else None
+        if nxt is not None and _JOIN.match(text[cur.end : nxt.start]):
+            pair = (cur, nxt) if cur.kind == "clock" else (nxt, cur)
+            clock, day = pair
+            if clock.kind == "clock" and day.kind != "clock" and day.granularity == "day":
+                dt = datetime.combine(day.first.date(), clock.first.time())
+                gran, first, last, value = _minute(dt)
+                out.append(
+                    _Raw("datetime", cur.start, nxt.end, cur.deadline or nxt.deadline,
+                         gran, first, last, value)
+                )
+                i += 2
+                continue
+        out.append(cur)
+        i += 1
+    return out
+
+
+def _to_mention(r: _Raw, text: str, tz: tzinfo) -> TimeMention:
+    return TimeMention(
+        expression=text[r.start : r.end],
+        start=r.start,
+        end=r.end,
+        value=r.value,
+        granularity=r.granularity,
+        start_ts=r.first.replace(tzinfo=tz).astimezone(UTC),
+        end_ts=r.last.replace(tzinfo=tz).astimezone(UTC),
+        is_deadline=r.deadline,
+    )
