@@ -72,6 +72,17 @@ def test_hashing_is_deterministic_across_processes() -> None:
     np.testing.assert_array_equal(here, there)
 
 
+def test_importing_loads_no_model_sdk_or_torch() -> None:
+    code = (
+        "import sys, enfold.embed, enfold.llm, enfold.testing.fake_llm; "
+        "heavy = {'torch', 'sentence_transformers', 'openai'} & set(sys.modules); "
+        "assert not heavy, heavy"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
+    code += "; import os; assert 'HF_HUB_OFFLINE' not in os.environ"
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
 def test_hashing_similar_texts_score_higher_than_unrelated() -> None:
     emb = HashingEmbedder()
     a, b, c = emb.embed(
@@ -97,7 +108,7 @@ def test_hashing_rejects_bad_arguments() -> None:
     with pytest.raises(ConfigError):
         HashingEmbedder(dim=1)
     with pytest.raises(TypeError):
-        HashingEmbedder().embed("a single string")  # type: ignore[arg-type]
+        HashingEmbedder().embed("a single string")
 
 
 # -- factory and blobs ----------------------------------------------------------------------
@@ -153,6 +164,7 @@ def test_minilm_loads_offline_and_ranks_by_meaning(minilm: MiniLMEmbedder) -> No
         ["I went running this morning", "jogged 5k before work", "the quarterly tax report"]
     )
     assert minilm.loaded and minilm.dim == 384
+    assert "HF_HUB_OFFLINE" in os.environ  # set by the loader, not at import
     assert_unit_rows(np.stack([run, jog, tax]), 3, 384)
     assert cos(run, jog) > cos(run, tax) + 0.2
     assert minilm.embed([]).shape == (0, 384)

@@ -8,7 +8,7 @@ when the store write or a later operation fails. Both therefore move together or
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,8 +52,12 @@ class WorkingGraph:
         self.aliases: dict[str, str] = {}
         self.meta: dict[str, Any] = {}
         self.version = 0  # bumped on every committed change; caches key on it
+        self.state: dict[str, Any] = {}  # derived, unpersisted algorithm state (PageRank…)
         self._journal: list[tuple[str, Any, Any]] | None = None
         self._changes: ChangeSet | None = None
+        # Called as f(key, edge or None) on every edge change, rollbacks included, so that
+        # incremental structures (PageRank) stay in step without rescanning the graph.
+        self.edge_listeners: list[Callable[[EdgeKey, Edge | None], None]] = []
 
     # ----------------------------------------------------------------- reading
     def __contains__(self, node_id: object) -> bool:
@@ -233,6 +237,8 @@ class WorkingGraph:
         else:
             self.out.setdefault(src, {})[(type_, dst)] = edge
             self.inn.setdefault(dst, {})[(type_, src)] = edge
+        for listener in self.edge_listeners:
+            listener(key, edge)
 
     def _set_vector(self, node_id: str, vec: np.ndarray | None) -> None:
         node = self.nodes.get(node_id)

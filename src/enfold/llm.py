@@ -62,8 +62,10 @@ class LLMConfig:
     """How to reach the chat endpoint and how hard to lean on it.
 
     ``base_url=None`` means OpenAI itself. ``token_budget`` caps prompt + completion tokens per
-    namespace for the life of one client (None: no cap). Library code receives this object;
-    only the CLI and the server build it from the environment or a file.
+    namespace for the life of one client (None: no cap); it is checked before each call, so
+    the call that crosses it completes and concurrent calls may overshoot a little. Library
+    code receives this object; only the CLI and the server build it from the environment or
+    a file.
     """
 
     base_url: str | None
@@ -234,8 +236,12 @@ def _retry_after(headers: Mapping[str, str] | None) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
-        when = email.utils.parsedate_to_datetime(value) if value else None
-        return None if when is None else max(0.0, when.timestamp() - time.time())
+        pass
+    try:  # the HTTP-date form, "Wed, 21 Oct 2015 07:28:00 GMT"
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 class LLMClient:
@@ -312,8 +318,10 @@ class LLMClient:
                 reply = self._call(messages, namespace, response_format, max_tokens)
                 break
             except _FormatRejected as exc:
+                # Only the text mode sends no response_format, and it is never rejected for
+                # one, so this steps down at most twice.
                 with self._lock:
-                    if self._format_level == level and level + 1 < len(_FORMATS):
+                    if self._format_level == level:
                         self._format_level = level + 1
                         log.warning(
                             "%s rejected response_format %s (%s); using %s from now on",
@@ -322,8 +330,6 @@ class LLMClient:
                             exc,
                             _FORMATS[level + 1],
                         )
-                    elif self._format_level == level:
-                        raise LLMError(f"the server rejected the request: {exc}") from exc
         try:
             data = json.loads(reply.content)
         except (json.JSONDecodeError, TypeError) as exc:
@@ -352,10 +358,7 @@ class LLMClient:
         max_tokens: int | None = None,
     ) -> LLMReply:
         """Ask for free text (answers, labels); ``reply.data`` is None."""
-        try:
-            return self._call(messages, namespace, None, max_tokens)
-        except _FormatRejected as exc:  # no response_format was sent, so this is a plain 4xx
-            raise LLMError(f"the server rejected the request: {exc}") from exc
+        return self._call(messages, namespace, None, max_tokens)
 
     def usage(self, namespace: str | None = None) -> dict[str, int]:
         """Counters for ``namespace`` (or summed over all namespaces when None).

@@ -55,7 +55,8 @@ def _as_matrix(vecs: Any, name: str) -> np.ndarray:
 def _normalize_rows(mat: np.ndarray) -> np.ndarray:
     """Rows scaled to unit length; an all-zero row stays zero (cosine 0 with anything)."""
     norms = np.linalg.norm(mat, axis=1, keepdims=True)
-    return mat / np.where(norms == 0.0, 1.0, norms)
+    out: np.ndarray = mat / np.where(norms == 0.0, 1.0, norms)
+    return out
 
 
 def cosine_matrix(a: Any, b: Any) -> np.ndarray:
@@ -65,7 +66,8 @@ def cosine_matrix(a: Any, b: Any) -> np.ndarray:
         return np.zeros((ma.shape[0], mb.shape[0]))
     if ma.shape[1] != mb.shape[1]:
         raise InputError(f"dimension mismatch: {ma.shape[1]} vs {mb.shape[1]}")
-    return np.clip(_normalize_rows(ma) @ _normalize_rows(mb).T, -1.0, 1.0)
+    cos: np.ndarray = np.clip(_normalize_rows(ma) @ _normalize_rows(mb).T, -1.0, 1.0)
+    return cos
 
 
 def _edge_parts(edge: Sequence[Any]) -> tuple[Hashable, Hashable, float]:
@@ -245,8 +247,8 @@ def modularity(edges: Iterable[Edge], communities: Iterable[Iterable[Hashable]],
             if node in member:
                 raise InputError(f"node {node!r} is in more than one community")
             member[node] = cid
-    intra: Counter[int] = Counter()
-    degree: Counter[int] = Counter()
+    intra: dict[int, float] = {}
+    degree: dict[int, float] = {}
     m = 0.0
     for edge in edges:
         u, v, w = _edge_parts(edge)
@@ -254,13 +256,14 @@ def modularity(edges: Iterable[Edge], communities: Iterable[Iterable[Hashable]],
             if node not in member:
                 raise InputError(f"node {node!r} is in no community")
         m += w
-        degree[member[u]] += w
-        degree[member[v]] += w
+        degree[member[u]] = degree.get(member[u], 0.0) + w
+        degree[member[v]] = degree.get(member[v], 0.0) + w
         if member[u] == member[v]:
-            intra[member[u]] += w
+            intra[member[u]] = intra.get(member[u], 0.0) + w
     if m == 0:
         return 0.0
-    return float(sum(intra[c] / m - resolution * (degree[c] / (2 * m)) ** 2 for c in degree))
+    return float(sum(intra.get(c, 0.0) / m - resolution * (degree[c] / (2 * m)) ** 2
+                     for c in degree))
 
 
 def edge_type_entropy(edge_types: Iterable[str]) -> float:

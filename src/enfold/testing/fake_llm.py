@@ -141,6 +141,7 @@ class ScriptedLLMServer:
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._embedders: dict[int, HashingEmbedder] = {}
+        self._port: int | None = None
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -154,6 +155,7 @@ class ScriptedLLMServer:
         # A handler sleeping in a Delay must not keep stop() waiting.
         httpd.block_on_close = False
         self._httpd = httpd
+        self._port = int(httpd.server_address[1])
         self._thread = threading.Thread(
             target=httpd.serve_forever,
             kwargs={"poll_interval": 0.05},
@@ -183,10 +185,10 @@ class ScriptedLLMServer:
 
     @property
     def port(self) -> int:
-        """The bound port (the server must be started)."""
-        if self._httpd is None:
-            raise RuntimeError("ScriptedLLMServer is not started")
-        return int(self._httpd.server_address[1])
+        """The bound port; it stays readable after :meth:`stop` (nothing listens there then)."""
+        if self._port is None:
+            raise RuntimeError("ScriptedLLMServer has not been started")
+        return self._port
 
     @property
     def base_url(self) -> str:

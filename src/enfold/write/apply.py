@@ -237,6 +237,39 @@ class _Applier:
         self.log("ADD_EDGE", dst, before, new.to_dict(), reasoning)
         return new
 
+    def add_edge(self, src: str, type_: EdgeType, dst: str, weight: float | None,
+                 reasoning: str) -> None:
+        """An edge from a plan. A grounding edge from an event into a concept also keeps
+        the concept's provenance, centroid, event count and strength up to date."""
+        node = self.g.nodes[dst]
+        if (type_ in (EdgeType.GROUNDS, EdgeType.REINFORCES)
+                and node.kind is NodeKind.CONCEPT and src not in node.grounded_in
+                and self.g.nodes[src].kind is NodeKind.EVENT):
+            self.absorb_events(dst, [src], reasoning, strengthen=type_ is EdgeType.REINFORCES)
+        self.put_edge(src, type_, dst, weight, reasoning)
+
+    def absorb_events(self, cid: str, events: list[str], reasoning: str, *,
+                      strengthen: bool) -> None:
+        node = self.g.nodes[cid]
+        new_events = [e for e in dict.fromkeys(events) if e not in node.grounded_in]
+        if not new_events:
+            return
+        count = int(node.attrs.get("event_count", len(node.grounded_in)))
+        vec = self.g.node_vectors.get(cid)
+        add = self.centroid(new_events)
+        if add is not None:
+            self.g.set_vector(cid, add if vec is None
+                              else vec * max(count, 1) + add * len(new_events))
+        attrs = {**node.attrs, "event_count": count + len(new_events),
+                 "last_ts": max([float(node.attrs.get("last_ts", 0.0)),
+                                 *(self.g.nodes[e].ts for e in new_events)])}
+        if strengthen:
+            attrs["strength"] = min(10.0, float(node.attrs.get("strength", 1.0))
+                                    + self.s.strength_reinforce)
+        self.put_node("UPDATE_NODE", node.with_changes(
+            attrs=attrs, grounded_in=(*node.grounded_in, *new_events), updated_at=self.at
+        ), node, reasoning)
+
     def near_duplicate(self, op: AddNode, centroid: np.ndarray | None) -> str | None:
         best, best_sim = None, 0.0
         for cid in self.g.of_kind(NodeKind.CONCEPT):
@@ -264,24 +297,7 @@ class _Applier:
         return c / n if n > 0 else None
 
     def reinforce_concept(self, cid: str, events: list[str], reasoning: str) -> None:
-        node = self.g.nodes[cid]
-        grounded = list(dict.fromkeys([*node.grounded_in, *events]))
-        new_events = [e for e in events if e not in node.grounded_in]
-        count = int(node.attrs.get("event_count", len(node.grounded_in)))
-        vec = self.g.node_vectors.get(cid)
-        add = self.centroid(new_events)
-        if add is not None:
-            merged = add if vec is None else (vec * count + add * len(new_events))
-            self.g.set_vector(cid, merged)
-        attrs = {
-            **node.attrs,
-            "strength": min(10.0, float(node.attrs.get("strength", 1.0))
-                            + self.s.strength_reinforce),
-            "event_count": count + len(new_events),
-        }
-        self.put_node("UPDATE_NODE", node.with_changes(
-            attrs=attrs, grounded_in=tuple(grounded), updated_at=self.at
-        ), node, reasoning)
+        self.absorb_events(cid, events, reasoning, strengthen=True)
         for ev in events:
             self.put_edge(ev, EdgeType.REINFORCES, cid, None, reasoning)
         self.result.reinforced.append(cid)
@@ -361,7 +377,7 @@ class _Applier:
             elif isinstance(op, AddEdge):
                 src, dst = self.rid(op.src), self.rid(op.dst)
                 if src != dst:
-                    self.put_edge(src, op.type, dst, op.weight, op.reasoning)
+                    self.add_edge(src, op.type, dst, op.weight, op.reasoning)
             elif isinstance(op, UpdateNode):
                 self.update_node(op)
             elif isinstance(op, MergeNodes):

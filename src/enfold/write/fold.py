@@ -136,6 +136,9 @@ class Folder:
                 self.graph.rollback()
                 raise
             self.graph.commit()
+            after = getattr(planner, "after_apply", None)
+            if after is not None:
+                after(event, self.graph, result)
             report.plans += 1
             report.created += len(result.created)
             report.reinforced += len(result.reinforced)

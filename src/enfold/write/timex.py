@@ -200,7 +200,7 @@ _ORDINAL_NOUNS = (
 
 _PREFILTER = re.compile(
     r"\d|\b(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
-    r"|yesterday|today|tonight|tomorrow|week|month|year|noon|midnight|night|morning"
+    r"|yesterday|today|tonight|tomorrow|day|week|month|year|ago|noon|midnight|night|morning"
     r"|afternoon|evening)",
     re.I,
 )
@@ -224,7 +224,8 @@ _GRAMMAR = re.compile(
             rf"(?P<modunit>\b(?P<mu_mod>this|next|last|coming)\s+(?P<mu_u>week|month|year)\b)",
             rf"(?P<weekday>\b(?:(?P<wd_mod>this\s+coming|this|next|last|coming)\s+)?"
             rf"(?P<wd>{_WEEKDAY})\b(?!['’]?s\b))",
-            rf"(?P<mbare>\b(?P<mb_mod>in|since|until|till|by|during|last|next|this|early|late"
+            rf"(?P<mbare>\b(?P<mb_mod>in|since|until|till|by|before|after|during|last|next|this"
+            rf"|early|late"
             rf"|mid-?|end\s+of|beginning\s+of|start\s+of|of|from|through)\s+"
             rf"(?P<mb_m>{_MONTH_FULL})\b(?!\s*\d))",
             r"(?P<year>\b(?P<yr_mod>in|since|during|until|by|from|back\s+in|early|late)\s+"
@@ -243,7 +244,7 @@ _DEADLINE_BEFORE = re.compile(
     r"|\bdeadline(?:\s+(?:is|was|of))?(?:\s+(?:on|by))?|\bdeadline\s*:)\s+$",
     re.I,
 )
-_DEADLINE_AFTER = re.compile(r"^\s+(?:is|was)\s+(?:the|my|our|a)\s+deadline\b", re.I)
+_DEADLINE_AFTER = re.compile(r"\s+(?:is|was)\s+(?:the|my|our|a)\s+deadline\b", re.I)
 
 _FUTURE = re.compile(
     r"\b(?:will|shall|gonna|wanna|going\s+to|plan(?:ning)?\s+to|want\s+to|need\s+to|have\s+to"
@@ -548,7 +549,7 @@ def _clock(
     return _minute(when)
 
 
-_JOIN = re.compile(r"^\s*,?\s*(?:on\s+|at\s+)?$", re.I)
+_JOIN = re.compile(r"\s*,?\s*(?:on\s+|at\s+)?", re.I)
 
 
 def _merge_clock(raw: list[_Raw], text: str) -> list[_Raw]:
@@ -558,7 +559,7 @@ def _merge_clock(raw: list[_Raw], text: str) -> list[_Raw]:
     while i < len(raw):
         cur = raw[i]
         nxt = raw[i + 1] if i + 1 < len(raw) else None
-        if nxt is not None and _JOIN.match(text[cur.end : nxt.start]):
+        if nxt is not None and _JOIN.fullmatch(text, cur.end, nxt.start):
             pair = (cur, nxt) if cur.kind == "clock" else (nxt, cur)
             clock, day = pair
             if clock.kind == "clock" and day.kind != "clock" and day.granularity == "day":

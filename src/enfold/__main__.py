@@ -1,0 +1,3 @@
+from enfold.cli import main
+
+main()

@@ -1,0 +1,131 @@
+"""Calibrate the local planner's similarity thresholds for an embedder, on labelled data.
+
+Data: the bundled demo scenario and the CogEval-Bench scenarios, whose events carry gold
+concepts (distractors have none). Method, per threshold:
+
+* ``cluster`` — pairs of events: positive when both have the same gold concept. The
+  threshold maximizes F0.5 of "cosine ≥ t ⇒ same concept" (precision weighs double: a wrong
+  cluster makes a wrong concept, a missed pair only delays one).
+* ``assign`` — an event against the leave-one-out centroid of every gold concept: positive
+  for its own concept. Threshold maximizing F0.5 likewise.
+* ``parent`` — pairs of gold concept centroids: positive when they share a hierarchy parent.
+  Threshold maximizing F0.5.
+
+The result, with the data and the method, is recorded in ``enfold/data/calibration.json``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+
+def best_threshold(pos: Sequence[float], neg: Sequence[float], beta: float = 1.0
+                   ) -> dict[str, float]:
+    """The cut t maximizing F_beta of (score ≥ t) against the labels."""
+    scores = np.array([*pos, *neg])
+    labels = np.array([1] * len(pos) + [0] * len(neg))
+    best = {"threshold": 0.5, "f": 0.0, "precision": 0.0, "recall": 0.0}
+    if not len(pos):
+        return best
+    for t in np.unique(np.round(scores, 3)):
+        pred = scores >= t
+        tp = float((pred & (labels == 1)).sum())
+        if tp == 0:
+            continue
+        p = tp / float(pred.sum())
+        r = tp / float(len(pos))
+        f = (1 + beta**2) * p * r / (beta**2 * p + r)
+        if f > best["f"]:
+            best = {"threshold": float(t), "f": f, "precision": p, "recall": r}
+    return best
+
+
+def _groups() -> list[dict[str, Any]]:
+    """Labelled groups: texts with gold concept labels and sibling sets (bundled data)."""
+    data = resources.files("enfold") / "data"
+    out: list[dict[str, Any]] = []
+    events = [json.loads(x) for x in (data / "demo.jsonl").read_text("utf-8").splitlines()
+              if x.strip()]
+    gold = json.loads((data / "demo_gold.json").read_text("utf-8"))
+    by_event = {e: c["id"] for c in gold["concepts"] for e in c["events"]}
+    out.append({
+        "name": "demo",
+        "texts": [e["text"] for e in events],
+        "labels": [by_event.get(e["id"]) for e in events],
+        "parents": [h["children"] for h in gold.get("hierarchy", [])],
+    })
+    folder = resources.files("enfold") / "bench" / "data" / "cogeval"
+    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
+        if not entry.name.endswith(".json"):
+            continue
+        sc = json.loads(entry.read_text("utf-8"))
+        out.append({
+            "name": f"cogeval/{sc['id']}",
+            "texts": [e["text"] for e in sc["events"]],
+            "labels": [e.get("gold_concept") for e in sc["events"]],
+            "parents": [h["children"] for h in sc["gold"].get("hierarchy", [])],
+        })
+    return out
+
+
+def calibrate(embedder: Any) -> dict[str, Any]:
+    pair_pos: list[float] = []
+    pair_neg: list[float] = []
+    cen_pos: list[float] = []
+    cen_neg: list[float] = []
+    par_pos: list[float] = []
+    par_neg: list[float] = []
+    names = []
+    for grp in _groups():
+        names.append(grp["name"])
+        vecs = np.asarray(embedder.embed(grp["texts"]), dtype=np.float32)
+        labels = grp["labels"]
+        sims = vecs @ vecs.T
+        for i, j in itertools.combinations(range(len(labels)), 2):
+            if labels[i] is None and labels[j] is None:
+                continue
+            (pair_pos if labels[i] == labels[j] else pair_neg).append(float(sims[i, j]))
+        concepts = sorted({x for x in labels if x is not None})
+        members = {c: [i for i, x in enumerate(labels) if x == c] for c in concepts}
+        for i, lab in enumerate(labels):
+            for c in concepts:
+                idx = [j for j in members[c] if j != i]
+                if not idx:
+                    continue
+                cen = vecs[idx].mean(axis=0)
+                cos = float(vecs[i] @ cen / (np.linalg.norm(cen) or 1.0))
+                (cen_pos if lab == c else cen_neg).append(cos)
+        cents = {c: vecs[members[c]].mean(axis=0) for c in concepts}
+        for a, b in itertools.combinations(concepts, 2):
+            ca, cb = cents[a], cents[b]
+            cos = float(ca @ cb / ((np.linalg.norm(ca) * np.linalg.norm(cb)) or 1.0))
+            sib = any(a in p and b in p for p in grp["parents"])
+            (par_pos if sib else par_neg).append(cos)
+    cluster = best_threshold(pair_pos, pair_neg, beta=0.5)
+    assign = best_threshold(cen_pos, cen_neg, beta=0.5)
+    parent = best_threshold(par_pos, par_neg, beta=0.5)
+    return {
+        "data": names,
+        "method": __doc__.split("Method, per threshold:")[1].split("The result")[0].strip()
+        if __doc__ else "",
+        "pairs": {"positive": len(pair_pos), "negative": len(pair_neg)},
+        "result": {"cluster": cluster, "assign": assign, "parent": parent},
+        "thresholds": {"cluster": cluster["threshold"], "assign": assign["threshold"],
+                       "parent": parent["threshold"]},
+    }
+
+
+def record(results: dict[str, dict[str, Any]], path: Path) -> None:
+    existing: dict[str, Any] = {}
+    if path.exists():
+        existing = json.loads(path.read_text("utf-8"))
+    existing.setdefault("embedders", {}).update(results)
+    path.write_text(json.dumps(existing, indent=2, sort_keys=True) + "\n", "utf-8")

@@ -1,0 +1,274 @@
+"""The ``enfold`` command line: thin commands over the library.
+
+Each command parses its arguments, calls one library function and prints. Conventions
+(SPEC §9): global ``--db`` (env ENFOLD_DB), ``--namespace`` (env ENFOLD_NAMESPACE),
+``--json``; errors print one line to stderr and exit 1 for bad input, 2 for usage.
+The environment is read here and nowhere in the library.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from enfold.errors import EnfoldError, InputError
+
+
+@dataclass
+class Ctx:
+    db: str
+    namespace: str
+    as_json: bool
+    embedder: str
+    planner: str | None
+    llm: dict[str, str | None]
+    _memory: Any = None
+
+    def memory(self, *, need_embedder: bool = True) -> Any:
+        if self._memory is None:
+            from enfold.memory import Memory
+
+            planner = self.planner or ("llm" if self.llm.get("model") else "local")
+            self._memory = Memory.open(
+                self.db, namespace=self.namespace,
+                embedder=self.embedder if need_embedder else None,
+                planner=planner if need_embedder else None,
+            )
+        return self._memory
+
+    def out(self, data: Any, text: str | None = None) -> None:
+        if self.as_json:
+            click.echo(json.dumps(data, ensure_ascii=False, indent=None, default=str))
+        else:
+            click.echo(text if text is not None else json.dumps(data, indent=2, default=str))
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    click.echo(f"enfold: error: {message}", err=True)
+    sys.exit(code)
+
+
+class _Group(click.Group):
+    """Translates enfold's errors into one line on stderr and exit code 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except EnfoldError as exc:
+            fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        except (BrokenPipeError, KeyboardInterrupt):
+            sys.exit(1)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db", envvar="ENFOLD_DB", default="enfold.db", show_default=True,
+              help="Store path or URL (sqlite:///x.db, memory:, postgresql://…).")
+@click.option("--namespace", "-n", envvar="ENFOLD_NAMESPACE", default="default",
+              show_default=True, help="Namespace (one user, agent or tenant).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
+@click.option("--embedder", envvar="ENFOLD_EMBEDDER", default="minilm", show_default=True,
+              type=click.Choice(["minilm", "hash", "openai"]), help="Embedding model.")
+@click.option("--planner", type=click.Choice(["local", "llm"]), default=None,
+              help="Folding planner [default: llm when an LLM is configured, else local].")
+@click.option("--llm-base-url", envvar="ENFOLD_LLM_BASE_URL", default=None,
+              help="OpenAI-compatible base URL (falls back to OPENAI_BASE_URL).")
+@click.option("--llm-model", envvar="ENFOLD_LLM_MODEL", default=None, help="LLM model name.")
+@click.option("--llm-api-key", envvar="ENFOLD_LLM_API_KEY", default=None,
+              help="LLM API key (falls back to OPENAI_API_KEY).")
+@click.version_option(package_name="enfold")
+@click.pass_context
+def cli(ctx: click.Context, db: str, namespace: str, as_json: bool, embedder: str,
+        planner: str | None, llm_base_url: str | None, llm_model: str | None,
+        llm_api_key: str | None) -> None:
+    """enfold — an always-on, proactive memory engine for AI assistants and agents."""
+    llm = {
+        "base_url": llm_base_url or os.environ.get("OPENAI_BASE_URL"),
+        "model": llm_model,
+        "api_key": llm_api_key or os.environ.get("OPENAI_API_KEY"),
+    }
+    ctx.obj = Ctx(db, namespace, as_json, embedder, planner, llm)
+    ctx.call_on_close(lambda: ctx.obj._memory is not None and ctx.obj._memory.close())
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--ts", default=None, help="When it happened (ISO 8601, epoch, or a date).")
+@click.option("--source", default=None, help="Speaker or channel.")
+@click.option("--kind", default=None, help="Event kind (chat, note, calendar, …).")
+@click.option("--id", "external_id", default=None, help="External id (idempotency key).")
+@click.option("--meta", default=None, help="JSON object of metadata.")
+@click.pass_obj
+def add(obj: Ctx, text: str, ts: str | None, source: str | None, kind: str | None,
+        external_id: str | None, meta: str | None) -> None:
+    """Append one event (and fold it)."""
+    meta_obj = _parse_json_arg(meta, "--meta") if meta else None
+    event_id = obj.memory().add(text, ts=ts, source=source, kind=kind, id=external_id,
+                                meta=meta_obj)
+    obj.out({"id": event_id}, event_id)
+
+
+def _parse_json_arg(value: str, name: str) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError as exc:
+        raise InputError(f"{name} is not valid JSON: {exc}") from exc
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed object) for each non-blank line; InputError names the line."""
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{path}: line {lineno}: invalid UTF-8 ({exc.reason})") from exc
+            if not line.strip():
+                continue
+            try:
+                yield lineno, json.loads(line)
+            except ValueError as exc:
+                raise InputError(f"{path}: line {lineno}: malformed JSON ({exc})") from exc
+
+
+@cli.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.pass_obj
+def ingest(obj: Ctx, file: Path, no_progress: bool) -> None:
+    """Ingest a JSON Lines file of events, folding as it goes.
+
+    Every line is validated first; if any is bad, nothing is ingested and the error names
+    the line. Re-running is safe: events already stored are recognised and skipped.
+    """
+    from tqdm import tqdm
+
+    from enfold.events import event_from_mapping
+
+    mem = obj.memory()
+    events = []
+    for lineno, data in read_jsonl(file):
+        try:
+            events.append(event_from_mapping(data, mem.settings))
+        except InputError as exc:
+            raise InputError(f"{file}: line {lineno}: {exc}") from exc
+    bar = tqdm(total=len(events), unit="ev", disable=no_progress or obj.as_json,
+               file=sys.stderr)
+    ids: list[str] = []
+    for i in range(0, len(events), 100):
+        ids += mem.add_many(events[i:i + 100])
+        bar.update(min(100, len(events) - i))
+    bar.close()
+    stats = mem.stats()
+    obj.out({"ingested": len(ids), "unique": len(set(ids)), "stats": stats},
+            f"ingested {len(ids)} events ({len(set(ids))} unique) into "
+            f"{stats['namespace']}: {stats['folded']} folded")
+
+
+@cli.command()
+@click.pass_obj
+def stats(obj: Ctx) -> None:
+    """Counts of events, nodes by kind and edges by type."""
+    s = obj.memory(need_embedder=False).stats()
+    lines = [f"namespace {s['namespace']}: {s['events']} events, {s['folded']} folded"]
+    lines += [f"  {k:<8} {v}" for k, v in sorted(s["nodes"].items())]
+    lines += [f"  {k:<14} {v}" for k, v in sorted(s["edges"].items())]
+    obj.out(s, "\n".join(lines))
+
+
+@cli.command()
+@click.argument("node_id")
+@click.pass_obj
+def show(obj: Ctx, node_id: str) -> None:
+    """A node with its edges and history."""
+    mem = obj.memory(need_embedder=False)
+    node = mem.get(node_id)
+    edges = mem.edges(node.id)
+    history = mem.history(node_id)
+    data = {"node": node.to_dict(), "edges": [e.to_dict() for e in edges],
+            "history": [h.to_dict() for h in history]}
+    lines = [f"{node.kind.value} {node.id}: {node.text}"]
+    for k, v in sorted(node.attrs.items()):
+        lines.append(f"  {k}: {v}")
+    if node.grounded_in:
+        lines.append(f"  grounded in: {', '.join(node.grounded_in)}")
+    for e in edges:
+        lines.append(f"  {e.src} -{e.type.value}({e.weight:.2f})-> {e.dst}")
+    for h in history:
+        lines.append(f"  [{h.seq}] {h.op} by {h.plan_id}: {h.reasoning}")
+    obj.out(data, "\n".join(lines))
+
+
+@cli.command()
+@click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="File to write (default: stdout).")
+@click.pass_obj
+def export(obj: Ctx, out: Path | None) -> None:
+    """Export a namespace as JSON Lines (round-trips through import)."""
+    mem = obj.memory(need_embedder=False)
+    if out is None:
+        mem.export(sys.stdout)
+        return
+    with open(out, "w", encoding="utf-8") as fh:
+        n = mem.export(fh)
+    click.echo(f"wrote {n} records to {out}", err=True)
+
+
+@cli.command(name="import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.pass_obj
+def import_cmd(obj: Ctx, file: Path) -> None:
+    """Import an export into an empty namespace."""
+    try:
+        text = file.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{file}: invalid UTF-8 ({exc.reason})") from exc
+    counts = obj.memory(need_embedder=False).import_(text.splitlines())
+    obj.out(counts, ", ".join(f"{v} {k}" for k, v in counts.items()))
+
+
+@cli.command()
+@click.argument("event_id", required=False)
+@click.option("--all", "wipe_all", is_flag=True, help="Wipe the whole namespace.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation of --all.")
+@click.pass_obj
+def forget(obj: Ctx, event_id: str | None, wipe_all: bool, yes: bool) -> None:
+    """Forget an event and what derives from it, or wipe the namespace with --all."""
+    mem = obj.memory(need_embedder=False)
+    if wipe_all:
+        if event_id:
+            raise click.UsageError("give an EVENT_ID or --all, not both")
+        if not yes and not click.confirm(f"wipe namespace {obj.namespace!r}?", err=True):
+            sys.exit(1)
+        mem.wipe()
+        obj.out({"wiped": obj.namespace}, f"wiped namespace {obj.namespace}")
+        return
+    if not event_id:
+        raise click.UsageError("give an EVENT_ID (or --all)")
+    report = mem.forget(event_id)
+    obj.out(report, f"forgot {event_id}: removed {len(report['removed'])}, "
+                    f"updated {len(report['updated'])}")
+
+
+@cli.command(name="settings")
+@click.pass_obj
+def settings_cmd(obj: Ctx) -> None:
+    """The settings table with defaults."""
+    from enfold.settings import settings_table
+
+    rows = settings_table()
+    obj.out(rows, "\n".join(f"{r['name']:<22} {r['default']!s:<10} {r['help']}" for r in rows))
+
+
+def main() -> None:
+    cli(prog_name="enfold")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,179 @@
+"""Annotate one event: times, people, claims, obligations and causal/completion cues.
+
+Step 2 of the write path (SPEC §4): everything the local planner and the intent layer need
+to know about an event's text, computed by pure functions without I/O. This module combines
+:mod:`~enfold.write.timex`, :mod:`~enfold.write.people` and :mod:`~enfold.write.claims` and
+adds three cue detectors of its own:
+
+* **Obligations** (SPEC §7 explicit intents): "I need to", "I have to", "I've got to",
+  "I gotta", "I must", "I'm supposed to", "remind me to", "don't forget to", plus any sentence
+  with "deadline", "is due" or a deadline-flagged time ("submit it by Friday"). The obligation
+  text runs from the cue to the end of its clause (for deadline sentences: the sentence);
+  ``due`` is the deadline-flagged time in that span, else the first time in it that ends after
+  the event. Negated cues ("I don't need to", "I had to") are not obligations.
+* **Causal** cues that tie this event to an earlier one: "because", "so" as a conjunction
+  (", so I ...", "So we ..."), "as a result", "due to", "led to", "caused", "that's why",
+  "which is why", "therefore", "thanks to", "resulted in", "consequently".
+* **Resolution** cues that close an open intent: "I submitted", "(I) finished",
+  "done with", "sent (it) off", "handed in", "wrapped up", "completed", "I booked/paid/fixed
+  ...", "... is done". Negated ("I haven't finished") and questioned ("Did you finish?") forms
+  do not count.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from enfold.write.claims import ClaimCandidate, extract_claims
+from enfold.write.people import PersonMention, extract_people
+from enfold.write.timex import TimeMention, extract_times, parse_timestamp
+
+__all__ = ["Annotation", "Obligation", "annotate"]
+
+
+@dataclass(frozen=True)
+class Obligation:
+    """An explicit obligation in the text ("I need to renew my passport by June").
+
+    ``text`` is the obligation's clause, ``start``/``end`` its offsets, ``due`` the time that
+    bounds it when the text gives one.
+    """
+
+    text: str
+    start: int
+    end: int
+    due: TimeMention | None
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """Everything the write path extracts from one event's text.
+
+    ``causal`` is True when an explicit causal cue links this event to an earlier one;
+    ``resolution`` when a completion cue may resolve a pending intent.
+    """
+
+    times: tuple[TimeMention, ...]
+    people: tuple[PersonMention, ...]
+    claims: tuple[ClaimCandidate, ...]
+    obligations: tuple[Obligation, ...]
+    causal: bool
+    resolution: bool
+
+
+_SUBJ = r"(?:\b[Ii]|\b[Ww]e)"
+_FILLER = r"(?:\s+(?:really|still|just|also|definitely|seriously|absolutely|totally|will|do|so))*"
+_OBLIGATION_CUE = re.compile(
+    rf"{_SUBJ}(?:{_FILLER}\s+(?:need|have|got)\s+to\b|['’]ll{_FILLER}\s+(?:need|have)\s+to\b"
+    rf"|['’]ve\s+got\s+to\b|{_FILLER}\s+gotta\b|{_FILLER}\s+must\b(?!\s+(?:be|have)\b)"
+    rf"|(?:['’]m|['’]re|\s+am|\s+are){_FILLER}\s+supposed\s+to\b)"
+    r"|\b[Rr]emind\s+(?:me|us)\s+to\b|\b(?:[Dd]on['’]t|[Dd]o\s+not)\s+(?:let\s+me\s+)?forget\s+to\b"
+)
+_DEADLINE_CUE = re.compile(
+    r"\bdeadlines?\b|\b(?:is|are|was)\s+due\b|\bdue\s+(?:on|by|at|today|tomorrow|tonight|next"
+    r"|this)\b",
+    re.I,
+)
+_CLAUSE_END = re.compile(r"[.!?;\n]")
+_CAUSAL = re.compile(
+    r"\b(?:because|cause\s+of|as\s+a\s+(?:result|consequence)|due\s+to|owing\s+to|led\s+to"
+    r"|leads?\s+to|leading\s+to|caused|causes|that['’]s\s+why|which\s+is\s+why|this\s+is\s+why"
+    r"|therefore|thanks\s+to|resulted\s+in|results\s+in|consequently|hence)\b"
+    r"|(?:^|[,;.!?]\s*|\band\s+)[Ss]o\s+(?:I|we|he|she|they|it|that|the|my|our|now|i['’]m"
+    r"|we['’]re|i['’]ve|I['’]m|I['’]ve|you)\b",
+    re.I,
+)
+_RESOLUTION = re.compile(
+    r"\b(?:submitted|finished|completed|handed\s+in|turned\s+in|wrapped\s+up|sent\s+off"
+    r"|sent\s+(?:it|them|that|this)\s+off|done\s+with|all\s+done|finally\s+done"
+    r"|checked\s+off|crossed\s+off|got\s+it\s+done|took\s+care\s+of)\b"
+    r"|\b(?:[Ii]|[Ww]e)(?:['’]ve|\s+have)?(?:\s+(?:just|finally|already|officially))*\s+"
+    r"(?:booked|paid|filed|delivered|shipped|fixed|resolved|renewed|registered|signed\s+up"
+    r"|sent)\b"
+    r"|\b(?:is|are|was)\s+(?:now\s+|finally\s+|all\s+)?(?:done|finished|submitted|complete"
+    r"|completed|sorted)\b",
+)
+_NEGATED = re.compile(r"(?:n['’]t|\bnot|\bnever|\byet)(?:\s+\w+){0,2}\s*$", re.I)
+
+
+def annotate(
+    text: str, *, ts: datetime, speaker: str | None, known_people: Iterable[str] = ()
+) -> Annotation:
+    """Annotate one event's ``text``; relative times are resolved against ``ts``.
+
+    ``speaker`` is the event's source person (or None); ``known_people`` are names already in
+    the namespace, which lets sentence-initial names be recognized.
+    """
+    times = extract_times(text, ts)
+    return Annotation(
+        times=tuple(times),
+        people=tuple(extract_people(text, speaker, known=known_people)),
+        claims=tuple(extract_claims(text, speaker)),
+        obligations=tuple(find_obligations(text, times, after=ts)),
+        causal=has_causal_cue(text),
+        resolution=has_resolution_cue(text),
+    )
+
+
+def find_obligations(
+    text: str, times: Iterable[TimeMention] = (), *, after: datetime | None = None
+) -> list[Obligation]:
+    """Explicit obligations in ``text``; ``times`` (already extracted) supply their due dates.
+
+    ``after`` is the event time: a non-deadline time only serves as ``due`` if it ends after it.
+    """
+    times = list(times)
+    if after is not None:
+        after = parse_timestamp(after)
+    spans: list[tuple[int, int]] = []
+    for m in _OBLIGATION_CUE.finditer(text):
+        spans.append((m.start(), _clause_end(text, m.end())))
+    for m in _DEADLINE_CUE.finditer(text):
+        spans.append(_sentence(text, m.start()))
+    for t in times:
+        if t.is_deadline:
+            spans.append(_sentence(text, t.start))
+    out: list[Obligation] = []
+    for start, end in sorted(spans):
+        if out and start < out[-1].end:
+            continue  # one obligation per clause: the first cue wins
+        inside = [t for t in times if start <= t.start and t.end <= end]
+        due = next((t for t in inside if t.is_deadline), None)
+        if due is None:
+            due = next((t for t in inside if after is None or t.end_ts > after), None)
+        out.append(Obligation(text[start:end].strip(), start, end, due))
+    return out
+
+
+def has_causal_cue(text: str) -> bool:
+    """Whether the text has an explicit causal connective ("because", ", so I", "led to")."""
+    return _CAUSAL.search(text) is not None
+
+
+def has_resolution_cue(text: str) -> bool:
+    """Whether the text reports something completed ("I submitted", "done with", "sent off").
+
+    Negated ("haven't finished") and questioned ("Did you finish?") cues do not count.
+    """
+    for m in _RESOLUTION.finditer(text):
+        if _NEGATED.search(text, max(0, m.start() - 25), m.start()):
+            continue
+        if text[_clause_end(text, m.end()) : _clause_end(text, m.end()) + 1] == "?":
+            continue
+        return True
+    return False
+
+
+def _clause_end(text: str, pos: int) -> int:
+    m = _CLAUSE_END.search(text, pos)
+    return m.start() if m else len(text)
+
+
+def _sentence(text: str, pos: int) -> tuple[int, int]:
+    start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, pos)), default=0)
+    while start < pos and text[start].isspace():
+        start += 1
+    return start, _clause_end(text, pos)

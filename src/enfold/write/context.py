@@ -1,0 +1,199 @@
+"""Proactive context assembly (SPEC §4.3, CogniFold Eq. 1).
+
+    Score(v) = [α·PR(v) + β·exp(−λ·Δt_v) + γ·Acc(v)] · U(v)
+
+The scores pick a window of nodes that are structurally central, fresh and used, before the
+event is interpreted; the window is split into Immediate, Working and Background tiers, and
+the event's nearest concepts, facts and claims and the people involved are added.
+
+Cost does not grow with the graph: candidates come from bounded pools — recently active
+nodes, the PageRank leaders of the last refresh, pending intents and the embedding
+neighbours — and PageRank itself is refreshed lazily and warm-started
+(:mod:`enfold.consolidate.rank`). Time is the event stream's own clock: Δt is measured from
+the event being folded, so replaying a year-old conversation behaves as it did live.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from enfold.consolidate.rank import IncrementalPageRank
+from enfold.graph import WorkingGraph
+from enfold.model import EdgeType, Node, NodeKind
+from enfold.settings import Settings
+
+_TYPE_BONUS = {NodeKind.CONCEPT: 1.0, NodeKind.INTENT: 0.8}
+_RECENT = 200
+
+
+@dataclass(frozen=True)
+class Scored:
+    id: str
+    score: float
+    pagerank: float
+    recency: float
+    access: float
+    urgency: float
+
+
+@dataclass
+class Context:
+    """The assembled context of one event."""
+
+    immediate: list[Scored] = field(default_factory=list)
+    working: list[Scored] = field(default_factory=list)
+    background: list[Scored] = field(default_factory=list)
+    nearest: dict[NodeKind, list[tuple[str, float]]] = field(default_factory=dict)
+    people: list[str] = field(default_factory=list)
+
+    def ids(self) -> list[str]:
+        seen = [s.id for s in (*self.immediate, *self.working, *self.background)]
+        for hits in self.nearest.values():
+            seen += [h for h, _ in hits]
+        return list(dict.fromkeys([*seen, *self.people]))
+
+
+def activity_time(node: Node) -> float:
+    """When a node was last active on the stream's clock (event time, not wall time)."""
+    if node.kind is NodeKind.EVENT:
+        return node.ts
+    return float(node.attrs.get("last_ts") or node.attrs.get("valid_from") or node.created_at)
+
+
+def urgency(graph: WorkingGraph, node_id: str, now_ts: float, settings: Settings) -> float:
+    """U(v) ≥ 1: rises linearly to ``urgency_max`` over the window before a linked deadline."""
+    best = 1.0
+    for other, edge in graph.neighbors(node_id):
+        if edge.type not in (EdgeType.DEADLINE_FOR, EdgeType.MENTIONS):
+            continue
+        t = graph.nodes.get(other)
+        if t is None or t.kind is not NodeKind.TIME:
+            continue
+        start = t.attrs.get("start")
+        if start is None:
+            continue
+        hours_left = (float(start) - now_ts) / 3600.0
+        if 0.0 <= hours_left <= settings.urgency_window_h:
+            u = 1.0 + (settings.urgency_max - 1.0) * (1.0 - hours_left / settings.urgency_window_h)
+            best = max(best, u)
+    return best
+
+
+class ContextAssembler:
+    """Per-graph state for context assembly: PageRank and the recently-active pool."""
+
+    def __init__(self, graph: WorkingGraph, settings: Settings) -> None:
+        self.graph, self.s = graph, settings
+        self.rank = IncrementalPageRank(graph, damping=settings.pagerank_damping,
+                                        tol=settings.pagerank_tol)
+        self.rank.refresh()
+        self.since_refresh = 0
+        self.recent: deque[str] = deque(maxlen=_RECENT)
+        derived = sorted(
+            (n for k in NodeKind if k is not NodeKind.EVENT
+             for n in (graph.nodes[i] for i in graph.of_kind(k))),
+            key=activity_time,
+        )
+        for n in derived[-_RECENT:]:
+            self.recent.append(n.id)
+
+    @classmethod
+    def of(cls, graph: WorkingGraph, settings: Settings) -> ContextAssembler:
+        found = graph.state.get("context")
+        if not isinstance(found, ContextAssembler):
+            found = cls(graph, settings)
+            graph.state["context"] = found
+        return found
+
+    def note_event(self, touched: list[str]) -> None:
+        """After an event is folded: remember what it touched; refresh PageRank lazily."""
+        for node_id in touched:
+            self.recent.append(node_id)
+        self.since_refresh += 1
+        if self.since_refresh >= self.s.pagerank_every:
+            self.rank.refresh()
+            self.since_refresh = 0
+
+    def score(self, node: Node, now_ts: float, max_access: int) -> Scored:
+        s = self.s
+        pr = self.rank.score(node.id)
+        dt_h = max(0.0, (now_ts - activity_time(node)) / 3600.0)
+        rec = math.exp(-s.recency_lambda * dt_h)
+        acc = node.access_count / max_access if max_access > 0 else 0.0
+        u = urgency(self.graph, node.id, now_ts, s)
+        return Scored(node.id, (s.alpha * pr + s.beta * rec + s.gamma * acc) * u, pr, rec, acc, u)
+
+    def assemble(self, event: Node, vec: np.ndarray | None) -> Context:
+        g, s = self.graph, self.s
+        now_ts = event.ts
+        pool = dict.fromkeys(self.recent)
+        pool.update(dict.fromkeys(self.rank.top(s.context_window)))
+        for iid in list(g.of_kind(NodeKind.INTENT))[-s.context_window:]:
+            pool[iid] = None
+        ctx = Context()
+        if vec is not None and len(g.node_vectors):
+            for kind in (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM):
+                members = g.by_kind[kind]
+                hits = g.node_vectors.search(vec, s.context_nearest,
+                                             accept=lambda i, m=members: i in m)
+                ctx.nearest[kind] = hits
+                pool.update(dict.fromkeys(h for h, _ in hits))
+        pool.pop(event.id, None)
+        nodes = [g.nodes[i] for i in pool if i in g.nodes]
+        max_access = max((n.access_count for n in nodes), default=0)
+        scored = sorted((self.score(n, now_ts, max_access) for n in nodes),
+                        key=lambda x: -x.score)[: s.context_window]
+        self._tiers(ctx, scored)
+        source = event.attrs.get("source")
+        if source:
+            ctx.people = [p for p in g.of_kind(NodeKind.PERSON)
+                          if g.nodes[p].text.lower() == str(source).lower()][:1]
+        return ctx
+
+    def _tiers(self, ctx: Context, window: list[Scored]) -> None:
+        s, g = self.s, self.graph
+        n = s.context_window
+        left = list(window)
+        u_span = max(1e-9, s.urgency_max - 1.0)
+
+        def take(count: int, key: object) -> list[Scored]:
+            ranked = sorted(left, key=key)  # type: ignore[arg-type]
+            chosen = ranked[:count]
+            for c in chosen:
+                left.remove(c)
+            return chosen
+
+        ctx.immediate = take(max(1, round(n * s.tier_immediate)),
+                             lambda x: -(0.7 * x.recency + 0.3 * (x.urgency - 1.0) / u_span))
+        ctx.working = take(max(1, round(n * s.tier_working)), lambda x: -(
+            0.5 * x.pagerank + 0.3 * x.recency
+            + 0.2 * _TYPE_BONUS.get(g.nodes[x.id].kind, 0.0)))
+        # Background: PageRank plus real diversity — greedy, each pick far from those chosen
+        # (diversity = 1 − max cosine to the nodes already selected, kept incrementally).
+        want = max(1, round(n * s.tier_background))
+        vecs = [g.vector(x.id) for x in left]
+        dim = next((v.shape[0] for v in vecs if v is not None), 0)
+        mat = np.stack([v if v is not None else np.zeros(dim, np.float32) for v in vecs]) \
+            if dim else np.zeros((len(left), 0), np.float32)
+        has_vec = np.array([v is not None for v in vecs], dtype=bool)
+        max_sim = np.zeros(len(left))
+        for chosen in (*ctx.immediate, *ctx.working):
+            v = g.vector(chosen.id)
+            if v is not None and dim and v.shape[0] == dim:
+                max_sim = np.maximum(max_sim, mat @ v)
+        pr = np.array([x.pagerank for x in left])
+        free = np.ones(len(left), dtype=bool)
+        background: list[Scored] = []
+        while free.any() and len(background) < want:
+            div = np.where(has_vec, 1.0 - max_sim, 1.0)
+            val = np.where(free, 0.8 * pr + 0.2 * div, -np.inf)
+            i = int(np.argmax(val))
+            free[i] = False
+            background.append(left[i])
+            if has_vec[i]:
+                max_sim = np.maximum(max_sim, mat @ mat[i])
+        ctx.background = background

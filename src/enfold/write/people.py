@@ -1,0 +1,322 @@
+"""People in event text: the speaker, the names mentioned, and "my co-founder" style relations.
+
+The graph keeps *who* apart from *what* (PEC2F's Person nodes), so every event is annotated with
+the people it involves. Without an NER model this is done with orthography and small word
+lists, tuned on chat text (LoCoMo):
+
+* A **name** is a run of capitalized words (``Gina``, ``Gina Rossi``, ``O'Brien``) or a title
+  followed by one (``Dr. Patel``). All-caps tokens (acronyms) and single letters never count.
+* A **stoplist** drops frequent capitalized non-names: pronouns and function words,
+  interjections ("Hey", "Wow"), weekdays, months, holidays, "God", nationalities and languages,
+  common places and brands. A run containing a place word ("Grand Canyon", "Universal Studios")
+  is dropped whole.
+* A word at the **start of a sentence** is capitalized anyway, so it only counts when it is a
+  known name (the ``known`` argument and the speaker), when it has a title, or when a
+  name-like continuation follows ("Gina said", "Gina thinks", "Gina and I", "Gina, my ...").
+  Otherwise the first word is dropped and the rest of the run is judged on its own.
+* A **relation** is a kinship or role noun after "my"/"our" ("my co-founder", "our mom"). With a
+  name next to it ("my co-founder Sam", "Sam, my co-founder") the named person gets the
+  relation; without one the person is named by :func:`relation_holder`, e.g.
+  ``"Maya's co-founder"`` — a stable, per-speaker handle that the claims layer uses as holder.
+
+Known limitations: titles of books, films and games ("Harry Potter", "Pride") read as names;
+lower-case names are missed; pronouns are not resolved.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+__all__ = [
+    "RELATION_NOUNS",
+    "PersonMention",
+    "canonical_relation",
+    "extract_people",
+    "looks_like_name",
+    "relation_holder",
+    "same_person",
+]
+
+
+@dataclass(frozen=True)
+class PersonMention:
+    """A person an event involves.
+
+    ``name`` is the canonical surface form ("Gina", "Dr. Patel", or "Maya's mom" for an unnamed
+    relation). ``role`` is ``"speaker"`` (offsets -1/-1 unless the text names the speaker) or
+    ``"mentioned"``. ``relation`` is the canonical kinship/role noun when the text gives one
+    after "my"/"our" ("co-founder", "mom", "boss"), relative to the speaker.
+    """
+
+    name: str
+    start: int
+    end: int
+    role: str
+    relation: str | None
+
+
+_TITLES = {"dr": "Dr.", "mr": "Mr.", "mrs": "Mrs.", "ms": "Ms.", "mx": "Mx.", "prof": "Prof.",
+           "professor": "Prof."}
+
+_STOP = frozenset(
+    """
+    i i'm me my mine we us our you your he him his she her it its they them their this that these
+    those there here the a an and or but so if then than when where what who whom whose which why
+    how yes yeah yep yup no nope not ok okay oh ah aw aww awww hmm hm um uh wow whoa yay hey hi
+    hello hiya bye goodbye thanks thank congrats congratulations cool nice great awesome sure well
+    good bad happy sad sorry please dear love lol haha hahaha omg btw fyi anyway also just really
+    totally definitely absolutely exactly right true maybe perhaps same glad hope let let's lets
+    what's that's it's there's here's how's who's can could would should will shall must may
+    might do does did is are was were be been being have has had get got go going gonna wanna
+    morning afternoon evening night today tomorrow yesterday tonight day week month year weekend
+    monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thurs fri sat sun
+    january february march april june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec
+    christmas easter thanksgiving halloween hanukkah diwali ramadan eid passover xmas valentine
+    valentine's new year year's birthday holiday holidays spring summer autumn fall winter
+    god lord jesus christ allah buddha heaven mother's father's
+    mom mum dad mommy daddy mama papa grandma grandpa granny nana auntie aunt uncle sis bro
+    english spanish french german italian chinese japanese korean indian american british irish
+    scottish european african asian mexican canadian australian russian dutch swedish polish
+    greek turkish arabic hindi portuguese brazilian latin midwestern western eastern northern
+    southern
+    america usa uk europe asia africa australia canada mexico japan china india italy france spain
+    germany sweden norway denmark finland ireland scotland england britain wales russia brazil
+    argentina greece turkey egypt israel korea thailand vietnam peru chile portugal netherlands
+    switzerland austria poland iceland hawaii alaska california texas florida oregon washington
+    michigan minnesota ohio colorado arizona nevada utah georgia virginia carolina york jersey
+    london paris rome berlin madrid tokyo seattle chicago boston miami denver austin vegas
+    atlanta dallas houston portland tampa galway dublin edinburgh amsterdam barcelona
+    midwest northwest northeast southwest southeast coast north south east west central pacific
+    atlantic internet google apple amazon facebook instagram twitter youtube netflix spotify
+    tiktok zoom slack uber microsoft tesla nike adidas iphone android xbox playstation nintendo
+    reddit linkedin whatsapp discord twitch disney marvel pokemon lego starbucks walmart
+    covid ai tv dm pm am ceo cto vp hr phd lgbtq
+    """.split()
+)
+# Words that make a capitalized run a place, organisation or event rather than a person.
+_PLACE_WORDS = frozenset(
+    """
+    city county state street st avenue ave road rd park lake river mountain mountains canyon
+    falls beach island islands bay valley hill hills tower bridge studios studio university
+    college school academy institute center centre hospital museum library festival club
+    church cafe restaurant hotel airport station mall market company inc corp ltd team league
+    cup finals championship conference summit stadium arena theater theatre gallery forest
+    national ocean sea desert
+    """.split()
+)
+
+_TOKEN = r"[A-ZÀ-Ý][a-zß-ÿ]+(?:[A-Z][a-z]+)?(?:[-'’][A-Z][a-zß-ÿ]+)*"
+_GROUP = re.compile(
+    rf"(?<![\w'’\-])(?:(?P<title>Dr|Mr|Mrs|Ms|Mx|Prof|Professor)\.?\s+)?"
+    rf"(?P<toks>{_TOKEN}(?:[ \t]+{_TOKEN})*)(?![\w])"
+)
+_TOKEN_RE = re.compile(_TOKEN)
+_SENTENCE_END = re.compile(r"(?:^|[.!?:;\n(\[\"“]|\s-)[\s\"“'‘(]*$")
+_NAME_CONTINUATION = re.compile(
+    r"^(?:\s+(?:also|just|really|never|always|finally|still|once))?\s+(?:said|says|told|tells"
+    r"|thinks|thought|believes|believed|feels|felt|asked|asks|wants|wanted|called|calls|texted"
+    r"|emailed|mentioned|suggested|agreed|replied|explained|claims|claimed|argues|argued"
+    r"|prefers|loves|hates|likes|doubts|worries|hopes|expects|reckons|and\s+I|and\s+me)\b"
+    r"|^,\s+(?:my|our)\s",
+)
+
+_RELATIONS = {
+    "mom": "mom", "mother": "mom", "mum": "mom", "mommy": "mom", "mama": "mom",
+    "dad": "dad", "father": "dad", "daddy": "dad", "papa": "dad", "parents": "parents",
+    "sister": "sister", "brother": "brother", "sibling": "sibling", "siblings": "siblings",
+    "son": "son", "daughter": "daughter", "kid": "kid", "child": "kid", "kids": "kids",
+    "children": "kids", "wife": "wife", "husband": "husband", "spouse": "spouse",
+    "partner": "partner", "boyfriend": "boyfriend", "girlfriend": "girlfriend",
+    "fiance": "fiancé", "fiancé": "fiancé", "fiancee": "fiancé", "fiancée": "fiancé",
+    "friend": "friend", "buddy": "friend", "pal": "friend", "bestie": "best friend",
+    "boss": "boss", "manager": "manager", "supervisor": "supervisor", "coworker": "coworker",
+    "co-worker": "coworker", "colleague": "colleague", "co-founder": "co-founder",
+    "cofounder": "co-founder", "roommate": "roommate", "flatmate": "roommate",
+    "neighbor": "neighbor", "neighbour": "neighbor", "aunt": "aunt", "uncle": "uncle",
+    "cousin": "cousin", "grandma": "grandma", "grandmother": "grandma", "granny": "grandma",
+    "grandpa": "grandpa", "grandfather": "grandpa", "niece": "niece", "nephew": "nephew",
+    "teacher": "teacher", "mentor": "mentor", "therapist": "therapist", "doctor": "doctor",
+    "coach": "coach", "landlord": "landlord", "classmate": "classmate", "teammate": "teammate",
+    "ex": "ex", "ceo": "ceo", "cto": "cto", "team lead": "team lead", "lead": "lead",
+    "mother-in-law": "mother-in-law", "father-in-law": "father-in-law",
+    "sister-in-law": "sister-in-law", "brother-in-law": "brother-in-law",
+}
+#: Kinship and role nouns recognized after "my"/"our" (the keys of the canonical map).
+RELATION_NOUNS = frozenset(_RELATIONS)
+_REL_WORDS = "|".join(sorted((re.escape(k) for k in _RELATIONS), key=len, reverse=True))
+_RELATION_RE = re.compile(
+    rf"\b(?:my|our)\s+(?:(?P<best>best)\s+|(?:older|younger|little|big|baby|oldest|youngest"
+    rf"|late|new|old|dear|former|current)\s+)?(?P<rel>{_REL_WORDS})(?![\w-])"
+    rf"(?:,?[ \t]+(?-i:(?P<name>{_TOKEN}(?:[ \t]+{_TOKEN})?)))?",
+    re.I,
+)
+_APPOSITION = re.compile(
+    rf"(?P<name>{_TOKEN}(?:[ \t]+{_TOKEN})?),\s+(?:my|our)\s+(?:(?P<best>best)\s+)?"
+    rf"(?P<rel>{_REL_WORDS})(?![\w-])",
+)
+
+
+def relation_holder(speaker: str | None, relation: str) -> str:
+    """The stable name of an unnamed relation of the speaker: ``"Maya's co-founder"``.
+
+    Without a known speaker the handle is ``"speaker's co-founder"``.
+    """
+    return f"{speaker or 'speaker'}'s {relation}"
+
+
+def canonical_relation(word: str, best: bool = False) -> str | None:
+    """The canonical relation for a kinship/role noun ("mother" → "mom"), or None."""
+    rel = _RELATIONS.get(word.lower())
+    if rel == "friend" and best:
+        return "best friend"
+    return rel
+
+
+def extract_people(
+    text: str, speaker: str | None, known: Iterable[str] = ()
+) -> list[PersonMention]:
+    """The speaker (first, when given) and every person mentioned in ``text``, in text order.
+
+    ``known`` names (and the speaker) are recognized even at the start of a sentence and even
+    when they collide with the stoplist ("Will", "Grace"). Mentions of the speaker's own name
+    set the speaker's offsets instead of producing a second mention.
+    """
+    known_keys = {_key(k) for k in known if k.strip()}
+    if speaker:
+        known_keys.add(_key(speaker))
+    found: dict[tuple[int, int], PersonMention] = {}
+    for m in _GROUP.finditer(text):
+        for start, end, name in _names_in_group(text, m, known_keys):
+            found[(start, end)] = PersonMention(name, start, end, "mentioned", None)
+    covered: list[tuple[int, int]] = []  # relation phrases already bound to a name
+    for rm in [*_APPOSITION.finditer(text), *_RELATION_RE.finditer(text)]:
+        rel = canonical_relation(rm.group("rel"), bool(rm.group("best")))
+        if rel is None or any(s <= rm.start("rel") < e for s, e in covered):
+            continue
+        name = rm.group("name")
+        if name and _is_named(name, known_keys):
+            s, e = rm.span("name")
+            for key in [k for k in found if k[0] < e and s < k[1]]:
+                del found[key]
+            found[(s, e)] = PersonMention(_canonical(name), s, e, "mentioned", rel)
+            covered.append(rm.span())
+        elif rm.re is _RELATION_RE:
+            s, e = rm.start(), rm.end("rel")
+            found[(s, e)] = PersonMention(relation_holder(speaker, rel), s, e, "mentioned", rel)
+    mentions = sorted(found.values(), key=lambda p: p.start)
+    if not speaker:
+        return mentions
+    own = [p for p in mentions if p.relation is None and same_person(p.name, speaker)
+           and _key(p.name) == _key(speaker)]
+    others = [p for p in mentions if p not in own]
+    first = own[0] if own else None
+    head = PersonMention(speaker.strip(), first.start if first else -1,
+                         first.end if first else -1, "speaker", None)
+    return [head, *others]
+
+
+def _names_in_group(
+    text: str, m: re.Match[str], known: set[str]
+) -> Iterable[tuple[int, int, str]]:
+    title = m.group("title")
+    tokens = [(t.start(), t.end(), t.group()) for t in _TOKEN_RE.finditer(text, *m.span("toks"))]
+    if title:
+        # A title always introduces a name, even at the start of a sentence.
+        if not any(w.lower() in _PLACE_WORDS for _, _, w in tokens) and len(tokens) <= 3:
+            yield m.start(), m.end(), _canonical(m.group())
+        return
+    initial = bool(_SENTENCE_END.search(text, 0, m.start()))
+    run: list[tuple[int, int, str]] = []
+    runs: list[tuple[list[tuple[int, int, str]], bool]] = []
+    for tok in tokens:
+        if _key(tok[2]) in known or _key(tok[2]) not in _STOP:
+            run.append(tok)
+            continue
+        if run:
+            runs.append((run, initial and run[0] is tokens[0]))
+        run = []
+    if run:
+        runs.append((run, initial and run[0] is tokens[0]))
+    if any(w.lower() in _PLACE_WORDS for _, _, w in tokens):
+        return
+    for run, at_start in runs:
+        if at_start and not _accept_initial(text, run, known):
+            run = run[1:]
+        if not run or len(run) > 3:
+            continue
+        start, end = run[0][0], run[-1][1]
+        yield start, end, " ".join(w for _, _, w in run)
+
+
+def _accept_initial(text: str, run: list[tuple[int, int, str]], known: set[str]) -> bool:
+    joined = _key(" ".join(w for _, _, w in run))
+    if joined in known or _key(run[0][2]) in known:
+        return True
+    return bool(_NAME_CONTINUATION.match(text[run[-1][1] :]))
+
+
+def looks_like_name(name: str, known: Iterable[str] = ()) -> bool:
+    """Whether a capitalized phrase can name a person: not a stop word, place, month or title
+    of nothing. Used by the claims layer to accept reported-speech holders ("Gina thinks")."""
+    words = name.split()
+    if not words or not all(_TOKEN_RE.fullmatch(w) for w in words[1:] if w):
+        return False
+    if words[0].rstrip(".").lower() in _TITLES:
+        return len(words) > 1
+    if not _TOKEN_RE.fullmatch(words[0]) or any(w.lower() in _PLACE_WORDS for w in words):
+        return False
+    return _is_named(name, {_key(k) for k in known})
+
+
+def _is_named(name: str, known: set[str]) -> bool:
+    first = name.split()[0]
+    return _key(name) in known or _key(first) in known or _key(first) not in _STOP
+
+
+def _canonical(name: str) -> str:
+    """Collapse whitespace and normalize the title ("dr  patel" keeps case, "Dr Patel" → "Dr. Patel")."""
+    words = name.split()
+    title = _TITLES.get(words[0].rstrip(".").lower()) if len(words) > 1 else None
+    return " ".join(([title] + words[1:]) if title else words)
+
+
+def _key(name: str) -> str:
+    return " ".join(name.replace("’", "'").split()).casefold()
+
+
+def _split_title(name: str) -> tuple[str | None, list[str]]:
+    words = _key(name).removesuffix("'s").split()
+    if len(words) > 1 and words[0].rstrip(".") in _TITLES:
+        return _TITLES[words[0].rstrip(".")], words[1:]
+    return None, words
+
+
+def same_person(a: str, b: str) -> bool:
+    """Whether two names in one namespace can be taken as the same person.
+
+    Deliberately conservative (a wrong merge mixes two people's beliefs; a missed one only
+    splits evidence). The same person when, after case folding, whitespace collapsing and
+    dropping a possessive "'s":
+
+    * the names are equal, ignoring a title ("Dr. Patel" ~ "Patel") — but two *different*
+      titles ("Mr. Lee" vs "Mrs. Lee") are different people;
+    * one is a single word equal to the first word of the other, a full name ("Gina" ~
+      "Gina Rossi"), or, when it carries a title, to the last word ("Dr. Patel" ~ "Anil Patel").
+
+    Nicknames and spelling variants ("Jon" ~ "Jonathan", "Mel" ~ "Melanie") are *not* merged.
+    """
+    ta, wa = _split_title(a)
+    tb, wb = _split_title(b)
+    if not wa or not wb:
+        return False
+    if ta and tb and ta != tb:
+        return False
+    if wa == wb:
+        return True
+    if len(wa) > 1 and len(wb) > 1:
+        return False
+    (short, t_short), long_ = ((wa, ta), wb) if len(wa) == 1 else ((wb, tb), wa)
+    return short[0] == (long_[-1] if t_short else long_[0])

@@ -1,0 +1,366 @@
+"""The local planner: folds events into the graph with no LLM (SPEC §4, local mode).
+
+For each event it writes an UpdatePlan that
+
+* ties in the people (speaker: PARTICIPATES; named: MENTIONS; present participants from
+  ``meta["participants"]``: PARTICIPATES), the time anchors it mentions (MENTIONS), and the
+  claims it carries (a Claim with HOLDS from its holder, SUPPORTED_BY the utterance, ABOUT
+  its target when that is a person or concept);
+* turns an explicit obligation into an intent (TRIGGERS; DEADLINE_FOR from its due time);
+* links an explicit causal statement to the earlier event it most resembles (CAUSES);
+* reinforces the nearest concept when the event is close enough to its centroid; otherwise
+  keeps the event pending, and when at least ``cluster_min_events`` pending events cluster
+  within ``cluster_window_days`` forms a concept labelled by their distinctive key phrases,
+  grounded in each of them, under a PART_OF parent when it shares a broader theme with an
+  existing concept. Events that never cluster (one-off distractors) stay unfolded.
+
+Thresholds are per embedder and come from the recorded calibration
+(:mod:`enfold.write.calibration`).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from enfold.graph import WorkingGraph
+from enfold.model import EdgeType, Node, NodeKind
+from enfold.plan import AddEdge, AddNode, Operation, UpdateNode, UpdatePlan
+from enfold.settings import Settings
+from enfold.write.annotate import Annotation, annotate
+from enfold.write.calibration import thresholds_for
+from enfold.write.claims import target_key
+from enfold.write.context import ContextAssembler
+from enfold.write.keyphrases import TermStats, key_phrases, make_label
+from enfold.write.people import same_person
+
+if TYPE_CHECKING:
+    from enfold.embed import Embedder
+    from enfold.write.apply import ApplyResult
+
+DAY = 86_400.0
+_CONCEPT_EDGES = (EdgeType.GROUNDS, EdgeType.REINFORCES)
+
+
+@dataclass
+class PlannerState:
+    """What the planner remembers about one namespace between events (rebuildable)."""
+
+    pending: deque[str] = field(default_factory=deque)
+    terms: TermStats = field(default_factory=TermStats)
+    recent: deque[str] = field(default_factory=lambda: deque(maxlen=50))
+
+
+def _concept_of(graph: WorkingGraph, event_id: str) -> str | None:
+    for e in graph.out_edges(event_id):
+        if e.type in _CONCEPT_EDGES and e.dst in graph.by_kind[NodeKind.CONCEPT]:
+            return e.dst
+    return None
+
+
+def rebuild_state(graph: WorkingGraph, settings: Settings) -> PlannerState:
+    """Reconstruct the planner's memory from the graph (after a restart)."""
+    state = PlannerState()
+    events = sorted((graph.nodes[i] for i in graph.of_kind(NodeKind.EVENT)), key=lambda n: n.ts)
+    for ev in events:
+        state.terms.add(ev.text)
+        state.recent.append(ev.id)
+    if events:
+        horizon = events[-1].ts - settings.cluster_window_days * DAY
+        for ev in events:
+            if ev.ts >= horizon and _concept_of(graph, ev.id) is None:
+                state.pending.append(ev.id)
+    while len(state.pending) > settings.pending_max:
+        state.pending.popleft()
+    return state
+
+
+class LocalPlanner:
+    """Rule-and-statistics planner; see the module docstring."""
+
+    name = "local"
+
+    def __init__(self, settings: Settings | None = None, embedder: Embedder | None = None
+                 ) -> None:
+        self.s = settings or Settings()
+        cal = thresholds_for(getattr(embedder, "name", None))
+        self.assign_threshold = self.s.assign_threshold or cal["assign"]
+        self.cluster_threshold = self.s.cluster_threshold or cal["cluster"]
+        self.parent_threshold = cal["parent"]
+
+    # ------------------------------------------------------------------ state
+    def state(self, graph: WorkingGraph) -> PlannerState:
+        st = graph.state.get("local_planner")
+        if not isinstance(st, PlannerState):
+            st = rebuild_state(graph, self.s)
+            graph.state["local_planner"] = st
+        return st
+
+    # ------------------------------------------------------------------- plan
+    def plan(self, event: Node, graph: WorkingGraph) -> UpdatePlan:
+        vec = graph.event_vectors.get(event.id)
+        ann = annotate(
+            event.text,
+            ts=datetime.fromtimestamp(event.ts, tz=timezone.utc),
+            speaker=event.attrs.get("source"),
+            known_people=[graph.nodes[p].text for p in graph.of_kind(NodeKind.PERSON)],
+        )
+        b = _Builder(event, graph)
+        people = annotation_ops(b, ann)
+        ctx = ContextAssembler.of(graph, self.s).assemble(event, vec)
+        concept = self.fold_concept(b, vec, ctx.nearest.get(NodeKind.CONCEPT, []), ann)
+        for claim_ref, target in b.claims:
+            about = people.get(target) if target else None
+            about = about or concept
+            if about is not None:
+                b.edge(claim_ref, EdgeType.ABOUT, about, "what the claim is about")
+        return UpdatePlan(event_id=event.id, namespace=graph.namespace, planner=self.name,
+                          reasoning="local rules and statistics", operations=b.ops)
+
+    def after_apply(self, event: Node, graph: WorkingGraph, result: ApplyResult) -> None:
+        """Keep planner and context state in step with what was applied."""
+        st = self.state(graph)
+        st.terms.add(event.text)
+        st.recent.append(event.id)
+        if _concept_of(graph, event.id) is None:
+            st.pending.append(event.id)
+        # Events folded into a new concept leave the pending pool.
+        formed = [graph.nodes[c] for c in result.created.values()
+                  if c in graph.by_kind[NodeKind.CONCEPT]]
+        if formed:
+            done = {e for c in formed for e in c.grounded_in}
+            st.pending = deque(e for e in st.pending if e not in done)
+        horizon = event.ts - self.s.cluster_window_days * DAY
+        while st.pending and (len(st.pending) > self.s.pending_max or (
+                st.pending[0] in graph.nodes and graph.nodes[st.pending[0]].ts < horizon)):
+            st.pending.popleft()
+        ContextAssembler.of(graph, self.s).note_event(
+            [*result.created.values(), *result.reinforced, event.id])
+
+    # ------------------------------------------------------------- concepts
+    def fold_concept(self, b: _Builder, vec: np.ndarray | None,
+                     nearest: list[tuple[str, float]], ann: Annotation) -> str | None:
+        """Reinforce the nearest concept, or form a new one from pending events."""
+        if vec is None:
+            return None
+        g, ev = b.graph, b.event
+        if nearest and nearest[0][1] >= self.assign_threshold:
+            cid = nearest[0][0]
+            b.edge(ev.id, EdgeType.REINFORCES, cid,
+                   f"close to the concept's centroid (cosine {nearest[0][1]:.2f})")
+            return cid
+        st = self.state(g)
+        horizon = ev.ts - self.s.cluster_window_days * DAY
+        pool = [p for p in st.pending
+                if p in g.nodes and p != ev.id and g.nodes[p].ts >= horizon
+                and _concept_of(g, p) is None]
+        if len(pool) + 1 < self.s.cluster_min_events:
+            return None
+        sims = g.event_vectors.similarities(vec, pool)
+        close = sorted((p for p in pool if sims.get(p, 0.0) >= self.cluster_threshold),
+                       key=lambda p: -sims[p])[:15]
+        if len(close) + 1 < self.s.cluster_min_events:
+            return None
+        members = [*close, ev.id]
+        texts = [g.nodes[m].text for m in members]
+        phrases = key_phrases(texts, st.terms, k=self.s.label_max_terms)
+        ref = b.add(NodeKind.CONCEPT, make_label(phrases), members, {
+            "keywords": phrases,
+            "summary": _central_text(g, members, vec),
+            "aliases": [],
+            "last_ts": max(g.nodes[m].ts for m in members),
+        }, f"{len(members)} pending events cluster within "
+           f"{self.s.cluster_window_days:g} days (cosine ≥ {self.cluster_threshold:.2f})")
+        for m in members:
+            b.edge(m, EdgeType.GROUNDS, ref, "event grounds the new concept")
+        self.place_in_hierarchy(b, ref, members, texts)
+        return ref
+
+    def place_in_hierarchy(self, b: _Builder, ref: str, members: list[str],
+                           texts: list[str]) -> None:
+        """PART_OF a parent when the new concept shares a broader theme with another."""
+        g = b.graph
+        vecs = [g.event_vectors.get(m) for m in members]
+        stack = [v for v in vecs if v is not None]
+        if not stack:
+            return
+        centroid = np.mean(np.stack(stack), axis=0)
+        concepts = g.by_kind[NodeKind.CONCEPT]
+        hits = g.node_vectors.search(centroid, 5, accept=lambda i: i in concepts)
+        for cid, cos in hits:
+            if cos < self.parent_threshold or cos >= self.s.merge_threshold:
+                continue
+            parent = next((e.dst for e in g.out_edges(cid) if e.type is EdgeType.PART_OF), None)
+            if parent is None and any(e.type is EdgeType.PART_OF for e in g.in_edges(cid)):
+                parent = cid  # the neighbour is itself a parent theme
+            if parent is not None:
+                p = g.nodes[parent]
+                b.ops.append(UpdateNode(id=parent, grounded_in=members,
+                                        reasoning="parent theme gains a child concept"))
+                b.edge(ref, EdgeType.PART_OF, parent,
+                       f"shares the broader theme {p.text!r} (cosine {cos:.2f})")
+                return
+            sibling = g.nodes[cid]
+            both = [*sibling.grounded_in, *members]
+            all_texts = [g.nodes[e].text for e in both if e in g.nodes]
+            label = make_label(key_phrases(all_texts, self.state(g).terms, k=2))
+            pref = b.add(NodeKind.CONCEPT, label, both, {
+                "keywords": key_phrases(all_texts, self.state(g).terms, k=4),
+                "summary": f"broader theme of {sibling.text!r} and the new concept",
+                "aliases": [], "level": 1,
+                "last_ts": max(g.nodes[e].ts for e in both if e in g.nodes),
+            }, f"two concepts share a broader theme (cosine {cos:.2f})")
+            b.edge(cid, EdgeType.PART_OF, pref, "child of the shared theme")
+            b.edge(ref, EdgeType.PART_OF, pref, "child of the shared theme")
+            return
+
+
+def _central_text(graph: WorkingGraph, members: list[str], vec: np.ndarray) -> str:
+    """The member event closest to the cluster's centroid, as a short summary."""
+    stack = [(m, graph.event_vectors.get(m)) for m in members]
+    vs = [(m, v) for m, v in stack if v is not None]
+    if not vs:
+        return graph.nodes[members[0]].text[:240]
+    c = np.mean(np.stack([v for _, v in vs]), axis=0)
+    best = max(vs, key=lambda mv: float(mv[1] @ c))[0]
+    return graph.nodes[best].text[:240]
+
+
+class _Builder:
+    """Accumulates the operations of one plan, with refs for new nodes."""
+
+    def __init__(self, event: Node, graph: WorkingGraph) -> None:
+        self.event, self.graph = event, graph
+        self.ops: list[Operation] = []
+        self.claims: list[tuple[str, str | None]] = []
+        self._n = 0
+        self._edges: set[tuple[str, EdgeType, str]] = set()
+
+    def add(self, kind: NodeKind, text: str, grounded: list[str], attrs: dict[str, Any],
+            reasoning: str) -> str:
+        self._n += 1
+        ref = f"new{self._n}"
+        self.ops.append(AddNode(ref=ref, kind=kind, text=text[:4000], attrs=attrs,
+                                grounded_in=grounded, reasoning=reasoning))
+        return ref
+
+    def edge(self, src: str, type_: EdgeType, dst: str, reasoning: str) -> None:
+        if src == dst or (src, type_, dst) in self._edges:
+            return
+        self._edges.add((src, type_, dst))
+        self.ops.append(AddEdge(src=src, dst=dst, type=type_, reasoning=reasoning))
+
+
+def _find_person(graph: WorkingGraph, name: str) -> str | None:
+    exact = None
+    for pid in graph.of_kind(NodeKind.PERSON):
+        node = graph.nodes[pid]
+        names = [node.text, *node.attrs.get("aliases", [])]
+        if any(n.lower() == name.lower() for n in names):
+            return pid
+        if exact is None and any(same_person(n, name) for n in names):
+            exact = pid
+    return exact
+
+
+def _find_time(graph: WorkingGraph, value: str) -> str | None:
+    index = graph.state.setdefault("time_index", {})
+    tid = index.get(value)
+    if tid in graph.nodes:
+        return str(tid)
+    for t in graph.of_kind(NodeKind.TIME):
+        index[graph.nodes[t].text] = t
+    tid = index.get(value)
+    return str(tid) if tid in graph.nodes else None
+
+
+def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
+    """Operations for the people, times, claims, obligations and causal links of an event.
+
+    Returns a map from person name to its node id or ref (used for ABOUT edges).
+    """
+    g, ev = b.graph, b.event
+    people: dict[str, str] = {}
+
+    def person(name: str) -> str:
+        if name in people:
+            return people[name]
+        pid = _find_person(g, name) or b.add(NodeKind.PERSON, name, [ev.id], {"aliases": []},
+                                             "a person appears for the first time")
+        people[name] = pid
+        return pid
+
+    speaker = ev.attrs.get("source")
+    if speaker:
+        b.edge(person(str(speaker)), EdgeType.PARTICIPATES, ev.id, "speaker of the event")
+    meta = ev.attrs.get("meta") or {}
+    for name in meta.get("participants", []) if isinstance(meta, dict) else []:
+        if isinstance(name, str) and name.strip():
+            b.edge(person(name.strip()), EdgeType.PARTICIPATES, ev.id, "present at the event")
+    for pm in ann.people:
+        if pm.role == "mentioned" and not (speaker and same_person(pm.name, str(speaker))):
+            b.edge(ev.id, EdgeType.MENTIONS, person(pm.name), "named in the event")
+    times: dict[str, str] = {}
+    for tm in ann.times:
+        tid = times.get(tm.value) or _find_time(g, tm.value)
+        if tid is None:
+            tid = b.add(NodeKind.TIME, tm.value, [ev.id], {
+                "value": tm.value, "granularity": tm.granularity,
+                "start": tm.start_ts.timestamp(), "end": tm.end_ts.timestamp(),
+                "expressions": [tm.expression],
+            }, f"time expression {tm.expression!r} resolved against the event time")
+        times[tm.value] = tid
+        b.edge(ev.id, EdgeType.MENTIONS, tid, f"mentions {tm.expression!r}")
+    for c in ann.claims:
+        holder = person(c.holder)
+        ref = b.add(NodeKind.CLAIM, c.content, [ev.id], {
+            "holder": c.holder, "predicate": c.predicate, "stance": c.stance,
+            "target": c.target, "target_key": target_key(c.target), "reported": c.reported,
+            "valid_from": ev.ts, "superseded_by": None,
+        }, f"{'reported' if c.reported else 'first-person'} {c.predicate} of {c.holder}")
+        b.edge(holder, EdgeType.HOLDS, ref, "holder of the claim")
+        b.edge(ref, EdgeType.SUPPORTED_BY, ev.id, "the utterance the claim rests on")
+        named = next((p.name for p in ann.people if p.name.lower() in c.target.lower()), None)
+        b.claims.append((ref, named))
+    obligations: list[tuple[str, Any]] = [(ob.text, ob.due) for ob in ann.obligations]
+    covered = {due.value for _, due in obligations if due is not None}
+    obligations += [(ev.text, tm) for tm in ann.times
+                    if tm.is_deadline and tm.value not in covered]
+    for text, due in obligations:
+        attrs: dict[str, Any] = {
+            "category": "deadline" if due is not None else "follow_up",
+            "status": "pending", "score": 1.0,
+            "due": due.start_ts.timestamp() if due is not None else None,
+            "history": [{"status": "pending", "at": ev.ts}],
+            "source": "obligation",
+        }
+        iref = b.add(NodeKind.INTENT, text[:200], [ev.id], attrs,
+                     "an explicit obligation in the event")
+        b.edge(ev.id, EdgeType.TRIGGERS, iref, "the event states the obligation")
+        if due is not None:
+            tid = times.get(due.value)
+            if tid is not None:
+                b.edge(tid, EdgeType.DEADLINE_FOR, iref, f"due {due.expression!r}")
+    if ann.causal and ev.attrs.get("seq"):
+        cause = _likely_cause(g, ev)
+        if cause is not None:
+            b.edge(cause, EdgeType.CAUSES, ev.id, "explicit causal cue; most similar recent event")
+    return people
+
+
+def _likely_cause(graph: WorkingGraph, event: Node) -> str | None:
+    """The recent earlier event most similar to a causal statement (cosine ≥ 0.3)."""
+    vec = graph.event_vectors.get(event.id)
+    if vec is None:
+        return None
+    st = graph.state.get("local_planner")
+    recent = [e for e in (st.recent if isinstance(st, PlannerState) else []) if e != event.id]
+    sims = graph.event_vectors.similarities(vec, recent)
+    if not sims:
+        return None
+    best, cos = max(sims.items(), key=lambda x: x[1])
+    return best if cos >= 0.3 else None

@@ -1,0 +1,286 @@
+"""Time expressions resolved against a fixed event time: Monday 2023-05-08 13:56 UTC."""
+
+from __future__ import annotations
+
+import math
+from datetime import date, datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from enfold.errors import InputError
+from enfold.write import timex
+from enfold.write.timex import TimeMention, extract_times, parse_timestamp
+
+UTC = timezone.utc
+REF = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # a Monday
+
+
+def one(text: str, ref: datetime = REF) -> TimeMention:
+    found = extract_times(text, ref)
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "expression", "value", "granularity"),
+    [
+        ("I went to a support group yesterday.", "yesterday", "2023-05-07", "day"),
+        ("See you today", "today", "2023-05-08", "day"),
+        ("It opens tomorrow!", "tomorrow", "2023-05-09", "day"),
+        ("I saw him last Friday", "last Friday", "2023-05-05", "day"),
+        ("Let's meet next Friday", "next Friday", "2023-05-12", "day"),
+        ("Let's meet this Friday", "this Friday", "2023-05-12", "day"),
+        ("Any plans this weekend?", "this weekend", "2023-05-13/2023-05-14", "week"),
+        ("Next month will be busy", "Next month", "2023-06", "month"),
+        ("Last year was rough", "Last year", "2022", "year"),
+        ("I moved here two weeks ago", "two weeks ago", "2023-04-24/2023-04-30", "week"),
+        ("a couple of weeks ago we met", "a couple of weeks ago", "2023-04-24/2023-04-30", "week"),
+        ("I'll know in 3 days", "in 3 days", "2023-05-11", "day"),
+        ("in a month I'll be done", "in a month", "2023-06", "month"),
+        ("three days from now", "three days from now", "2023-05-11", "day"),
+        ("5 days ago I fell", "5 days ago", "2023-05-03", "day"),
+        ("We met on May 8, 2023 in Rome", "May 8, 2023", "2023-05-08", "day"),
+        ("It was 8 May 2023.", "8 May 2023", "2023-05-08", "day"),
+        ("Logged 2023-05-08.", "2023-05-08", "2023-05-08", "day"),
+        ("Logged 2023-05-08T14:30.", "2023-05-08T14:30", "2023-05-08T14:30", "datetime"),
+        ("the 15th of May", "the 15th of May", "2023-05-15", "day"),
+        ("Sept. 5 works", "Sept. 5", "2023-09-05", "day"),
+        ("We married in June 2019", "June 2019", "2019-06", "month"),
+        ("Call me at 3pm tomorrow", "at 3pm tomorrow", "2023-05-09T15:00", "datetime"),
+        ("tomorrow at 3pm works", "tomorrow at 3pm", "2023-05-09T15:00", "datetime"),
+        ("Friday at 10am?", "Friday at 10am", "2023-05-12T10:00", "datetime"),
+        ("next Tuesday at 5:30 p.m. is fine", "next Tuesday at 5:30 p.m.", "2023-05-09T17:30",
+         "datetime"),
+        ("the day before yesterday", "the day before yesterday", "2023-05-06", "day"),
+        ("last night was fun", "last night", "2023-05-07", "day"),
+        ("I got here in 2019 I think", "2019", "2019", "year"),
+        ("Last June I visited Rome", "Last June", "2022-06", "month"),
+        ("We go to Rome in June", "June", "2023-06", "month"),
+    ],
+)
+def test_resolves_against_ref(text: str, expression: str, value: str, granularity: str) -> None:
+    m = one(text)
+    assert (m.expression, m.value, m.granularity) == (expression, value, granularity)
+    assert text[m.start : m.end] == m.expression
+    assert not m.is_deadline
+
+
+def test_intervals_are_aware_utc_and_end_exclusive() -> None:
+    day = one("yesterday")
+    assert (day.start_ts, day.end_ts) == (
+        datetime(2023, 5, 7, tzinfo=UTC), datetime(2023, 5, 8, tzinfo=UTC))
+    week = one("last week")
+    assert week.value == "2023-05-01/2023-05-07"
+    assert (week.start_ts, week.end_ts) == (
+        datetime(2023, 5, 1, tzinfo=UTC), datetime(2023, 5, 8, tzinfo=UTC))
+    month = one("next month")
+    assert (month.start_ts, month.end_ts) == (
+        datetime(2023, 6, 1, tzinfo=UTC), datetime(2023, 7, 1, tzinfo=UTC))
+    year = one("last year")
+    assert (year.start_ts, year.end_ts) == (
+        datetime(2022, 1, 1, tzinfo=UTC), datetime(2023, 1, 1, tzinfo=UTC))
+    at = one("at 3pm tomorrow")
+    assert (at.start_ts, at.end_ts) == (
+        datetime(2023, 5, 9, 15, tzinfo=UTC), datetime(2023, 5, 9, 15, 1, tzinfo=UTC))
+    december = one("in December", datetime(2023, 11, 2, tzinfo=UTC))
+    assert december.end_ts == datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def test_calendar_arithmetic_uses_the_ref_time_zone() -> None:
+    # 23:30 on Monday in UTC+2 is still Monday locally, though already 21:30 UTC.
+    ref = datetime(2023, 5, 8, 23, 30, tzinfo=timezone(timedelta(hours=2)))
+    m = one("see you tomorrow", ref)
+    assert m.value == "2023-05-09"
+    assert m.start_ts == datetime(2023, 5, 8, 22, 0, tzinfo=UTC)
+    naive = one("tomorrow", datetime(2023, 5, 8, 23, 30))
+    assert naive.value == "2023-05-09" and naive.start_ts.tzinfo == UTC
+
+
+@pytest.mark.parametrize(
+    ("text", "expression", "value"),
+    [
+        ("Please send it by the 15th", "by the 15th", "2023-05-15"),
+        ("The report is due Friday", "due Friday", "2023-05-12"),
+        ("The deadline is next Friday", "deadline is next Friday", "2023-05-12"),
+        ("Pay before March 3", "before March 3", "2024-03-03"),
+        ("no later than June 1st", "no later than June 1st", "2023-06-01"),
+        ("renew it by March", "by March", "2024-03"),
+        ("Friday is the deadline", "Friday", "2023-05-12"),
+    ],
+)
+def test_deadlines(text: str, expression: str, value: str) -> None:
+    m = one(text)
+    assert (m.expression, m.value, m.is_deadline) == (expression, value, True)
+
+
+def test_by_the_nth_is_the_next_such_day_on_or_after_ref() -> None:
+    assert one("by the 8th").value == "2023-05-08"  # today counts
+    assert one("by the 15th", datetime(2023, 5, 20, tzinfo=UTC)).value == "2023-06-15"
+    # June has no 31st: the next 31st after 5 June is in July.
+    assert one("by the 31st", datetime(2023, 6, 5, tzinfo=UTC)).value == "2023-07-31"
+    assert one("by the 2nd", datetime(2023, 12, 20, tzinfo=UTC)).value == "2024-01-02"
+    # Past tense looks back.
+    assert one("I paid on the 20th", datetime(2023, 5, 8, tzinfo=UTC)).value == "2023-04-20"
+
+
+def test_bare_weekday_follows_tense() -> None:
+    assert one("I'll see her on Monday").value == "2023-05-15"  # strictly after a Monday ref
+    assert one("Meeting on Wednesday").value == "2023-05-10"  # neutral → upcoming
+    assert one("I hiked on Monday").value == "2023-05-01"  # past → strictly before
+    assert one("We went out on Saturday").value == "2023-05-06"
+
+
+@pytest.mark.parametrize("ref_day", range(7))
+@pytest.mark.parametrize("weekday", timex._WEEKDAYS)
+def test_modified_weekdays_match_plain_arithmetic(ref_day: int, weekday: str) -> None:
+    """The library's last/next conventions against a reference implementation."""
+    ref = datetime(2023, 5, 8 + ref_day, 9, 0, tzinfo=UTC)
+    target = timex._WEEKDAYS.index(weekday)
+    ahead = (target - ref.weekday()) % 7 or 7
+    behind = (ref.weekday() - target) % 7 or 7
+    assert one(f"last {weekday}", ref).value == (ref.date() - timedelta(behind)).isoformat()
+    assert one(f"next {weekday}", ref).value == (ref.date() + timedelta(ahead)).isoformat()
+    assert one(f"on {weekday} I will go", ref).value == (ref.date() + timedelta(ahead)).isoformat()
+    assert one(f"on {weekday} I went", ref).value == (ref.date() - timedelta(behind)).isoformat()
+
+
+def test_year_less_dates_follow_tense() -> None:
+    assert one("on March 3rd I was there").value == "2023-03-03"
+    assert one("March 3rd").value == "2023-03-03"  # neutral: ref's year
+    assert one("I will fly on March 3rd").value == "2024-03-03"
+    assert one("I flew on December 3rd").value == "2022-12-03"
+    assert one("in January we went skiing").value == "2023-01"
+    assert one("in January we will go skiing").value == "2024-01"
+
+
+def test_weekends() -> None:
+    assert one("last weekend").value == "2023-05-06/2023-05-07"
+    assert one("next weekend").value == "2023-05-20/2023-05-21"
+    assert one("the weekend was nice").value == "2023-05-06/2023-05-07"
+    assert one("I will rest on the weekend").value == "2023-05-13/2023-05-14"
+    sunday = datetime(2023, 5, 14, 12, tzinfo=UTC)
+    assert one("this weekend", sunday).value == "2023-05-13/2023-05-14"
+
+
+def test_clock_times_without_a_day() -> None:
+    assert one("at noon").value == "2023-05-08T12:00"
+    assert one("at 15:00").value == "2023-05-08T15:00"
+    assert one("I'll call at 11am").value == "2023-05-09T11:00"  # already past today
+    assert one("I woke up at 11pm").value == "2023-05-07T23:00"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "You may go now.",
+        "May I ask you something?",
+        "We march on, second to none.",
+        "I have 3 kids and 2 dogs.",
+        "It was my 5th birthday party",
+        "the 15th century was wild",
+        "3 days later he called",  # anchored to the story, not the event: left out on purpose
+        "June said hi",  # a bare month name without a preposition may be a person
+        "I was second in line",
+        "the sunny Saturdays of my youth",
+        "a few days ago",
+        "The score was 10 to 2",
+    ],
+)
+def test_no_false_positives(text: str) -> None:
+    assert extract_times(text, REF) == []
+
+
+def test_text_without_candidates_never_reaches_the_library(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(*args: object) -> None:
+        raise AssertionError("dateparser called")
+
+    monkeypatch.setattr(timex, "_library", boom)
+    assert extract_times("I went to a support group and it was so powerful.", REF) == []
+    assert extract_times("You may go. We march on.", REF) == []
+
+
+def test_several_mentions_in_order() -> None:
+    found = extract_times("Yesterday was hard, but by Friday at 5pm it ships; next year too.", REF)
+    assert [(m.expression, m.value) for m in found] == [
+        ("Yesterday", "2023-05-07"),
+        ("by Friday at 5pm", "2023-05-12T17:00"),
+        ("next year", "2024"),
+    ]
+    assert [m.is_deadline for m in found] == [False, True, False]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["yesterday", "next Friday", "by the 15th", "May 8, 2023", "in 3 days", "at 3pm",
+             "I", "went", "may", "March", "the", "2nd", "weekend", "this", "last", "on",
+             "12", "week", "ago", ",", ".", "Monday", "tomorrow", "in", "June", "2019", "due"]
+        ),
+        max_size=14,
+    ),
+    st.integers(min_value=0, max_value=3000),
+)
+def test_invariants_on_random_text(words: list[str], day_offset: int) -> None:
+    text = " ".join(words)
+    ref = datetime(2021, 1, 1, 8, tzinfo=UTC) + timedelta(days=day_offset)
+    found = extract_times(text, ref)
+    previous_end = 0
+    for m in found:
+        assert text[m.start : m.end] == m.expression
+        assert m.start >= previous_end
+        previous_end = m.end
+        assert m.start_ts < m.end_ts
+        assert m.start_ts.tzinfo == UTC and m.end_ts.tzinfo == UTC
+        assert m.granularity in {"datetime", "day", "week", "month", "year"}
+
+
+# ------------------------------------------------------------------ parse_timestamp
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("1:56 pm on 8 May, 2023", datetime(2023, 5, 8, 13, 56, tzinfo=UTC)),
+        ("10:04 am on 12 January, 2024", datetime(2024, 1, 12, 10, 4, tzinfo=UTC)),
+        ("12:30 am on 1 June, 2023", datetime(2023, 6, 1, 0, 30, tzinfo=UTC)),
+        ("2023-05-08T13:56:00+02:00", datetime(2023, 5, 8, 11, 56, tzinfo=UTC)),
+        ("2023-05-08T13:56:00Z", datetime(2023, 5, 8, 13, 56, tzinfo=UTC)),
+        ("2023-05-08 13:56", datetime(2023, 5, 8, 13, 56, tzinfo=UTC)),
+        ("2023-05-08", datetime(2023, 5, 8, tzinfo=UTC)),
+        (1683554160, datetime(2023, 5, 8, 13, 56, tzinfo=UTC)),
+        (1683554160.5, datetime(2023, 5, 8, 13, 56, 0, 500000, tzinfo=UTC)),
+        ("1683554160", datetime(2023, 5, 8, 13, 56, tzinfo=UTC)),
+        (datetime(2023, 5, 8, 13, 56), datetime(2023, 5, 8, 13, 56, tzinfo=UTC)),
+        (datetime(2023, 5, 8, 15, 56, tzinfo=timezone(timedelta(hours=2))),
+         datetime(2023, 5, 8, 13, 56, tzinfo=UTC)),
+    ],
+)
+def test_parse_timestamp(value: str | datetime | float, expected: datetime) -> None:
+    got = parse_timestamp(value)
+    assert got == expected
+    assert got.utcoffset() == timedelta(0)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["", "   ", "yesterday", "8 May 2023 at dawn", "13:56 pm on 8 May, 2023",
+     "1:56 pm on 31 February, 2023", True, None, math.nan, math.inf, 1e20, [2023]],
+)
+def test_parse_timestamp_rejects_garbage(value: object) -> None:
+    with pytest.raises(InputError):
+        parse_timestamp(value)  # type: ignore[arg-type]
+
+
+def test_parse_timestamp_error_names_the_formats() -> None:
+    with pytest.raises(InputError, match="ISO 8601"):
+        parse_timestamp("sometime last spring")
+
+
+def test_mentions_are_frozen() -> None:
+    m = one("tomorrow")
+    with pytest.raises(AttributeError):
+        m.value = "x"  # type: ignore[misc]
+    assert date.fromisoformat(m.value) == date(2023, 5, 9)
