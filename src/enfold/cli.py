@@ -256,6 +256,32 @@ def forget(obj: Ctx, event_id: str | None, wipe_all: bool, yes: bool) -> None:
                     f"updated {len(report['updated'])}")
 
 
+@cli.command()
+@click.option("--store", "store", default="memory:", show_default=True,
+              help="Where to build the demo memory (a fresh store).")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.pass_obj
+def demo(obj: Ctx, store: str, no_progress: bool) -> None:
+    """Stream the bundled scenario (6 weeks of a founder's life) into a fresh memory and
+    show what it folded: concepts, hierarchy, claims, time anchors and intents."""
+    from tqdm import tqdm
+
+    from enfold.demo import demo_events, render_summary, summarize
+    from enfold.memory import Memory
+
+    planner = obj.planner or ("llm" if obj.llm.get("model") else "local")
+    with Memory.open(store, namespace=obj.namespace, embedder=obj.embedder,
+                     planner=planner) as mem:
+        if mem.stats()["events"]:
+            raise InputError(f"{store} already holds events; the demo needs a fresh store")
+        events = demo_events()
+        for ev in tqdm(events, unit="ev", disable=no_progress or obj.as_json, file=sys.stderr,
+                       desc="folding"):
+            mem.add_many([ev])
+        summary = summarize(mem)
+    obj.out(summary, render_summary(summary))
+
+
 @cli.command(name="settings")
 @click.pass_obj
 def settings_cmd(obj: Ctx) -> None:

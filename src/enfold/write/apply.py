@@ -280,7 +280,9 @@ class _Applier:
                 best, best_sim = cid, sim
         if best is not None and best_sim >= self.s.merge_threshold:
             return best
-        if centroid is not None and len(self.g.node_vectors):
+        # A parent theme (attrs["level"] >= 1) lies near its children's centroids by
+        # construction, so only its label can make it a duplicate.
+        if centroid is not None and len(self.g.node_vectors) and not op.attrs.get("level"):
             hits = self.g.node_vectors.search(
                 centroid, 1, accept=lambda i: i in self.g.by_kind[NodeKind.CONCEPT]
             )

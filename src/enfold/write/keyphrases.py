@@ -39,6 +39,7 @@ hey hi hello thanks thank wow great good nice cool awesome lol haha totally defi
 lot lots kind sort stuff bit guess know knew feel felt going gonna wanna let lets getting
 keep kept put come came coming go goes told tell telling talk talked ask asked
 week weeks day days time times morning evening night tonight last first second
+two three four five six seven eight nine ten hundred thousand
 monday tuesday wednesday thursday friday saturday sunday weekend
 january february march april june july august september october november december
 """.split())

@@ -13,7 +13,11 @@ lists, tuned on chat text (LoCoMo):
 * A word at the **start of a sentence** is capitalized anyway, so it only counts when it is a
   known name (the ``known`` argument and the speaker), when it has a title, or when a
   name-like continuation follows ("Gina said", "Gina thinks", "Gina and I", "Gina, my ...").
-  Otherwise the first word is dropped and the rest of the run is judged on its own.
+  Otherwise the whole run is dropped ("Finding Home", "Harry Potter" at the start of a quote
+  are titles more often than people).
+* Titles of things are not people: runs inside quotes, after "the" or a capitalized
+  possessive ("the Hobbit", "Philosopher's Stone"), or around "of" ("Game of Thrones",
+  "Cliffs of Moher") are dropped unless they are known names or followed by a speech verb.
 * A **relation** is a kinship or role noun after "my"/"our" ("my co-founder", "our mom"). With a
   name next to it ("my co-founder Sam", "Sam, my co-founder") the named person gets the
   relation; without one the person is named by :func:`relation_holder`, e.g.
@@ -93,7 +97,7 @@ _STOP = frozenset(
     atlantic internet google apple amazon facebook instagram twitter youtube netflix spotify
     tiktok zoom slack uber microsoft tesla nike adidas iphone android xbox playstation nintendo
     reddit linkedin whatsapp discord twitch disney marvel pokemon lego starbucks walmart
-    covid ai tv dm pm am ceo cto vp hr phd lgbtq
+    covid ai tv dm pm am ceo cto vp hr phd lgbtq see pride
     """.split()
 )
 # Words that make a capitalized run a place, organisation or event rather than a person.
@@ -108,20 +112,26 @@ _PLACE_WORDS = frozenset(
     """.split()
 )
 
-_TOKEN = r"[A-ZÀ-Ý][a-zß-ÿ]+(?:[A-Z][a-z]+)?(?:[-'’][A-Z][a-zß-ÿ]+)*"
+_TOKEN = r"(?:[OD]['’])?[A-ZÀ-Ý][a-zß-ÿ]+(?:[A-Z][a-z]+)?(?:[-'’][A-Z][a-zß-ÿ]+)*"
 _GROUP = re.compile(
     rf"(?<![\w'’\-])(?:(?P<title>Dr|Mr|Mrs|Ms|Mx|Prof|Professor)\.?\s+)?"
-    rf"(?P<toks>{_TOKEN}(?:[ \t]+{_TOKEN})*)(?![\w])"
+    rf"(?P<toks>{_TOKEN}(?:[ \t]+{_TOKEN})*)(?![\w-])"
 )
 _TOKEN_RE = re.compile(_TOKEN)
 _SENTENCE_END = re.compile(r"(?:^|[.!?:;\n(\[\"“]|\s-)[\s\"“'‘(]*$")
+# "the Hobbit", "Philosopher's Stone": a capitalized run after "the" or after another
+# capitalized possessive is the title of something, not a person.
+_TITLE_CONTEXT = re.compile(r"(?:\b[Tt]he|\b[A-Z][\w]*['’]s)\s+$")
 _NAME_CONTINUATION = re.compile(
     r"^(?:\s+(?:also|just|really|never|always|finally|still|once))?\s+(?:said|says|told|tells"
     r"|thinks|thought|believes|believed|feels|felt|asked|asks|wants|wanted|called|calls|texted"
     r"|emailed|mentioned|suggested|agreed|replied|explained|claims|claimed|argues|argued"
     r"|prefers|loves|hates|likes|doubts|worries|hopes|expects|reckons|and\s+I|and\s+me)\b"
-    r"|^,\s+(?:my|our)\s",
 )
+# A quoted span ("Finding Home", 'Embracing Identity') holds titles, not people.
+_QUOTED = re.compile(r"\"[^\"\n]{1,80}\"|“[^”\n]{1,80}”|(?<!\w)'[^'\n]{1,60}'(?!\w)")
+_TITLE_AFTER = re.compile(r"\s+of\s+(?:the\s+)?[A-Z]")
+_TITLE_BEFORE = re.compile(r"[A-Z][a-z]+\s+(?:of|with)\s+(?:the\s+)?$")
 
 _RELATIONS = {
     "mom": "mom", "mother": "mom", "mum": "mom", "mommy": "mom", "mama": "mom",
@@ -197,7 +207,10 @@ def extract_people(
         if rel is None or any(s <= rm.start("rel") < e for s, e in covered):
             continue
         name = rm.group("name")
-        if name and _is_named(name, known_keys):
+        if name and _is_named(name, known_keys) and (
+            rm.re is _RELATION_RE or _key(name) in known_keys
+            or not _adverb_like(text, [(*rm.span("name"), name)])
+        ):
             s, e = rm.span("name")
             for key in [k for k in found if k[0] < e and s < k[1]]:
                 del found[key]
@@ -229,6 +242,7 @@ def _names_in_group(
             yield m.start(), m.end(), _canonical(m.group())
         return
     initial = bool(_SENTENCE_END.search(text, 0, m.start()))
+    quoted = any(q.start() < m.start() < q.end() for q in _QUOTED.finditer(text))
     run: list[tuple[int, int, str]] = []
     runs: list[tuple[list[tuple[int, int, str]], bool]] = []
     for tok in tokens:
@@ -243,9 +257,18 @@ def _names_in_group(
     if any(w.lower() in _PLACE_WORDS for _, _, w in tokens):
         return
     for run, at_start in runs:
-        if at_start and not _accept_initial(text, run, known):
-            run = run[1:]
-        if not run or len(run) > 3:
+        if at_start and len(run) > 1 and _key(" ".join(w for _, _, w in run[1:])) in known:
+            run, at_start = run[1:], False  # "Tell Sam ...": an imperative before a known name
+        if _accept_initial(text, run, known) and not _adverb_like(text, run):
+            pass  # a known name or "<Name> said": a person wherever it stands
+        elif (
+            at_start
+            or quoted
+            or len(run) > 3
+            or _TITLE_CONTEXT.search(text, 0, run[0][0])
+            or _TITLE_BEFORE.search(text, 0, run[0][0])
+            or _TITLE_AFTER.match(text, run[-1][1])
+        ):
             continue
         start, end = run[0][0], run[-1][1]
         yield start, end, " ".join(w for _, _, w in run)
@@ -269,6 +292,14 @@ def looks_like_name(name: str, known: Iterable[str] = ()) -> bool:
     if not _TOKEN_RE.fullmatch(words[0]) or any(w.lower() in _PLACE_WORDS for w in words):
         return False
     return _is_named(name, {_key(k) for k in known})
+
+
+def _adverb_like(text: str, run: list[tuple[int, int, str]]) -> bool:
+    """"Thankfully, ..." and "Winning felt ..." read as an adverb and a gerund, not names."""
+    if len(run) != 1:
+        return False
+    word = run[0][2].lower()
+    return word.endswith("ing") or (word.endswith("ly") and text[run[0][1] : run[0][1] + 1] == ",")
 
 
 def _is_named(name: str, known: set[str]) -> bool:

@@ -35,6 +35,7 @@ from enfold.write.annotate import Annotation, annotate
 from enfold.write.calibration import thresholds_for
 from enfold.write.claims import target_key
 from enfold.write.context import ContextAssembler
+from enfold.write.apply import label_similarity
 from enfold.write.keyphrases import TermStats, key_phrases, make_label
 from enfold.write.people import same_person
 
@@ -205,15 +206,25 @@ class LocalPlanner:
                        f"shares the broader theme {p.text!r} (cosine {cos:.2f})")
                 return
             sibling = g.nodes[cid]
-            both = [*sibling.grounded_in, *members]
-            all_texts = [g.nodes[e].text for e in both if e in g.nodes]
-            label = make_label(key_phrases(all_texts, self.state(g).terms, k=2))
+            sib_texts = [g.nodes[e].text for e in sibling.grounded_in if e in g.nodes]
+            # A shared theme needs shared distinctive words, not only nearby centroids:
+            # phrases must occur on both sides (two "documents": the sibling, the new one).
+            shared = key_phrases([" ".join(sib_texts), " ".join(texts)], self.state(g).terms,
+                                 k=2)
+            if not shared:
+                continue
+            label = make_label(shared)
+            if max(label_similarity(label, sibling.text),
+                   label_similarity(label, make_label(key_phrases(texts, self.state(g).terms)))
+                   ) >= self.s.merge_threshold:
+                continue
+            both = list(dict.fromkeys([*sibling.grounded_in, *members]))
             pref = b.add(NodeKind.CONCEPT, label, both, {
-                "keywords": key_phrases(all_texts, self.state(g).terms, k=4),
-                "summary": f"broader theme of {sibling.text!r} and the new concept",
+                "keywords": shared,
+                "summary": f"broader theme of {sibling.text!r} and a newer concept",
                 "aliases": [], "level": 1,
                 "last_ts": max(g.nodes[e].ts for e in both if e in g.nodes),
-            }, f"two concepts share a broader theme (cosine {cos:.2f})")
+            }, f"two concepts share a broader theme (cosine {cos:.2f}, shared {shared})")
             b.edge(cid, EdgeType.PART_OF, pref, "child of the shared theme")
             b.edge(ref, EdgeType.PART_OF, pref, "child of the shared theme")
             return

@@ -256,7 +256,8 @@ _FUTURE = re.compile(
 _PAST = re.compile(
     r"\b(?:was|were|did|didn't|wasn't|weren't|had|went|got|came|saw|made|took|told|said|met"
     r"|ran|gave|left|bought|found|felt|thought|heard|ate|spent|wrote|won|lost|began|drove"
-    r"|flew|sent|brought|taught|caught|kept|slept|sat|stood|became|ago|yesterday|last|"
+    r"|flew|sent|brought|taught|caught|kept|slept|sat|stood|became|paid|woke|wore|broke|chose"
+    r"|drank|fell|forgot|grew|knew|meant|rode|sold|spoke|swam|threw|understood|ago|yesterday|last|"
     r"[a-z]+ed)\b",
     re.I,
 )
@@ -266,7 +267,9 @@ _NOT_PAST = frozenset(
     " scared worried married supposed used based pleased thrilled stressed concerned amazed"
     " overwhelmed relieved prepared planned scheduled".split()
 )
-_CLAUSE_BREAK = re.compile(r"[.!?;\n]")
+_CLAUSE_BREAK = re.compile(
+    r"[.!?;\n]|,\s*(?:but|and|so|because|though|although|while|whereas|yet)\b", re.I
+)
 
 
 # --------------------------------------------------------------------------- extraction

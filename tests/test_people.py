@@ -1,0 +1,159 @@
+"""People: speaker, names, relations, and the conservative alias rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from enfold.write.people import (
+    PersonMention,
+    extract_people,
+    looks_like_name,
+    relation_holder,
+    same_person,
+)
+
+
+def mentioned(text: str, speaker: str | None = "Maya", known: tuple[str, ...] = ()) -> list[str]:
+    return [p.name for p in extract_people(text, speaker, known) if p.role == "mentioned"]
+
+
+def test_speaker_comes_first_without_offsets() -> None:
+    people = extract_people("Hey Mel! Good to see you!", "Caroline")
+    assert people[0] == PersonMention("Caroline", -1, -1, "speaker", None)
+    assert people[1] == PersonMention("Mel", 4, 7, "mentioned", None)
+
+
+def test_no_speaker_means_no_speaker_mention() -> None:
+    assert extract_people("Thanks, Melanie!", None) == [
+        PersonMention("Melanie", 8, 15, "mentioned", None)
+    ]
+
+
+def test_the_speaker_naming_themself_sets_the_offsets() -> None:
+    people = extract_people("Hi all, Caroline here.", "Caroline")
+    assert people == [PersonMention("Caroline", 8, 16, "speaker", None)]
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Thanks, Melanie! That's really sweet.", ["Melanie"]),
+        ("I met Gina Rossi at the fair.", ["Gina Rossi"]),
+        ("I met Dr. Patel and Prof Lee yesterday.", ["Dr. Patel", "Prof. Lee"]),
+        ("Dr. Patel said the scan is clean.", ["Dr. Patel"]),
+        ("I went with O'Brien and Mary-Jane.", ["O'Brien", "Mary-Jane"]),
+        ("Gina thinks Jon being fired was a mistake", ["Gina", "Jon"]),
+        ("Gina and I went hiking.", ["Gina"]),
+        ("Wow, Caroline, that's so nice!", ["Caroline"]),
+        ("Say hi to Sam's sister.", ["Sam"]),
+    ],
+)
+def test_names(text: str, names: list[str]) -> None:
+    assert mentioned(text) == names
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I went to a LGBTQ support group yesterday and it was so powerful.",
+        "Painting's a fun way to express my feelings.",  # sentence-initial common word
+        "Yesterday was great. Friday is my favourite day in May.",
+        "See you on Monday! Happy Thanksgiving, thank God.",
+        "I love Spanish food and we flew to London and Paris.",
+        "We went to the Grand Canyon and Universal Studios.",
+        "I'm watching Game of Thrones and reading the Hobbit.",
+        'I just finished "Finding Home" and it was great.',
+        "Thankfully, nobody was hurt. Winning felt amazing.",
+        "I use Instagram and YouTube a lot, lol.",
+        "I am so tired. I'm fine. I'll go.",
+    ],
+)
+def test_no_false_positives(text: str) -> None:
+    assert mentioned(text) == []
+
+
+def test_sentence_initial_names_need_evidence() -> None:
+    assert mentioned("Gina said the budget is fine.") == ["Gina"]
+    assert mentioned("Gina is here.") == []
+    assert mentioned("Gina is here.", known=("Gina",)) == ["Gina"]
+    # Known names also override the stoplist ("Will", "Grace" are words too).
+    assert mentioned("I saw Will and Grace.") == []
+    assert mentioned("I saw Will and Grace.", known=("Will", "Grace")) == ["Will", "Grace"]
+    # An imperative verb before a name at the start: only a known name survives.
+    assert mentioned("Tell Sam I said hi.") == []
+    assert mentioned("Tell Sam I said hi.", known=("Sam",)) == ["Sam"]
+
+
+def test_relations_without_a_name_get_a_per_speaker_handle() -> None:
+    people = extract_people("my co-founder believes we should pivot", "Maya")
+    assert people[1] == PersonMention("Maya's co-founder", 0, 13, "mentioned", "co-founder")
+    assert mentioned("I called my mother and my best friend.") == ["Maya's mom", "Maya's best friend"]
+    assert mentioned("Our CTO quit.") == ["Maya's cto"]
+    assert mentioned("my mom said hi", speaker=None) == ["speaker's mom"]
+
+
+def test_relations_with_a_name_bind_to_the_person() -> None:
+    people = extract_people("My co-founder Sam thinks so. Dana, my boss, agreed.", "Maya")
+    assert [(p.name, p.relation) for p in people[1:]] == [("Sam", "co-founder"), ("Dana", "boss")]
+    # The relation phrase is not also reported as an unnamed relation.
+    assert len(people) == 3
+    # A word after the relation is not a name unless it is capitalized.
+    assert mentioned("my mom said hi") == ["Maya's mom"]
+
+
+def test_relation_words_are_canonical() -> None:
+    assert [p.relation for p in extract_people("my cofounder, my Mum and my coworker", None)] == [
+        "co-founder", "mom", "coworker",
+    ]
+
+
+def test_relation_holder() -> None:
+    assert relation_holder("Maya", "co-founder") == "Maya's co-founder"
+    assert relation_holder(None, "mom") == "speaker's mom"
+
+
+def test_looks_like_name() -> None:
+    assert looks_like_name("Gina")
+    assert looks_like_name("Dr. Patel")
+    assert not looks_like_name("Friday")
+    assert not looks_like_name("He")
+    assert not looks_like_name("gina")
+    assert not looks_like_name("Grand Canyon")
+    assert looks_like_name("Will", known=["Will"])
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("Gina", "gina", True),
+        ("Gina", " GINA ", True),
+        ("Dr. Patel", "Patel", True),
+        ("Dr Patel", "Dr. Patel", True),
+        ("Gina", "Gina Rossi", True),
+        ("Gina Rossi", "Gina", True),
+        ("Gina's", "Gina", True),
+        ("Dr. Patel", "Anil Patel", True),
+        ("Patel", "Anil Patel", False),  # an untitled single word is a first name
+        ("Jon", "Jonathan", False),
+        ("Mel", "Melanie", False),
+        ("Gina Rossi", "Gina Bianchi", False),
+        ("Mr. Lee", "Mrs. Lee", False),
+        ("Gina", "", False),
+    ],
+)
+def test_same_person(a: str, b: str, same: bool) -> None:
+    assert same_person(a, b) is same
+    assert same_person(b, a) is same
+
+
+def test_locomo_turn() -> None:
+    text = (
+        "Wow, Melanie! It really conveys unity and strength - such a gorgeous piece! "
+        "My kids and I just finished another painting like our last one."
+    )
+    people = extract_people(text, "Caroline", known=["Caroline", "Melanie"])
+    assert [(p.name, p.role, p.relation) for p in people] == [
+        ("Caroline", "speaker", None),
+        ("Melanie", "mentioned", None),
+        ("Caroline's kids", "mentioned", "kids"),
+    ]
