@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from enfold import (
@@ -37,7 +37,9 @@ from enfold import (
 )
 from enfold.graph import WorkingGraph
 from enfold.memory import Memory
-from enfold.model import GROUNDED_KINDS, ONTOLOGY
+from enfold.model import GROUNDED_KINDS, ONTOLOGY, PLANNABLE_KINDS
+
+PLANNABLE = PLANNABLE_KINDS
 
 NS, OTHER = "A", "B"
 MAX_OPS = 12  # a low per-plan limit so that "too many operations" is cheap to generate
@@ -150,67 +152,118 @@ WEIGHTS = st.one_of(st.none(), st.floats(0.0, 1.0), st.sampled_from([-0.5, 1.5])
 
 def draw_plan(data: st.DataObject, m: Memory, events_a: list[str], events_b: list[str]
               ) -> UpdatePlan:
+    """Mostly well-formed plans (so that the graph grows and later plans have something to
+    work on), with invalid operations mixed in at random."""
     g = m.graph(NS)
-    live = sorted(g.nodes)
+    kinds: dict[str, NodeKind] = {i: n.kind for i, n in g.nodes.items()}  # ids and refs
+    refs: set[str] = set()
     absorbed = sorted(g.aliases)
     junk = ["nope", "co_00000000000000000000", "ev_ffffffffffffffffffff"]
     foreign = events_b + junk + absorbed
-    refs: list[str] = []
+    edges = [e.key for e in g.all_edges()]
 
-    def any_id() -> str:
-        pools = [p for p in (live, live, refs, foreign) if p]
-        return data.draw(st.sampled_from(data.draw(st.sampled_from(pools))))
+    def pick(pool: list[str]) -> str:
+        return data.draw(st.sampled_from(sorted(pool)))
 
-    def grounding() -> list[str]:
-        one = st.one_of(st.sampled_from(events_a), st.sampled_from(events_a),
-                        st.sampled_from(live + foreign))
-        return data.draw(st.lists(one, max_size=3))
+    def of(allowed: frozenset[NodeKind] | set[NodeKind], *, no_refs: bool = False) -> list[str]:
+        return [i for i, k in kinds.items() if k in allowed and not (no_refs and i in refs)]
 
-    def op() -> Any:
+    def grounding(required: bool) -> list[str]:
+        lo = 1 if required else 0
+        return data.draw(st.lists(st.sampled_from(events_a), min_size=lo, max_size=3))
+
+    def valid_op() -> Any:
         what = data.draw(st.sampled_from(
-            ["add_node", "add_node", "add_edge", "add_edge", "update", "merge",
-             "remove_node", "remove_edge"]))
+            ["add_node"] * 3 + ["add_edge"] * 3 + ["update", "merge", "remove_node",
+                                                   "remove_edge"]))
         reasoning = data.draw(st.sampled_from(["", "because"]))
-        if what == "add_node":
-            fresh = f"r{len(refs)}"
-            ref = data.draw(st.sampled_from([fresh, fresh, fresh, *(live[:3] + absorbed[:2])]))
-            kind = data.draw(st.sampled_from(list(NodeKind)))
-            refs.append(ref)
-            return AddNode(ref=ref, kind=kind, text=data.draw(st.sampled_from(LABELS)),
-                           attrs=data.draw(ATTRS), grounded_in=grounding(),
-                           reasoning=reasoning)
+        derived = of(set(NodeKind) - {NodeKind.EVENT})
         if what == "add_edge":
-            return AddEdge(src=any_id(), dst=any_id(),
-                           type=data.draw(st.sampled_from(list(EdgeType))),
-                           weight=data.draw(WEIGHTS), reasoning=reasoning,
-                           grounded_in=grounding())
-        if what == "update":
-            return UpdateNode(id=any_id(),
-                              text=data.draw(st.one_of(st.none(), st.sampled_from(LABELS))),
-                              attrs=data.draw(ATTRS), grounded_in=grounding(),
-                              reasoning=reasoning)
+            type_ = data.draw(st.sampled_from(list(EdgeType)))
+            rule = ONTOLOGY[type_]
+            srcs, dsts = of(rule.sources), of(rule.targets)
+            if srcs and dsts:
+                src, dst = pick(srcs), pick(dsts)
+                if src != dst:
+                    return AddEdge(src=src, dst=dst, type=type_, weight=data.draw(
+                        st.one_of(st.none(), st.floats(0.0, 1.0))), reasoning=reasoning)
+            what = "add_node"
+        if what == "update" and derived:
+            return UpdateNode(id=pick(derived), text=data.draw(
+                st.one_of(st.none(), st.sampled_from(LABELS[:-2]))),
+                attrs=data.draw(ATTRS), grounded_in=grounding(False), reasoning=reasoning)
         if what == "merge":
             # Not refs of this plan: a ref turned into reinforcement of an existing concept
             # makes "merge X into itself" (known bug, test_merge_with_near_duplicate_ref_*).
-            pool = live + foreign
-            return MergeNodes(keep=data.draw(st.sampled_from(pool)),
-                              absorb=data.draw(st.sampled_from(pool)), reasoning=reasoning)
-        if what == "remove_node":
-            return RemoveNode(id=any_id(), reasoning=reasoning)
-        existing = [e.key for e in g.all_edges()]
-        if existing and data.draw(st.booleans()):
-            src, type_, dst = data.draw(st.sampled_from(existing))
-        else:
-            src, type_, dst = any_id(), data.draw(st.sampled_from(list(EdgeType))), any_id()
-        return RemoveEdge(src=src, type=type_, dst=dst, reasoning=reasoning)
+            kind = data.draw(st.sampled_from(sorted(PLANNABLE)))
+            pool = of({kind}, no_refs=True)
+            if len(pool) >= 2:
+                keep = pick(pool)
+                absorb = pick([x for x in pool if x != keep])
+                del kinds[absorb]
+                return MergeNodes(keep=keep, absorb=absorb, reasoning=reasoning)
+        if what == "remove_node" and derived:
+            victim = pick(derived)
+            del kinds[victim]
+            return RemoveNode(id=victim, reasoning=reasoning)
+        if what == "remove_edge" and edges:
+            src, type_, dst = data.draw(st.sampled_from(edges))
+            edges.remove((src, type_, dst))
+            return RemoveEdge(src=src, type=type_, dst=dst, reasoning=reasoning)
+        kind = data.draw(st.sampled_from(sorted(PLANNABLE)))
+        ref = f"r{len(refs)}"
+        refs.add(ref)
+        kinds[ref] = kind
+        return AddNode(ref=ref, kind=kind, text=data.draw(st.sampled_from(LABELS[:-2])),
+                       attrs=data.draw(ATTRS), grounded_in=grounding(kind in GROUNDED_KINDS),
+                       reasoning=reasoning)
 
-    if data.draw(st.integers(0, 9)) == 0:
+    def any_id() -> str:
+        pools = [p for p in (sorted(kinds), foreign) if p]
+        return data.draw(st.sampled_from(data.draw(st.sampled_from(pools))))
+
+    def bad_grounding() -> list[str]:
+        return data.draw(st.lists(st.sampled_from(sorted(kinds) + foreign), max_size=2))
+
+    def chaotic_op() -> Any:
+        what = data.draw(st.sampled_from(
+            ["add_node", "add_edge", "update", "merge", "remove_node", "remove_edge"]))
+        if what == "add_node":
+            ref = data.draw(st.sampled_from([f"x{len(refs)}", *sorted(kinds)[:3],
+                                             *absorbed[:2]]))
+            return AddNode(ref=ref, kind=data.draw(st.sampled_from(list(NodeKind))),
+                           text=data.draw(st.sampled_from(LABELS)), attrs=data.draw(ATTRS),
+                           grounded_in=bad_grounding())
+        if what == "add_edge":
+            return AddEdge(src=any_id(), dst=any_id(),
+                           type=data.draw(st.sampled_from(list(EdgeType))),
+                           weight=data.draw(WEIGHTS))
+        if what == "update":
+            return UpdateNode(id=any_id(), text=data.draw(st.one_of(
+                st.none(), st.sampled_from(LABELS))), grounded_in=bad_grounding())
+        if what == "merge":
+            pool = sorted(set(kinds) - refs) + foreign
+            return MergeNodes(keep=data.draw(st.sampled_from(pool)),
+                              absorb=data.draw(st.sampled_from(pool)))
+        if what == "remove_node":
+            return RemoveNode(id=any_id())
+        return RemoveEdge(src=any_id(), type=data.draw(st.sampled_from(list(EdgeType))),
+                          dst=any_id())
+
+    shape = data.draw(st.integers(0, 19))
+    if shape == 0:
         # Too many operations, each harmless on its own.
         ops: list[Any] = [AddNode(ref=f"p{i}", kind=NodeKind.PERSON, text=f"Person {i}")
                           for i in range(MAX_OPS + 1)]
     else:
-        ops = [op() for _ in range(data.draw(st.integers(1, 5)))]
-    namespace = data.draw(st.sampled_from([None, None, None, NS, OTHER]))
+        chaos = 0.0 if shape < 12 else 0.3
+        ops = []
+        for _ in range(data.draw(st.integers(1, 6))):
+            if chaos and data.draw(st.floats(0, 1)) < chaos:
+                ops.append(chaotic_op())
+            else:
+                ops.append(valid_op())
+    namespace = data.draw(st.sampled_from([None] * 8 + [NS, OTHER]))
     return UpdatePlan(namespace=namespace, operations=ops, reasoning="random")
 
 
@@ -221,18 +274,22 @@ def run_random_plans(data: st.DataObject, target: str | Path) -> None:
         events_a, events_b, originals = seed_events(m)
         other_before = export_text(m, OTHER)
         accepted = 0
-        for _ in range(data.draw(st.integers(1, 8), label="plans")):
+        for _ in range(data.draw(st.integers(1, 10), label="plans")):
             plan = draw_plan(data, m, events_a, events_b)
             g = m.graph(NS)
             before_graph, before_store = graph_state(g), export_text(m)
             before_version = g.version
             try:
                 m.apply(plan)
-            except PlanError:
+            except PlanError as exc:
+                event("plan rejected" + (" at apply time" if not exc.errors[0].startswith(
+                    ("op ", "plan ")) else ""))
                 assert_same_graph(graph_state(m.graph(NS)), before_graph)
                 assert export_text(m) == before_store, "a rejected plan changed the store"
                 assert m.graph(NS).version == before_version
             else:
+                for op in plan.operations:
+                    event(f"accepted {op.op}")
                 accepted += 1
                 assert plan.namespace in (None, NS)
                 assert len(plan.operations) <= MAX_OPS
@@ -243,7 +300,7 @@ def run_random_plans(data: st.DataObject, target: str | Path) -> None:
         m.close()
 
 
-_HYP = settings(max_examples=45, deadline=None,
+_HYP = settings(max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

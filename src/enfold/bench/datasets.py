@@ -336,15 +336,16 @@ def load_cogeval(path: PathLike | None = None) -> list[Scenario]:
     Without a path, the six packaged scenarios are loaded. Scenarios come back sorted by file
     name; scenario ids must be unique across the directory.
     """
-    files: list[PathLike | Traversable]
+    files: Sequence[PathLike | Traversable]
     if path is None:
         found = [f for f in _packaged("bench", "data", "cogeval").iterdir()
                  if f.name.endswith(".json")]
-        files = list(sorted(found, key=lambda f: f.name))
+        found.sort(key=lambda f: f.name)
+        files = found
         where = "packaged cogeval data"
     else:
         p = Path(path)
-        files = list(sorted(p.glob("*.json")) if p.is_dir() else [p])
+        files = sorted(p.glob("*.json")) if p.is_dir() else [p]
         where = str(p)
     if not files:
         raise InputError(f"{where}: no *.json scenario files")
@@ -489,56 +490,64 @@ class LocomoConversation:
         return sum(len(q.unresolved) for q in self.qa)
 
 
-def _text(value: Any, name: str, record: str, field: str, *, optional: bool = False) -> str | None:
-    if value is None and optional:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise _fail(name, record, field, "is missing" if value is None else "must be a string")
-    if isinstance(value, str) and not value.strip() and not optional:
-        raise _fail(name, record, field, "must not be blank")
-    return str(value)
+@dataclass(frozen=True)
+class _Sample:
+    """Where in a LoCoMo file we are, so that every check can name file, record and field."""
+
+    name: str
+    record: str
+
+    def fail(self, field: str, problem: str) -> InputError:
+        return _fail(self.name, self.record, field, problem)
+
+    def text(self, value: Any, field: str) -> str:
+        if value is None:
+            raise self.fail(field, "is missing")
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise self.fail(field, f"must be a string (got {type(value).__name__})")
+        if not str(value).strip():
+            raise self.fail(field, "must not be blank")
+        return str(value)  # some answers are bare numbers, e.g. a year
+
+    def optional(self, value: Any, field: str) -> str | None:
+        return None if value is None or value == "" else self.text(value, field)
 
 
-def _turns(name: str, record: str, conv: dict[str, Any], captions: bool,
+def _turns(at: _Sample, conv: dict[str, Any], captions: bool,
            issues: list[str]) -> list[LocomoTurn]:
     sessions = sorted((int(m.group(1)), k) for k in conv if (m := _SESSION.fullmatch(k)))
     if not sessions:
-        raise _fail(name, record, "conversation", "has no session_N lists")
-    known = {n for n, _ in sessions}
+        raise at.fail("conversation", "has no session_N lists")
     for key in sorted(conv):
         m = re.fullmatch(r"session_(\d+)_date_time", key)
-        if m and int(m.group(1)) not in known:
+        if m and f"session_{m.group(1)}" not in conv:
             issues.append(f"conversation.{key} has no session_{m.group(1)}")
     turns: list[LocomoTurn] = []
     seen: set[str] = set()
     last_ts: datetime | None = None
     for number, key in sessions:
         field = f"conversation.{key}"
-        stamp = _text(conv.get(f"{key}_date_time"), name, record, f"{field}_date_time")
-        assert stamp is not None
+        stamp = at.text(conv.get(f"{key}_date_time"), f"{field}_date_time")
         try:
             ts = datetime.strptime(stamp.strip(), _DATE_TIME).replace(tzinfo=UTC)
         except ValueError:
-            raise _fail(name, record, f"{field}_date_time", f'is not like "1:56 pm on 8 May, '
-                        f'2023" (got "{stamp}")') from None
+            raise at.fail(f"{field}_date_time",
+                          f'is not like "1:56 pm on 8 May, 2023" (got "{stamp}")') from None
         if last_ts is not None and ts < last_ts:
             issues.append(f"{field}_date_time is earlier than the session before it")
         last_ts = ts
-        raw_turns = conv[key]
-        if not isinstance(raw_turns, list):
-            raise _fail(name, record, field, "must be a list of turns")
-        for i, raw in enumerate(raw_turns):
+        if not isinstance(conv[key], list):
+            raise at.fail(field, "must be a list of turns")
+        for i, raw in enumerate(conv[key]):
             tf = f"{field}[{i}]"
             if not isinstance(raw, dict):
-                raise _fail(name, record, tf, "must be an object")
-            dia_id = _text(raw.get("dia_id"), name, record, f"{tf}.dia_id")
-            speaker = _text(raw.get("speaker"), name, record, f"{tf}.speaker")
-            text = _text(raw.get("text"), name, record, f"{tf}.text")
-            caption = _text(raw.get("blip_caption"), name, record, f"{tf}.blip_caption",
-                            optional=True)
-            assert dia_id is not None and speaker is not None and text is not None
+                raise at.fail(tf, "must be an object")
+            dia_id = at.text(raw.get("dia_id"), f"{tf}.dia_id")
+            speaker = at.text(raw.get("speaker"), f"{tf}.speaker")
+            text = at.text(raw.get("text"), f"{tf}.text")
+            caption = at.optional(raw.get("blip_caption"), f"{tf}.blip_caption")
             if dia_id in seen:
-                raise _fail(name, record, f"{tf}.dia_id", f'repeats "{dia_id}"')
+                raise at.fail(f"{tf}.dia_id", f'repeats "{dia_id}"')
             seen.add(dia_id)
             m = _DIA_ID.fullmatch(dia_id)
             if m is None or int(m.group(1)) != number:
@@ -546,14 +555,15 @@ def _turns(name: str, record: str, conv: dict[str, Any], captions: bool,
             if captions and caption:
                 text = f"{text} [shares: {caption}]"
             turns.append(LocomoTurn(len(turns), number, stamp, ts, dia_id, speaker, text,
-                                    caption or None))
+                                    caption))
     return turns
 
 
-def _evidence(raw: Any, name: str, record: str, field: str, ids: set[str],
+def _evidence(at: _Sample, raw: Any, field: str, ids: set[str],
               issues: list[str]) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+    """Split multi-id strings, repair unambiguous typos, and set aside ids that match no turn."""
     if not isinstance(raw, list) or not all(isinstance(e, str) for e in raw):
-        raise _fail(name, record, field, "must be a list of dia_id strings")
+        raise at.fail(field, "must be a list of dia_id strings")
     found: list[str] = []
     lost: list[str] = []
     fixed: list[tuple[str, str]] = []
@@ -564,37 +574,34 @@ def _evidence(raw: Any, name: str, record: str, field: str, ids: set[str],
         for token in tokens:
             m = _DIA_ID.fullmatch(token) or _DIA_ID_LOOSE.fullmatch(token)
             canonical = f"D{int(m.group(1))}:{int(m.group(2))}" if m else token
-            if canonical in ids:
-                found.append(canonical)
-                if canonical != token:
-                    fixed.append((token, canonical))
-                    issues.append(f'{field}: "{token}" read as {canonical}')
-            else:
+            if canonical not in ids:
                 lost.append(token)
                 issues.append(f'{field}: "{token}" matches no turn')
+                continue
+            found.append(canonical)
+            if canonical != token:
+                fixed.append((token, canonical))
+                issues.append(f'{field}: "{token}" read as {canonical}')
     return found, lost, fixed
 
 
-def _qa(raw: Any, i: int, name: str, record: str, ids: set[str],
-        issues: list[str]) -> LocomoQA:
+def _qa(at: _Sample, raw: Any, i: int, ids: set[str], issues: list[str]) -> LocomoQA:
     field = f"qa[{i}]"
     if not isinstance(raw, dict):
-        raise _fail(name, record, field, "must be an object")
-    question = _text(raw.get("question"), name, record, f"{field}.question")
+        raise at.fail(field, "must be an object")
+    question = at.text(raw.get("question"), f"{field}.question")
     category = raw.get("category")
     if not isinstance(category, int) or isinstance(category, bool) \
             or category not in LOCOMO_CATEGORIES:
         problem = "is missing" if category is None else f"must be 1-5 (got {category!r})"
-        raise _fail(name, record, f"{field}.category", problem)
-    answer = _text(raw.get("answer"), name, record, f"{field}.answer", optional=True)
-    adversarial = _text(raw.get("adversarial_answer"), name, record,
-                        f"{field}.adversarial_answer", optional=True)
+        raise at.fail(f"{field}.category", problem)
+    answer = at.optional(raw.get("answer"), f"{field}.answer")
+    adversarial = at.optional(raw.get("adversarial_answer"), f"{field}.adversarial_answer")
     if answer is None and adversarial is None:
-        raise _fail(name, record, f"{field}.answer", "is missing (and so is adversarial_answer)")
-    found, lost, fixed = _evidence(raw.get("evidence", []), name, record, f"{field}.evidence",
-                                   ids, issues)
-    assert question is not None
-    return LocomoQA(i, question, answer, adversarial, category, tuple(found), tuple(lost),
+        raise at.fail(f"{field}.answer", "is missing (and so is adversarial_answer)")
+    found, lost, fixed = _evidence(at, raw.get("evidence", []), f"{field}.evidence", ids,
+                                   issues)
+    return LocomoQA(i, question, answer, adversarial, int(category), tuple(found), tuple(lost),
                     tuple(fixed))
 
 
@@ -612,26 +619,23 @@ def load_locomo(path: PathLike, *, image_captions: bool = True) -> list[LocomoCo
         raise InputError(f"{name}: must be a JSON list of samples")
     conversations: list[LocomoConversation] = []
     for n, sample in enumerate(raw):
-        record = f"sample {n}{_ident(sample, 'sample_id')}"
         if not isinstance(sample, dict):
             raise _fail(name, f"sample {n}", None, "must be an object")
-        sample_id = _text(sample.get("sample_id"), name, record, "sample_id")
+        at = _Sample(name, f"sample {n}{_ident(sample, 'sample_id')}")
+        sample_id = at.text(sample.get("sample_id"), "sample_id")
         conv = sample.get("conversation")
         if not isinstance(conv, dict):
-            raise _fail(name, record, "conversation", "is missing" if conv is None
-                        else "must be an object")
-        speaker_a = _text(conv.get("speaker_a"), name, record, "conversation.speaker_a")
-        speaker_b = _text(conv.get("speaker_b"), name, record, "conversation.speaker_b")
+            raise at.fail("conversation", "is missing" if conv is None else "must be an object")
+        speakers = [at.text(conv.get(k), f"conversation.{k}") for k in ("speaker_a", "speaker_b")]
         issues: list[str] = []
-        turns = _turns(name, record, conv, image_captions, issues)
+        turns = _turns(at, conv, image_captions, issues)
         raw_qa = sample.get("qa")
         if not isinstance(raw_qa, list):
-            raise _fail(name, record, "qa", "is missing" if raw_qa is None else "must be a list")
+            raise at.fail("qa", "is missing" if raw_qa is None else "must be a list")
         ids = {t.dia_id for t in turns}
-        qa = [_qa(q, i, name, record, ids, issues) for i, q in enumerate(raw_qa)]
-        assert sample_id is not None and speaker_a is not None and speaker_b is not None
-        conversations.append(LocomoConversation(sample_id, speaker_a, speaker_b, tuple(turns),
-                                                tuple(qa), tuple(issues)))
+        qa = [_qa(at, q, i, ids, issues) for i, q in enumerate(raw_qa)]
+        conversations.append(LocomoConversation(sample_id, speakers[0], speakers[1],
+                                                tuple(turns), tuple(qa), tuple(issues)))
     return conversations
 
 

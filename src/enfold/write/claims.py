@@ -74,10 +74,15 @@ _VERBS = {
     **dict.fromkeys(["hate", "hates", "hated", "dislike", "dislikes", "disliked", "detest",
                      "detests", "despise", "despises"], ("hate", "object")),
     **dict.fromkeys(["doubt", "doubts", "doubted"], ("doubt", "clause")),
+    "stand": ("hate", "object"),  # only as "can't stand"
     **dict.fromkeys(["worry", "worries", "worried"], ("worry", "clause")),
     **dict.fromkeys(["hope", "hopes", "hoped"], ("hope", "clause")),
     **dict.fromkeys(["expect", "expects", "expected"], ("expect", "clause")),
 }
+# Verb forms a named or relation holder can take: third person singular or past.
+_THIRD_PERSON = frozenset(
+    v for v in _VERBS if v.endswith(("s", "ed")) or v in ("thought", "felt", "said", "bet")
+)
 _COPULAS = {"sure": "believe", "convinced": "believe", "certain": "believe",
             "positive": "believe", "worried": "worry", "concerned": "worry", "afraid": "worry",
             "fan of": "love", "tired of": "hate", "sick of": "hate"}
@@ -112,9 +117,16 @@ _ACCORDING = re.compile(
     rf"\b(?:[Aa]ccording\s+to\s+(?:(?P<relphrase>{_RELATION})|(?P<name>{_NAME}))"
     rf"|[Ii]n\s+(?P<oname>{_NAME})['’]s\s+(?:opinion|view)),\s*"
 )
+_RELATIVE_BEFORE = re.compile(r"\b(?:what|how|which|that|when|where|why|whatever)\s+$", re.I)
+_CANNOT = re.compile(r"\bcan['’]t\b|\bcannot\b|\bcouldn['’]t\b")
 _NEGATION_ADV = re.compile(r"n['’]t\b|\bnot\b|\bnever\b|\bcannot\b")
 _CONTENT_END = re.compile(r"[.!?;\n\"”]|,\s+(?:but|and|so|though)\b|\s[-–—]\s|$")
-_CONTENT_LEAD = re.compile(r"[\s,:]*(?:(?:that|if|whether|about|like)\b)?[\s\"“']*")
+# "that" is a complementizer unless a verb follows it ("I think that was great").
+_CONTENT_LEAD = re.compile(
+    r"[\s,:]*(?:(?:that(?!\s+(?:is|was|'s|would|will|has|had|sounds|looks|seems)\b)|whether"
+    r"|about|like)\b)?[\s\"“']*"
+)
+_VOCATIVE_TAIL = re.compile(r",\s*[A-Z][a-z]+\s*$")
 _TRAILING_CUE = re.compile(r"\s*[.!?]")
 
 _WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
@@ -133,6 +145,14 @@ _CONTRACTED_SUBJECT = re.compile(
 _PHRASE_STOP = frozenset(
     """with to for at in on about from by over than because but and or so when since while if
     as which who that until after before into during like""".split()
+)
+# Content opening with these is not an assertion: "I think so", "I'm not sure what to do".
+_NOT_ASSERTIONS = frozenset(
+    "so not in what how why where when who which whether if and or but".split()
+)
+_SUBJECT_ADVERBS = frozenset(
+    "just really still also always never actually totally even finally definitely probably"
+    " truly".split()
 )
 _BARE_PRONOUNS = frozenset("it that this them him her you those these everything".split())
 _DETERMINERS = frozenset(
@@ -187,6 +207,8 @@ def _holder(m: re.Match[str], me: str) -> str | None:
         rel = canonical_relation(gd["rel"], bool(gd.get("best")))
         return relation_holder(None if me == "speaker" else me, rel) if rel else None
     name = gd.get("name") or gd.get("oname")
+    if name and " " not in name and name.endswith(("ing", "ly")):
+        return None  # "Having loved ones ...", "Honestly said ..."
     if name and looks_like_name(name):
         return " ".join(name.split())
     return None
@@ -196,18 +218,26 @@ def _from_cue(
     text: str, m: re.Match[str], me: str, speaker: str | None
 ) -> ClaimCandidate | None:
     holder = _holder(m, me)
-    if holder is None:
-        return None
+    if holder is None or _RELATIVE_BEFORE.search(text, max(0, m.start() - 12), m.start()):
+        return None  # "what I said", "the things that I love": not an assertion
     if m.group("cop"):
         pred = _COPULAS[re.sub(r"\s+", " ", m.group("cop"))]
         kind = "object" if pred in ("love", "hate") else "clause"
         negated = bool(m.group("cneg"))
+        if negated and pred == "believe":
+            pred, negated = "doubt", False  # "I'm not sure that ..." doubts it
     elif m.group("told"):
         pred, kind = "say", "clause"
         negated = bool(_NEGATION_ADV.search(m.group("told")))
     else:
         adv, verb = (m.group("contr") or "") + " " + (m.group("adv") or ""), m.group("verb")
         pred, kind = _VERBS[verb]
+        if m.group("first") is None and verb not in _THIRD_PERSON:
+            return None  # "Sounds like ...", "Events like these": not a holder and a verb
+        if verb == "stand" and not _CANNOT.search(adv):
+            return None
+        if verb != "stand" and pred in ("believe", "say") and _CANNOT.search(adv):
+            return None  # "I can't believe it", "I can't say": surprise and hedging
         if kind == "object" and re.search(r"\bwould\b|['’]d\b", adv):
             return None  # "I'd love to ..." is a wish, not an opinion
         if kind == "feel":
@@ -231,6 +261,12 @@ def _build(
     c_end = stop.start()
     if stop.group().startswith("?"):
         return None
+    if kind == "object":
+        comma = text.find(",", c_start, c_end)
+        c_end = comma if comma >= 0 else c_end  # "I love my job, it's great" → "my job"
+    vocative = _VOCATIVE_TAIL.search(text, c_start, c_end)
+    if vocative:
+        c_end = vocative.start()  # "..., Jon!"
     content = text[c_start:c_end].strip(" ,")
     if not content and _TRAILING_CUE.match(text, cue_end) and text[:start].rstrip().endswith(","):
         # "The plan is great, I think." — the claim is the clause before the cue.
@@ -242,7 +278,7 @@ def _build(
         return None
     if kind == "clause":
         first = words[0].lower()
-        if first in ("so", "not", "in") or (pred == "hope" and first in ("you", "you'll")):
+        if first in _NOT_ASSERTIONS or (pred == "hope" and first in ("you", "you'll")):
             return None
         target = _subject(words)
         if target is None:
@@ -279,16 +315,27 @@ def _subject(words: list[str]) -> str | None:
                 return " ".join(words[:i] + [pronoun])
             if pronoun in _PRONOUN_SUBJECTS:
                 return _after_pronoun(pronoun, words[1:])
+            if pronoun == "it":
+                return _extraposed(["is", *words[1:]]) or pronoun
             return pronoun  # "it's great": the referent is not resolved here
         is_verb = lw in _AUX or (
             lw.endswith("ed") and i > 0 and words[i - 1].lower() not in ("being", "been", "get",
                                                                          "got", "getting")
         )
         if is_verb and i > 0:
-            subj_words = words[:i]
+            subj_words = [x for x in words[:i] if x.lower() not in _SUBJECT_ADVERBS] or words[:1]
             if len(subj_words) == 1 and subj_words[0].lower() in _PRONOUN_SUBJECTS:
                 return _after_pronoun(subj_words[0], words[i:])
+            if [x.lower() for x in subj_words] == ["it"]:
+                return _extraposed(words[i:]) or "it"
             return " ".join(subj_words[:6])
+    return None
+
+
+def _extraposed(rest: list[str]) -> str | None:
+    """"it's important to stand up" is about standing up: the phrase after "<adj> to"."""
+    if len(rest) >= 4 and rest[0].lower() in _AUX and rest[2].lower() == "to":
+        return _phrase(rest[3:]) or None
     return None
 
 

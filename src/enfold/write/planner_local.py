@@ -127,7 +127,7 @@ class LocalPlanner:
         st = self.state(graph)
         st.terms.add(event.text)
         st.recent.append(event.id)
-        if _concept_of(graph, event.id) is None:
+        if _concept_of(graph, event.id) is None and event.id not in st.pending:
             st.pending.append(event.id)
         # Events folded into a new concept leave the pending pool.
         formed = [graph.nodes[c] for c in result.created.values()
@@ -156,7 +156,7 @@ class LocalPlanner:
             return cid
         st = self.state(g)
         horizon = ev.ts - self.s.cluster_window_days * DAY
-        pool = [p for p in st.pending
+        pool = [p for p in dict.fromkeys(st.pending)
                 if p in g.nodes and p != ev.id and g.nodes[p].ts >= horizon
                 and _concept_of(g, p) is None]
         if len(pool) + 1 < self.s.cluster_min_events:
