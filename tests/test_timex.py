@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given, settings
@@ -13,7 +13,6 @@ from enfold.errors import InputError
 from enfold.write import timex
 from enfold.write.timex import TimeMention, extract_times, parse_timestamp
 
-UTC = timezone.utc
 REF = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # a Monday
 
 

@@ -31,6 +31,7 @@ from enfold.settings import Settings
 __version__ = "0.1.0"
 
 __all__ = [
+    "ONTOLOGY",
     "AddEdge",
     "AddNode",
     "ConfigError",
@@ -46,7 +47,6 @@ __all__ = [
     "Node",
     "NodeKind",
     "NotFound",
-    "ONTOLOGY",
     "OpRecord",
     "PlanError",
     "RemoveEdge",

@@ -292,6 +292,15 @@ def settings_cmd(obj: Ctx) -> None:
     obj.out(rows, "\n".join(f"{r['name']:<22} {r['default']!s:<10} {r['help']}" for r in rows))
 
 
+def _attach_bench() -> None:
+    from enfold.bench.cli import bench
+
+    cli.add_command(bench)
+
+
+_attach_bench()
+
+
 def main() -> None:
     cli(prog_name="enfold")
 

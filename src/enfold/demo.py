@@ -9,7 +9,7 @@ write path; :func:`summarize` reads the resulting graph back.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +33,7 @@ def demo_gold() -> dict[str, Any]:
 def _day(ts: float | None) -> str:
     if ts is None:
         return "?"
-    return datetime.fromtimestamp(float(ts), tz=timezone.utc).strftime("%Y-%m-%d")
+    return datetime.fromtimestamp(float(ts), tz=UTC).strftime("%Y-%m-%d")
 
 
 def summarize(mem: Memory) -> dict[str, Any]:
@@ -72,10 +72,11 @@ def summarize(mem: Memory) -> dict[str, Any]:
 
 def render_summary(s: dict[str, Any]) -> str:
     st = s["stats"]
-    lines = [f"Folded {st['folded']} of {st['events']} events into "
-             f"{sum(st['nodes'].values()) - st['nodes'].get('event', 0)} derived nodes "
-             f"({', '.join(f'{v} {k}' for k, v in sorted(st['nodes'].items()) if k != 'event')}).",
-             "", "Concepts:"]
+    derived = sum(st["nodes"].values()) - st["nodes"].get("event", 0)
+    kinds = ", ".join(f"{v} {k}" for k, v in sorted(st["nodes"].items()) if k != "event")
+    headline = (f"Folded {st['folded']} of {st['events']} events into {derived} derived "
+                f"nodes ({kinds}).")
+    lines = [headline, "", "Concepts:"]
     for c in s["concepts"]:
         if c["parents"]:
             continue

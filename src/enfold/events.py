@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from enfold.errors import InputError
@@ -46,7 +46,7 @@ def to_epoch(value: Any) -> float:
     if isinstance(value, (int, float)):
         return float(value)
     if isinstance(value, datetime):
-        dt = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        dt = value if value.tzinfo else value.replace(tzinfo=UTC)
         return dt.timestamp()
     if isinstance(value, str):
         text = value.strip()
@@ -57,7 +57,7 @@ def to_epoch(value: Any) -> float:
 
             return parse_timestamp(text).timestamp()
         if dt.tzinfo is None:
-            dt = dt.replace(tzinfo=timezone.utc)
+            dt = dt.replace(tzinfo=UTC)
         return dt.timestamp()
     raise InputError(f"ts must be a number, a datetime or a string, not {type(value).__name__}")
 

@@ -15,9 +15,10 @@ import hashlib
 import re
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any, Mapping
+from typing import Any
 
 
 class NodeKind(StrEnum):

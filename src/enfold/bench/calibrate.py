@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 
-
 def best_threshold(pos: Sequence[float], neg: Sequence[float], beta: float = 1.0
                    ) -> dict[str, float]:
     """The cut t maximizing F_beta of (score ≥ t) against the labels."""

@@ -38,7 +38,7 @@ from enfold.errors import InputError
 
 __all__ = [
     "LOCOMO_CATEGORIES", "ClaimUtterance", "CollapseItem", "CollapseQuery", "DemoEvent",
-    "DemoGold", "GoldChain", "GoldConcept", "GoldIntent", "GoldParent", "GoldRelation",
+    "DemoGold", "GoldChain", "GoldConcept", "GoldGraph", "GoldIntent", "GoldParent", "GoldRelation",
     "LocomoConversation", "LocomoQA", "LocomoTurn", "Scenario", "ScenarioEvent", "Utterance",
     "load_cogeval", "load_collapse", "load_demo", "load_locomo",
 ]
@@ -215,7 +215,9 @@ class GoldChain(_Record):
     events: tuple[Text, ...] = Field(min_length=2)
 
 
-class _Gold(_Record):
+class GoldGraph(_Record):
+    """The gold concept graph a scenario's events were generated from."""
+
     concepts: tuple[GoldConcept, ...] = Field(min_length=1)
     hierarchy: tuple[GoldParent, ...] = ()
     relations: tuple[GoldRelation, ...] = ()
@@ -239,7 +241,7 @@ class Scenario(_Record):
     description: Text
     start: date
     end: date
-    gold: _Gold
+    gold: GoldGraph
     events: tuple[ScenarioEvent, ...] = Field(min_length=1)
 
     @property
@@ -248,10 +250,16 @@ class Scenario(_Record):
         return tuple(e for e in self.events if e.gold_concept is None)
 
     def event(self, event_id: str) -> ScenarioEvent:
-        return next(e for e in self.events if e.id == event_id)
+        for e in self.events:
+            if e.id == event_id:
+                return e
+        raise KeyError(event_id)
 
     def concept(self, concept_id: str) -> GoldConcept:
-        return next(c for c in self.gold.concepts if c.id == concept_id)
+        for c in self.gold.concepts:
+            if c.id == concept_id:
+                return c
+        raise KeyError(concept_id)
 
 
 def _unique(name: str, items: Iterable[Any], list_name: str, taken: set[str]) -> None:

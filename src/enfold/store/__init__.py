@@ -24,7 +24,7 @@ def open_store(target: str | Path, *, dtype: str = "float32") -> Store:
         return SQLiteStore(":memory:", url="memory:", dtype=dtype)
     if url.startswith(("postgresql://", "postgres://")):
         try:
-            from enfold.store.postgres import PostgresStore  # type: ignore[import-not-found]
+            from enfold.store.postgres import PostgresStore
         except ImportError as exc:
             raise ConfigError(
                 "the PostgreSQL backend needs the extra: pip install 'enfold[postgres]'"
@@ -34,7 +34,7 @@ def open_store(target: str | Path, *, dtype: str = "float32") -> Store:
     if "://" in url and not url.startswith("sqlite://"):
         raise ConfigError(f"unknown store URL {url!r} (use a path, sqlite:///…, memory: "
                           "or postgresql://…)")
-    path = url[len("sqlite:///"):] if url.startswith("sqlite:///") else url
+    path = url.removeprefix("sqlite:///")
     if not path:
         raise ConfigError("empty SQLite path")
     from enfold.store.sqlite import SQLiteStore

@@ -75,7 +75,7 @@ _OBLIGATION_CUE = re.compile(
 _DEADLINE_CUE = re.compile(
     r"\bdeadlines?\b|\b(?:is|are|was)\s+due\b|\bdue\s+(?:on|by|at|today|tomorrow|tonight|next"
     r"|this)\b",
-    re.I,
+    re.IGNORECASE,
 )
 _CLAUSE_END = re.compile(r"[.!?;\n]")
 _CAUSAL = re.compile(
@@ -84,7 +84,7 @@ _CAUSAL = re.compile(
     r"|therefore|thanks\s+to|resulted\s+in|results\s+in|consequently|hence)\b"
     r"|(?:^|[,;.!?]\s*|\band\s+)[Ss]o\s+(?:I|we|he|she|they|it|that|the|my|our|now|i['’]m"
     r"|we['’]re|i['’]ve|I['’]m|I['’]ve|you)\b",
-    re.I,
+    re.IGNORECASE,
 )
 _RESOLUTION = re.compile(
     r"\b(?:submitted|finished|completed|handed\s+in|turned\s+in|wrapped\s+up|sent\s+off"
@@ -95,8 +95,9 @@ _RESOLUTION = re.compile(
     r"|sent)\b"
     r"|\b(?:is|are|was)\s+(?:now\s+|finally\s+|all\s+)?(?:done|finished|submitted|complete"
     r"|completed|sorted)\b",
+    re.IGNORECASE,
 )
-_NEGATED = re.compile(r"(?:n['’]t|\bnot|\bnever|\byet)(?:\s+\w+){0,2}\s*$", re.I)
+_NEGATED = re.compile(r"(?:n['’]t|\bnot|\bnever|\byet)(?:\s+\w+){0,2}\s*$", re.IGNORECASE)
 
 
 def annotate(
@@ -128,18 +129,18 @@ def find_obligations(
     times = list(times)
     if after is not None:
         after = parse_timestamp(after)
-    spans: list[tuple[int, int]] = []
-    for m in _OBLIGATION_CUE.finditer(text):
-        spans.append((m.start(), _clause_end(text, m.end())))
-    for m in _DEADLINE_CUE.finditer(text):
-        spans.append(_sentence(text, m.start()))
-    for t in times:
-        if t.is_deadline:
-            spans.append(_sentence(text, t.start))
+    spans = [(m.start(), _clause_end(text, m.end())) for m in _OBLIGATION_CUE.finditer(text)]
+    # Sentences with a deadline but no explicit cue ("The report is due Friday.") count whole.
+    seeds = [m.start() for m in _DEADLINE_CUE.finditer(text)]
+    seeds += [t.start for t in times if t.is_deadline]
+    for pos in seeds:
+        sentence = _sentence(text, pos)
+        if not any(s < sentence[1] and sentence[0] < e for s, e in spans):
+            spans.append(sentence)
     out: list[Obligation] = []
     for start, end in sorted(spans):
         if out and start < out[-1].end:
-            continue  # one obligation per clause: the first cue wins
+            continue  # one obligation per clause: the first one wins
         inside = [t for t in times if start <= t.start and t.end <= end]
         due = next((t for t in inside if t.is_deadline), None)
         if due is None:

@@ -86,8 +86,8 @@ def validate_plan(plan: UpdatePlan, graph: WorkingGraph, settings: Settings) -> 
     if plan.namespace is not None and plan.namespace != ns:
         return [f"plan is for namespace {plan.namespace!r}, not {ns!r}"]
     if len(plan.operations) > settings.max_ops_per_plan:
-        return [f"plan has {len(plan.operations)} operations; the limit is "
-                f"{settings.max_ops_per_plan}"]
+        return [(f"plan has {len(plan.operations)} operations; the limit is "
+                 f"{settings.max_ops_per_plan}")]
     kinds: dict[str, NodeKind] = {}  # refs and ids created or removed in this plan
     removed: set[str] = set()
     removals = 0

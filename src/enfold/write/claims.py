@@ -31,8 +31,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from enfold.write.people import RELATION_NOUNS, canonical_relation, looks_like_name
-from enfold.write.people import relation_holder, same_person
+from enfold.write.people import (
+    RELATION_NOUNS,
+    canonical_relation,
+    looks_like_name,
+    relation_holder,
+    same_person,
+)
 
 __all__ = ["ClaimCandidate", "extract_claims", "predicate_family", "target_key"]
 
@@ -91,7 +96,7 @@ _NAME = r"(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?\s+)?[A-Z][a-z]+(?:[-'’][A-Z][a-z]+)*(
 _REL = "|".join(sorted((re.escape(r) for r in RELATION_NOUNS), key=len, reverse=True))
 _RELATION = (
     rf"(?:\b[Mm]y|\b[Oo]ur)\s+(?:(?P<best>best)\s+|(?:older|younger|little|big|new|old|former)\s+)?"
-    rf"(?P<rel>{_REL})(?:,?\s+(?P<relname>{_NAME}),?)?"
+    rf"(?P<rel>(?i:{_REL}))(?![\w-])(?:,?\s+(?P<relname>{_NAME}),?)?"
 )
 _ADV = (
     r"(?:(?:really|honestly|truly|personally|also|still|just|strongly|kind\s+of|kinda|sort\s+of"
@@ -108,7 +113,7 @@ _COP = (
 )
 _CUE = re.compile(
     rf"(?:(?P<first>\b[Ii]|\b[Ww]e)(?=[\s'’])|(?P<relphrase>{_RELATION})"
-    rf"|(?P<name>\b{_NAME})(?:,\s+(?:my|our)\s+(?:{_REL}),)?)"
+    rf"|(?P<name>\b{_NAME})(?:,\s+(?:my|our)\s+(?i:{_REL}),)?)"
     rf"(?:{_COP}|(?P<contr>['’](?:ve|d|ll))?\s+(?P<adv>{_ADV})(?P<verb>{_VERB})\b"
     rf"(?P<obj>\s+(?:me|us|him|her|them)\b)?"
     rf"|(?P<told>\s+(?:{_ADV})(?:told|tells)\s+(?:me|us|him|her|them)\b))"
@@ -117,7 +122,7 @@ _ACCORDING = re.compile(
     rf"\b(?:[Aa]ccording\s+to\s+(?:(?P<relphrase>{_RELATION})|(?P<name>{_NAME}))"
     rf"|[Ii]n\s+(?P<oname>{_NAME})['’]s\s+(?:opinion|view)),\s*"
 )
-_RELATIVE_BEFORE = re.compile(r"\b(?:what|how|which|that|when|where|why|whatever)\s+$", re.I)
+_RELATIVE_BEFORE = re.compile(r"\b(?:what|how|which|that|when|where|why|whatever)\s+$", re.IGNORECASE)
 _CANNOT = re.compile(r"\bcan['’]t\b|\bcannot\b|\bcouldn['’]t\b")
 _NEGATION_ADV = re.compile(r"n['’]t\b|\bnot\b|\bnever\b|\bcannot\b")
 _CONTENT_END = re.compile(r"[.!?;\n\"”]|,\s+(?:but|and|so|though)\b|\s[-–—]\s|$")
@@ -131,46 +136,35 @@ _TRAILING_CUE = re.compile(r"\s*[.!?]")
 
 _WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
 _AUX = frozenset(
-    """is are was were be been am has have had will would can could should might may must shall
-    do does did isn't aren't wasn't weren't won't can't couldn't shouldn't doesn't don't didn't
-    hasn't haven't hadn't wouldn't seems seemed looks looked sounds sounded feels felt needs
-    needed went got made makes works work sucks helps matters means costs takes goes rocks""".split()
+    ["is", "are", "was", "were", "be", "been", "am", "has", "have", "had", "will", "would", "can", "could", "should", "might", "may", "must", "shall", "do", "does", "did", "isn't", "aren't", "wasn't", "weren't", "won't", "can't", "couldn't", "shouldn't", "doesn't", "don't", "didn't", "hasn't", "haven't", "hadn't", "wouldn't", "seems", "seemed", "looks", "looked", "sounds", "sounded", "feels", "felt", "needs", "needed", "went", "got", "made", "makes", "works", "work", "sucks", "helps", "matters", "means", "costs", "takes", "goes", "rocks"]
 )
-_PRONOUN_SUBJECTS = frozenset("i we you they he she one people everyone".split())
+_PRONOUN_SUBJECTS = frozenset(["i", "we", "you", "they", "he", "she", "one", "people", "everyone"])
 _CONTRACTED_SUBJECT = re.compile(
     r"^(it|that|this|there|he|she|what|who|everything|nothing|something|i|we|you|they)"
     r"['’](s|re|ll|d|ve|m)$",
-    re.I,
+    re.IGNORECASE,
 )
 _PHRASE_STOP = frozenset(
-    """with to for at in on about from by over than because but and or so when since while if
-    as which who that until after before into during like""".split()
+    ["with", "to", "for", "at", "in", "on", "about", "from", "by", "over", "than", "because", "but", "and", "or", "so", "when", "since", "while", "if", "as", "which", "who", "that", "until", "after", "before", "into", "during", "like"]
 )
 # Content opening with these is not an assertion: "I think so", "I'm not sure what to do".
 _NOT_ASSERTIONS = frozenset(
-    "so not in what how why where when who which whether if and or but".split()
+    ["so", "not", "in", "what", "how", "why", "where", "when", "who", "which", "whether", "if", "and", "or", "but"]
 )
 _SUBJECT_ADVERBS = frozenset(
-    "just really still also always never actually totally even finally definitely probably"
-    " truly".split()
+    ["just", "really", "still", "also", "always", "never", "actually", "totally", "even", "finally", "definitely", "probably", "truly"]
 )
-_BARE_PRONOUNS = frozenset("it that this them him her you those these everything".split())
+_BARE_PRONOUNS = frozenset(["it", "that", "this", "them", "him", "her", "you", "those", "these", "everything"])
 _DETERMINERS = frozenset(
-    """the a an this that these those my our your his her their its some any every each no
-    such""".split()
+    ["the", "a", "an", "this", "that", "these", "those", "my", "our", "your", "his", "her", "their", "its", "some", "any", "every", "each", "no", "such"]
 )
 _POSITIVE = frozenset(
-    """love loved like liked great good fine awesome amazing excellent wonderful right smart
-    happy fantastic best better success successful helpful nice cool perfect brilliant beautiful
-    fun exciting enjoy enjoyed worth glad proud correct wise solid impressive win works
-    improved fair fantastic incredible terrific""".split()
+    ["love", "loved", "like", "liked", "great", "good", "fine", "awesome", "amazing", "excellent", "wonderful", "right", "smart", "happy", "fantastic", "best", "better", "success", "successful", "helpful", "nice", "cool", "perfect", "brilliant", "beautiful", "fun", "exciting", "enjoy", "enjoyed", "worth", "glad", "proud", "correct", "wise", "solid", "impressive", "win", "works", "improved", "fair", "fantastic", "incredible", "terrific"]
 )
 _NEGATIVE = frozenset(
-    """hate hated bad mistake terrible awful wrong horrible worst worse fail failed failure
-    disaster poor stupid sad broken waste unfair problem problems boring annoying dislike
-    slipped overpriced useless ugly risky dangerous mess sucks crap disappointing late""".split()
+    ["hate", "hated", "bad", "mistake", "terrible", "awful", "wrong", "horrible", "worst", "worse", "fail", "failed", "failure", "disaster", "poor", "stupid", "sad", "broken", "waste", "unfair", "problem", "problems", "boring", "annoying", "dislike", "slipped", "overpriced", "useless", "ugly", "risky", "dangerous", "mess", "sucks", "crap", "disappointing", "late"]
 )
-_NEGATORS = frozenset("not no never hardly neither nor without".split())
+_NEGATORS = frozenset(["not", "no", "never", "hardly", "neither", "nor", "without"])
 
 
 def extract_claims(text: str, speaker: str | None) -> list[ClaimCandidate]:
@@ -395,7 +389,7 @@ def target_key(target: str) -> str:
     words ending in -ss, -us, -is are kept).
     """
     words = [w.lower().replace("’", "'") for w in _WORD.findall(target)]
-    words = [w[:-2] if w.endswith("'s") else w for w in words]
+    words = [w.removesuffix("'s") for w in words]
     while len(words) > 1 and words[0] in _DETERMINERS:
         words = words[1:]
     return " ".join(_singular(w) for w in words)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -139,7 +140,7 @@ class ContextAssembler:
             for kind in (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM):
                 members = g.by_kind[kind]
                 hits = g.node_vectors.search(vec, s.context_nearest,
-                                             accept=lambda i, m=members: i in m)
+                                             accept=members.__contains__)
                 ctx.nearest[kind] = hits
                 pool.update(dict.fromkeys(h for h, _ in hits))
         pool.pop(event.id, None)
@@ -160,8 +161,8 @@ class ContextAssembler:
         left = list(window)
         u_span = max(1e-9, s.urgency_max - 1.0)
 
-        def take(count: int, key: object) -> list[Scored]:
-            ranked = sorted(left, key=key)  # type: ignore[arg-type]
+        def take(count: int, key: Callable[[Scored], float]) -> list[Scored]:
+            ranked = sorted(left, key=key)
             chosen = ranked[:count]
             for c in chosen:
                 left.remove(c)

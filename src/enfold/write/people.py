@@ -65,51 +65,11 @@ _TITLES = {"dr": "Dr.", "mr": "Mr.", "mrs": "Mrs.", "ms": "Ms.", "mx": "Mx.", "p
            "professor": "Prof."}
 
 _STOP = frozenset(
-    """
-    i i'm me my mine we us our you your he him his she her it its they them their this that these
-    those there here the a an and or but so if then than when where what who whom whose which why
-    how yes yeah yep yup no nope not ok okay oh ah aw aww awww hmm hm um uh wow whoa yay hey hi
-    hello hiya bye goodbye thanks thank congrats congratulations cool nice great awesome sure well
-    good bad happy sad sorry please dear love lol haha hahaha omg btw fyi anyway also just really
-    totally definitely absolutely exactly right true maybe perhaps same glad hope let let's lets
-    what's that's it's there's here's how's who's can could would should will shall must may
-    might do does did is are was were be been being have has had get got go going gonna wanna
-    morning afternoon evening night today tomorrow yesterday tonight day week month year weekend
-    monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thurs fri sat sun
-    january february march april june july august september october november december
-    jan feb mar apr jun jul aug sep sept oct nov dec
-    christmas easter thanksgiving halloween hanukkah diwali ramadan eid passover xmas valentine
-    valentine's new year year's birthday holiday holidays spring summer autumn fall winter
-    god lord jesus christ allah buddha heaven mother's father's
-    mom mum dad mommy daddy mama papa grandma grandpa granny nana auntie aunt uncle sis bro
-    english spanish french german italian chinese japanese korean indian american british irish
-    scottish european african asian mexican canadian australian russian dutch swedish polish
-    greek turkish arabic hindi portuguese brazilian latin midwestern western eastern northern
-    southern
-    america usa uk europe asia africa australia canada mexico japan china india italy france spain
-    germany sweden norway denmark finland ireland scotland england britain wales russia brazil
-    argentina greece turkey egypt israel korea thailand vietnam peru chile portugal netherlands
-    switzerland austria poland iceland hawaii alaska california texas florida oregon washington
-    michigan minnesota ohio colorado arizona nevada utah georgia virginia carolina york jersey
-    london paris rome berlin madrid tokyo seattle chicago boston miami denver austin vegas
-    atlanta dallas houston portland tampa galway dublin edinburgh amsterdam barcelona
-    midwest northwest northeast southwest southeast coast north south east west central pacific
-    atlantic internet google apple amazon facebook instagram twitter youtube netflix spotify
-    tiktok zoom slack uber microsoft tesla nike adidas iphone android xbox playstation nintendo
-    reddit linkedin whatsapp discord twitch disney marvel pokemon lego starbucks walmart
-    covid ai tv dm pm am ceo cto vp hr phd lgbtq see pride
-    """.split()
+    ["i", "i'm", "me", "my", "mine", "we", "us", "our", "you", "your", "he", "him", "his", "she", "her", "it", "its", "they", "them", "their", "this", "that", "these", "those", "there", "here", "the", "a", "an", "and", "or", "but", "so", "if", "then", "than", "when", "where", "what", "who", "whom", "whose", "which", "why", "how", "yes", "yeah", "yep", "yup", "no", "nope", "not", "ok", "okay", "oh", "ah", "aw", "aww", "awww", "hmm", "hm", "um", "uh", "wow", "whoa", "yay", "hey", "hi", "hello", "hiya", "bye", "goodbye", "thanks", "thank", "congrats", "congratulations", "cool", "nice", "great", "awesome", "sure", "well", "good", "bad", "happy", "sad", "sorry", "please", "dear", "love", "lol", "haha", "hahaha", "omg", "btw", "fyi", "anyway", "also", "just", "really", "totally", "definitely", "absolutely", "exactly", "right", "true", "maybe", "perhaps", "same", "glad", "hope", "let", "let's", "lets", "what's", "that's", "it's", "there's", "here's", "how's", "who's", "can", "could", "would", "should", "will", "shall", "must", "may", "might", "do", "does", "did", "is", "are", "was", "were", "be", "been", "being", "have", "has", "had", "get", "got", "go", "going", "gonna", "wanna", "morning", "afternoon", "evening", "night", "today", "tomorrow", "yesterday", "tonight", "day", "week", "month", "year", "weekend", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "mon", "tue", "tues", "wed", "thu", "thurs", "fri", "sat", "sun", "january", "february", "march", "april", "june", "july", "august", "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "christmas", "easter", "thanksgiving", "halloween", "hanukkah", "diwali", "ramadan", "eid", "passover", "xmas", "valentine", "valentine's", "new", "year", "year's", "birthday", "holiday", "holidays", "spring", "summer", "autumn", "fall", "winter", "god", "lord", "jesus", "christ", "allah", "buddha", "heaven", "mother's", "father's", "mom", "mum", "dad", "mommy", "daddy", "mama", "papa", "grandma", "grandpa", "granny", "nana", "auntie", "aunt", "uncle", "sis", "bro", "english", "spanish", "french", "german", "italian", "chinese", "japanese", "korean", "indian", "american", "british", "irish", "scottish", "european", "african", "asian", "mexican", "canadian", "australian", "russian", "dutch", "swedish", "polish", "greek", "turkish", "arabic", "hindi", "portuguese", "brazilian", "latin", "midwestern", "western", "eastern", "northern", "southern", "america", "usa", "uk", "europe", "asia", "africa", "australia", "canada", "mexico", "japan", "china", "india", "italy", "france", "spain", "germany", "sweden", "norway", "denmark", "finland", "ireland", "scotland", "england", "britain", "wales", "russia", "brazil", "argentina", "greece", "turkey", "egypt", "israel", "korea", "thailand", "vietnam", "peru", "chile", "portugal", "netherlands", "switzerland", "austria", "poland", "iceland", "hawaii", "alaska", "california", "texas", "florida", "oregon", "washington", "michigan", "minnesota", "ohio", "colorado", "arizona", "nevada", "utah", "georgia", "virginia", "carolina", "york", "jersey", "london", "paris", "rome", "berlin", "madrid", "tokyo", "seattle", "chicago", "boston", "miami", "denver", "austin", "vegas", "atlanta", "dallas", "houston", "portland", "tampa", "galway", "dublin", "edinburgh", "amsterdam", "barcelona", "midwest", "northwest", "northeast", "southwest", "southeast", "coast", "north", "south", "east", "west", "central", "pacific", "atlantic", "internet", "google", "apple", "amazon", "facebook", "instagram", "twitter", "youtube", "netflix", "spotify", "tiktok", "zoom", "slack", "uber", "microsoft", "tesla", "nike", "adidas", "iphone", "android", "xbox", "playstation", "nintendo", "reddit", "linkedin", "whatsapp", "discord", "twitch", "disney", "marvel", "pokemon", "lego", "starbucks", "walmart", "covid", "ai", "tv", "dm", "pm", "am", "ceo", "cto", "vp", "hr", "phd", "lgbtq", "see", "pride"]
 )
 # Words that make a capitalized run a place, organisation or event rather than a person.
 _PLACE_WORDS = frozenset(
-    """
-    city county state street st avenue ave road rd park lake river mountain mountains canyon
-    falls beach island islands bay valley hill hills tower bridge studios studio university
-    college school academy institute center centre hospital museum library festival club
-    church cafe restaurant hotel airport station mall market company inc corp ltd team league
-    cup finals championship conference summit stadium arena theater theatre gallery forest
-    national ocean sea desert
-    """.split()
+    ["city", "county", "state", "street", "st", "avenue", "ave", "road", "rd", "park", "lake", "river", "mountain", "mountains", "canyon", "falls", "beach", "island", "islands", "bay", "valley", "hill", "hills", "tower", "bridge", "studios", "studio", "university", "college", "school", "academy", "institute", "center", "centre", "hospital", "museum", "library", "festival", "club", "church", "cafe", "restaurant", "hotel", "airport", "station", "mall", "market", "company", "inc", "corp", "ltd", "team", "league", "cup", "finals", "championship", "conference", "summit", "stadium", "arena", "theater", "theatre", "gallery", "forest", "national", "ocean", "sea", "desert"]
 )
 
 _TOKEN = r"(?:[OD]['’])?[A-ZÀ-Ý][a-zß-ÿ]+(?:[A-Z][a-z]+)?(?:[-'’][A-Z][a-zß-ÿ]+)*"
@@ -161,7 +121,7 @@ _RELATION_RE = re.compile(
     rf"\b(?:my|our)\s+(?:(?P<best>best)\s+|(?:older|younger|little|big|baby|oldest|youngest"
     rf"|late|new|old|dear|former|current)\s+)?(?P<rel>{_REL_WORDS})(?![\w-])"
     rf"(?:,?[ \t]+(?-i:(?P<name>{_TOKEN}(?:[ \t]+{_TOKEN})?)))?",
-    re.I,
+    re.IGNORECASE,
 )
 _APPOSITION = re.compile(
     rf"(?P<name>{_TOKEN}(?:[ \t]+{_TOKEN})?),\s+(?:my|our)\s+(?:(?P<best>best)\s+)?"

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,10 +32,10 @@ from enfold.model import EdgeType, Node, NodeKind
 from enfold.plan import AddEdge, AddNode, Operation, UpdateNode, UpdatePlan
 from enfold.settings import Settings
 from enfold.write.annotate import Annotation, annotate
+from enfold.write.apply import label_similarity
 from enfold.write.calibration import thresholds_for
 from enfold.write.claims import target_key
 from enfold.write.context import ContextAssembler
-from enfold.write.apply import label_similarity
 from enfold.write.keyphrases import TermStats, key_phrases, make_label
 from enfold.write.people import same_person
 
@@ -106,7 +106,7 @@ class LocalPlanner:
         vec = graph.event_vectors.get(event.id)
         ann = annotate(
             event.text,
-            ts=datetime.fromtimestamp(event.ts, tz=timezone.utc),
+            ts=datetime.fromtimestamp(event.ts, tz=UTC),
             speaker=event.attrs.get("source"),
             known_people=[graph.nodes[p].text for p in graph.of_kind(NodeKind.PERSON)],
         )
