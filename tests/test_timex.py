@@ -185,6 +185,8 @@ def test_clock_times_without_a_day() -> None:
         "the sunny Saturdays of my youth",
         "a few days ago",
         "The score was 10 to 2",
+        "we were down 10 in the 4th and I hit the buzzer-beater",
+        "trailing big time in the 4th quarter",
     ],
 )
 def test_no_false_positives(text: str) -> None:

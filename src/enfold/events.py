@@ -51,7 +51,7 @@ def to_epoch(value: Any) -> float:
     if isinstance(value, str):
         text = value.strip()
         try:
-            dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            dt = datetime.fromisoformat(text)
         except ValueError:
             from enfold.write.timex import parse_timestamp
 

@@ -16,7 +16,7 @@ import json
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Self
 
 import numpy as np
 
@@ -109,7 +109,7 @@ class Memory:
     def close(self) -> None:
         self.store.close()
 
-    def __enter__(self) -> Memory:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

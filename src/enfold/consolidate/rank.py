@@ -102,6 +102,10 @@ class IncrementalPageRank:
 
     def refresh(self) -> None:
         """Power iteration warm-started from the previous scores."""
+        if len(self._index) < len(self.graph.nodes):
+            for node_id in self.graph.nodes:  # isolated nodes rank too (teleport mass)
+                if node_id not in self._index:
+                    self._node(node_id)
         n = len(self._names)
         self.dirty = 0
         if n == 0:

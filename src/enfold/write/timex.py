@@ -189,11 +189,13 @@ _NUM = (
     r"|eight|nine|ten|eleven|twelve)"
 )
 _UNIT = r"(?:day|week|month|year)"
-# Nouns that make "the 5th" an ordinal of something other than a day of the month.
+# Nouns that make "the 5th" an ordinal of something other than a day of the month; "in the
+# 4th" (a quarter, an inning) is excluded by a lookbehind in the grammar.
 _ORDINAL_NOUNS = (
     r"(?:century|centuries|time|times|birthday|anniversary|floor|place|grade|street|st|avenue"
     r"|row|round|edition|year|person|game|inning|minute|lap|level|chapter|amendment|percentile"
     r"|generation|try|attempt|day|week|month|one|book|album|season|episode|child|kid|son"
+    r"|quarter|period|half|set|hole|inning|stage|leg|race|spot|seed|pick"
     r"|daughter|wedding|date)\b"
 )
 
@@ -238,7 +240,7 @@ _YEAR = (
     r"(?P<year>\b(?P<yr_mod>in|since|during|until|by|from|back\s+in|early|late)\s+"
     r"(?P<yr>(?:19|20)\d\d)\b(?![-/:]\d))"
 )
-_ORDINAL = rf"(?P<ordinal>\bthe\s+(?P<od>\d{{1,2}})(?:st|nd|rd|th)\b(?!\s+{_ORDINAL_NOUNS}))"
+_ORDINAL = rf"(?P<ordinal>(?<!\bin\s)\bthe\s+(?P<od>\d{{1,2}})(?:st|nd|rd|th)\b(?!\s+{_ORDINAL_NOUNS}))"
 _CLOCK = (
     r"(?P<clock>\b(?:at\s+)?(?:(?P<ck_h>\d{1,2})(?::(?P<ck_m>[0-5]\d))?\s*"
     r"(?P<ck_ap>[ap])\.?m\b\.?|(?<=at\s)(?P<ck_h24>[01]?\d|2[0-3]):(?P<ck_m24>[0-5]\d)\b"
