@@ -68,6 +68,8 @@ def test_plain_text_has_nothing() -> None:
         ("The report is due tomorrow.", "The report is due tomorrow", "2023-05-09"),
         ("Send the invoices by Friday.", "Send the invoices by Friday", "2023-05-12"),
         ("I must call the bank.", "I must call the bank", None),
+        ("Please remind me to book the hotel.", "remind me to book the hotel", None),
+        ("Can you remind me to book the hotel?", "remind me to book the hotel", None),
     ],
 )
 def test_obligations(text: str, obligation: str, due: str | None) -> None:
@@ -87,6 +89,10 @@ def test_obligations(text: str, obligation: str, due: str | None) -> None:
         "I must have left it at home.",
         "Do you need to borrow it?  No thanks.",
         "The train was late due to snow.",
+        "I gotta say, I really like your recipe.",
+        "I got to teach people vegan recipes on my own show.",
+        "These moments remind me to slow down.",
+        "It's what we still have to do.",
     ],
 )
 def test_not_obligations(text: str) -> None:
@@ -141,6 +147,7 @@ def test_causal_cues(text: str, causal: bool) -> None:
         ("Did you finish the book?", False),
         ("I need to submit the report.", False),
         ("I love painting.", False),
+        ("Let me know what you think when you're finished!", False),
     ],
 )
 def test_resolution_cues(text: str, resolution: bool) -> None:

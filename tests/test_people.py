@@ -87,7 +87,10 @@ def test_sentence_initial_names_need_evidence() -> None:
 def test_relations_without_a_name_get_a_per_speaker_handle() -> None:
     people = extract_people("my co-founder believes we should pivot", "Maya")
     assert people[1] == PersonMention("Maya's co-founder", 0, 13, "mentioned", "co-founder")
-    assert mentioned("I called my mother and my best friend.") == ["Maya's mom", "Maya's best friend"]
+    assert mentioned("I called my mother and my best friend.") == [
+        "Maya's mom",
+        "Maya's best friend",
+    ]
     assert mentioned("Our CTO quit.") == ["Maya's cto"]
     assert mentioned("my mom said hi", speaker=None) == ["speaker's mom"]
 

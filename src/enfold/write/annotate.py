@@ -10,14 +10,17 @@ adds three cue detectors of its own:
   with "deadline", "is due" or a deadline-flagged time ("submit it by Friday"). The obligation
   text runs from the cue to the end of its clause (for deadline sentences: the sentence);
   ``due`` is the deadline-flagged time in that span, else the first time in it that ends after
-  the event. Negated cues ("I don't need to", "I had to") are not obligations.
+  the event. Not obligations: negated or past cues ("I don't need to", "I had to"),
+  discourse markers ("I gotta say", "I have to admit"), relative clauses ("what we still
+  have to do"), and "remind me to" unless it is a request (sentence-initial, or after
+  "please" / "can you"): "these moments remind me to slow down" is not one.
 * **Causal** cues that tie this event to an earlier one: "because", "so" as a conjunction
   (", so I ...", "So we ..."), "as a result", "due to", "led to", "caused", "that's why",
   "which is why", "therefore", "thanks to", "resulted in", "consequently".
 * **Resolution** cues that close an open intent: "I submitted", "(I) finished",
   "done with", "sent (it) off", "handed in", "wrapped up", "completed", "I booked/paid/fixed
-  ...", "... is done". Negated ("I haven't finished") and questioned ("Did you finish?") forms
-  do not count.
+  ...", "... is done". Negated ("I haven't finished"), conditional ("when you're finished")
+  and questioned ("Did you finish?") forms do not count.
 """
 
 from __future__ import annotations
@@ -66,12 +69,18 @@ class Annotation:
 
 _SUBJ = r"(?:\b[Ii]|\b[Ww]e)"
 _FILLER = r"(?:\s+(?:really|still|just|also|definitely|seriously|absolutely|totally|will|do|so))*"
+# "I gotta say", "I have to admit": discourse markers, not duties.
+_NOT_A_DUTY = r"(?!\s+(?:say|tell|admit|agree|ask|thank|hand\s+it|give\s+it|love|wonder)\b)"
 _OBLIGATION_CUE = re.compile(
-    rf"{_SUBJ}(?:{_FILLER}\s+(?:need|have|got)\s+to\b|['’]ll{_FILLER}\s+(?:need|have)\s+to\b"
+    rf"{_SUBJ}(?:{_FILLER}\s+(?:need|have)\s+to\b|['’]ll{_FILLER}\s+(?:need|have)\s+to\b"
     rf"|['’]ve\s+got\s+to\b|{_FILLER}\s+gotta\b|{_FILLER}\s+must\b(?!\s+(?:be|have)\b)"
-    rf"|(?:['’]m|['’]re|\s+am|\s+are){_FILLER}\s+supposed\s+to\b)"
-    r"|\b[Rr]emind\s+(?:me|us)\s+to\b|\b(?:[Dd]on['’]t|[Dd]o\s+not)\s+(?:let\s+me\s+)?forget\s+to\b"
+    rf"|(?:['’]m|['’]re|\s+am|\s+are){_FILLER}\s+supposed\s+to\b){_NOT_A_DUTY}"
+    # A request: "Remind me to ..." opening a sentence, or after "please" / "can you".
+    r"|(?:(?<![\w,] )|(?<=[Pp]lease )|(?<=you ))\b[Rr]emind\s+(?:me|us)\s+to\b"
+    r"|\b(?:[Dd]on['’]t|[Dd]o\s+not)\s+(?:let\s+me\s+)?forget\s+to\b"
 )
+# "what we still have to do": a relative clause describes, it does not commit.
+_RELATIVE_BEFORE = re.compile(r"\b(?:what|which)\s+$", re.IGNORECASE)
 _DEADLINE_CUE = re.compile(
     r"\bdeadlines?\b|\b(?:is|are|was)\s+due\b|\bdue\s+(?:on|by|at|today|tomorrow|tonight|next"
     r"|this)\b",
@@ -97,7 +106,11 @@ _RESOLUTION = re.compile(
     r"|completed|sorted)\b",
     re.IGNORECASE,
 )
-_NEGATED = re.compile(r"(?:n['’]t|\bnot|\bnever|\byet)(?:\s+\w+){0,2}\s*$", re.IGNORECASE)
+# Negated or conditional completion: "haven't finished", "when you're finished".
+_NEGATED = re.compile(
+    r"(?:n['’]t|\bnot|\bnever|\byet|\bwhen|\bonce|\bif|\buntil|\bafter)(?:\s+[\w'’]+){0,2}\s*$",
+    re.IGNORECASE,
+)
 
 
 def annotate(
@@ -129,7 +142,11 @@ def find_obligations(
     times = list(times)
     if after is not None:
         after = parse_timestamp(after)
-    spans = [(m.start(), _clause_end(text, m.end())) for m in _OBLIGATION_CUE.finditer(text)]
+    spans = [
+        (m.start(), _clause_end(text, m.end()))
+        for m in _OBLIGATION_CUE.finditer(text)
+        if not _RELATIVE_BEFORE.search(text, max(0, m.start() - 12), m.start())
+    ]
     # Sentences with a deadline but no explicit cue ("The report is due Friday.") count whole.
     seeds = [m.start() for m in _DEADLINE_CUE.finditer(text)]
     seeds += [t.start for t in times if t.is_deadline]

@@ -42,6 +42,12 @@ from enfold.write.people import (
 __all__ = ["ClaimCandidate", "extract_claims", "predicate_family", "target_key"]
 
 
+def _words(block: str) -> frozenset[str]:
+    """A word list written as a whitespace-separated block (easier to read and edit)."""
+    return frozenset(block.split())
+
+
+
 @dataclass(frozen=True)
 class ClaimCandidate:
     """A subjective statement attributed to a holder, found in one event's text.
@@ -122,7 +128,9 @@ _ACCORDING = re.compile(
     rf"\b(?:[Aa]ccording\s+to\s+(?:(?P<relphrase>{_RELATION})|(?P<name>{_NAME}))"
     rf"|[Ii]n\s+(?P<oname>{_NAME})['’]s\s+(?:opinion|view)),\s*"
 )
-_RELATIVE_BEFORE = re.compile(r"\b(?:what|how|which|that|when|where|why|whatever)\s+$", re.IGNORECASE)
+_RELATIVE_BEFORE = re.compile(
+    r"\b(?:what|how|which|that|when|where|why|whatever)\s+$", re.IGNORECASE
+)
 _CANNOT = re.compile(r"\bcan['’]t\b|\bcannot\b|\bcouldn['’]t\b")
 _NEGATION_ADV = re.compile(r"n['’]t\b|\bnot\b|\bnever\b|\bcannot\b")
 _CONTENT_END = re.compile(r"[.!?;\n\"”]|,\s+(?:but|and|so|though)\b|\s[-–—]\s|$")
@@ -135,36 +143,71 @@ _VOCATIVE_TAIL = re.compile(r",\s*[A-Z][a-z]+\s*$")
 _TRAILING_CUE = re.compile(r"\s*[.!?]")
 
 _WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
-_AUX = frozenset(
-    ["is", "are", "was", "were", "be", "been", "am", "has", "have", "had", "will", "would", "can", "could", "should", "might", "may", "must", "shall", "do", "does", "did", "isn't", "aren't", "wasn't", "weren't", "won't", "can't", "couldn't", "shouldn't", "doesn't", "don't", "didn't", "hasn't", "haven't", "hadn't", "wouldn't", "seems", "seemed", "looks", "looked", "sounds", "sounded", "feels", "felt", "needs", "needed", "went", "got", "made", "makes", "works", "work", "sucks", "helps", "matters", "means", "costs", "takes", "goes", "rocks"]
+_AUX = _words(
+    """
+    is are was were be been am has have had will would can could should might may must shall do
+    does did isn't aren't wasn't weren't won't can't couldn't shouldn't doesn't don't didn't
+    hasn't haven't hadn't wouldn't seems seemed looks looked sounds sounded feels felt needs
+    needed went got made makes works work sucks helps matters means costs takes goes rocks
+    """
 )
-_PRONOUN_SUBJECTS = frozenset(["i", "we", "you", "they", "he", "she", "one", "people", "everyone"])
+_PRONOUN_SUBJECTS = _words(
+    """
+    i we you they he she one people everyone
+    """
+)
 _CONTRACTED_SUBJECT = re.compile(
     r"^(it|that|this|there|he|she|what|who|everything|nothing|something|i|we|you|they)"
     r"['’](s|re|ll|d|ve|m)$",
     re.IGNORECASE,
 )
-_PHRASE_STOP = frozenset(
-    ["with", "to", "for", "at", "in", "on", "about", "from", "by", "over", "than", "because", "but", "and", "or", "so", "when", "since", "while", "if", "as", "which", "who", "that", "until", "after", "before", "into", "during", "like"]
+_PHRASE_STOP = _words(
+    """
+    with to for at in on about from by over than because but and or so when since while if as
+    which who that until after before into during like
+    """
 )
 # Content opening with these is not an assertion: "I think so", "I'm not sure what to do".
-_NOT_ASSERTIONS = frozenset(
-    ["so", "not", "in", "what", "how", "why", "where", "when", "who", "which", "whether", "if", "and", "or", "but"]
+_NOT_ASSERTIONS = _words(
+    """
+    so not in what how why where when who which whether if and or but
+    """
 )
-_SUBJECT_ADVERBS = frozenset(
-    ["just", "really", "still", "also", "always", "never", "actually", "totally", "even", "finally", "definitely", "probably", "truly"]
+_SUBJECT_ADVERBS = _words(
+    """
+    just really still also always never actually totally even finally definitely probably truly
+    """
 )
-_BARE_PRONOUNS = frozenset(["it", "that", "this", "them", "him", "her", "you", "those", "these", "everything"])
-_DETERMINERS = frozenset(
-    ["the", "a", "an", "this", "that", "these", "those", "my", "our", "your", "his", "her", "their", "its", "some", "any", "every", "each", "no", "such"]
+_BARE_PRONOUNS = _words(
+    """
+    it that this them him her you those these everything
+    """
 )
-_POSITIVE = frozenset(
-    ["love", "loved", "like", "liked", "great", "good", "fine", "awesome", "amazing", "excellent", "wonderful", "right", "smart", "happy", "fantastic", "best", "better", "success", "successful", "helpful", "nice", "cool", "perfect", "brilliant", "beautiful", "fun", "exciting", "enjoy", "enjoyed", "worth", "glad", "proud", "correct", "wise", "solid", "impressive", "win", "works", "improved", "fair", "fantastic", "incredible", "terrific"]
+_DETERMINERS = _words(
+    """
+    the a an this that these those my our your his her their its some any every each no such
+    """
 )
-_NEGATIVE = frozenset(
-    ["hate", "hated", "bad", "mistake", "terrible", "awful", "wrong", "horrible", "worst", "worse", "fail", "failed", "failure", "disaster", "poor", "stupid", "sad", "broken", "waste", "unfair", "problem", "problems", "boring", "annoying", "dislike", "slipped", "overpriced", "useless", "ugly", "risky", "dangerous", "mess", "sucks", "crap", "disappointing", "late"]
+_POSITIVE = _words(
+    """
+    love loved like liked great good fine awesome amazing excellent wonderful right smart happy
+    fantastic best better success successful helpful nice cool perfect brilliant beautiful fun
+    exciting enjoy enjoyed worth glad proud correct wise solid impressive win works improved
+    fair fantastic incredible terrific
+    """
 )
-_NEGATORS = frozenset(["not", "no", "never", "hardly", "neither", "nor", "without"])
+_NEGATIVE = _words(
+    """
+    hate hated bad mistake terrible awful wrong horrible worst worse fail failed failure
+    disaster poor stupid sad broken waste unfair problem problems boring annoying dislike
+    slipped overpriced useless ugly risky dangerous mess sucks crap disappointing late
+    """
+)
+_NEGATORS = _words(
+    """
+    not no never hardly neither nor without
+    """
+)
 
 
 def extract_claims(text: str, speaker: str | None) -> list[ClaimCandidate]:
@@ -367,7 +410,8 @@ def _stance(pred: str, kind: str, negated: bool, words: list[str]) -> str:
         lowered = [w.lower().replace("’", "'") for w in words]
         for i, w in enumerate(lowered):
             polarity = (w in _POSITIVE) - (w in _NEGATIVE)
-            if polarity and any(x in _NEGATORS or x.endswith("n't") for x in lowered[max(0, i - 3) : i]):
+            window = lowered[max(0, i - 3) : i]
+            if polarity and any(x in _NEGATORS or x.endswith("n't") for x in window):
                 polarity = -polarity
             score += polarity
         if pred == "doubt":

@@ -44,6 +44,12 @@ __all__ = [
 ]
 
 
+def _words(block: str) -> frozenset[str]:
+    """A word list written as a whitespace-separated block (easier to read and edit)."""
+    return frozenset(block.split())
+
+
+
 @dataclass(frozen=True)
 class PersonMention:
     """A person an event involves.
@@ -64,12 +70,51 @@ class PersonMention:
 _TITLES = {"dr": "Dr.", "mr": "Mr.", "mrs": "Mrs.", "ms": "Ms.", "mx": "Mx.", "prof": "Prof.",
            "professor": "Prof."}
 
-_STOP = frozenset(
-    ["i", "i'm", "me", "my", "mine", "we", "us", "our", "you", "your", "he", "him", "his", "she", "her", "it", "its", "they", "them", "their", "this", "that", "these", "those", "there", "here", "the", "a", "an", "and", "or", "but", "so", "if", "then", "than", "when", "where", "what", "who", "whom", "whose", "which", "why", "how", "yes", "yeah", "yep", "yup", "no", "nope", "not", "ok", "okay", "oh", "ah", "aw", "aww", "awww", "hmm", "hm", "um", "uh", "wow", "whoa", "yay", "hey", "hi", "hello", "hiya", "bye", "goodbye", "thanks", "thank", "congrats", "congratulations", "cool", "nice", "great", "awesome", "sure", "well", "good", "bad", "happy", "sad", "sorry", "please", "dear", "love", "lol", "haha", "hahaha", "omg", "btw", "fyi", "anyway", "also", "just", "really", "totally", "definitely", "absolutely", "exactly", "right", "true", "maybe", "perhaps", "same", "glad", "hope", "let", "let's", "lets", "what's", "that's", "it's", "there's", "here's", "how's", "who's", "can", "could", "would", "should", "will", "shall", "must", "may", "might", "do", "does", "did", "is", "are", "was", "were", "be", "been", "being", "have", "has", "had", "get", "got", "go", "going", "gonna", "wanna", "morning", "afternoon", "evening", "night", "today", "tomorrow", "yesterday", "tonight", "day", "week", "month", "year", "weekend", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "mon", "tue", "tues", "wed", "thu", "thurs", "fri", "sat", "sun", "january", "february", "march", "april", "june", "july", "august", "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "christmas", "easter", "thanksgiving", "halloween", "hanukkah", "diwali", "ramadan", "eid", "passover", "xmas", "valentine", "valentine's", "new", "year", "year's", "birthday", "holiday", "holidays", "spring", "summer", "autumn", "fall", "winter", "god", "lord", "jesus", "christ", "allah", "buddha", "heaven", "mother's", "father's", "mom", "mum", "dad", "mommy", "daddy", "mama", "papa", "grandma", "grandpa", "granny", "nana", "auntie", "aunt", "uncle", "sis", "bro", "english", "spanish", "french", "german", "italian", "chinese", "japanese", "korean", "indian", "american", "british", "irish", "scottish", "european", "african", "asian", "mexican", "canadian", "australian", "russian", "dutch", "swedish", "polish", "greek", "turkish", "arabic", "hindi", "portuguese", "brazilian", "latin", "midwestern", "western", "eastern", "northern", "southern", "america", "usa", "uk", "europe", "asia", "africa", "australia", "canada", "mexico", "japan", "china", "india", "italy", "france", "spain", "germany", "sweden", "norway", "denmark", "finland", "ireland", "scotland", "england", "britain", "wales", "russia", "brazil", "argentina", "greece", "turkey", "egypt", "israel", "korea", "thailand", "vietnam", "peru", "chile", "portugal", "netherlands", "switzerland", "austria", "poland", "iceland", "hawaii", "alaska", "california", "texas", "florida", "oregon", "washington", "michigan", "minnesota", "ohio", "colorado", "arizona", "nevada", "utah", "georgia", "virginia", "carolina", "york", "jersey", "london", "paris", "rome", "berlin", "madrid", "tokyo", "seattle", "chicago", "boston", "miami", "denver", "austin", "vegas", "atlanta", "dallas", "houston", "portland", "tampa", "galway", "dublin", "edinburgh", "amsterdam", "barcelona", "midwest", "northwest", "northeast", "southwest", "southeast", "coast", "north", "south", "east", "west", "central", "pacific", "atlantic", "internet", "google", "apple", "amazon", "facebook", "instagram", "twitter", "youtube", "netflix", "spotify", "tiktok", "zoom", "slack", "uber", "microsoft", "tesla", "nike", "adidas", "iphone", "android", "xbox", "playstation", "nintendo", "reddit", "linkedin", "whatsapp", "discord", "twitch", "disney", "marvel", "pokemon", "lego", "starbucks", "walmart", "covid", "ai", "tv", "dm", "pm", "am", "ceo", "cto", "vp", "hr", "phd", "lgbtq", "see", "pride"]
+_STOP = _words(
+    """
+    i i'm me my mine we us our you your he him his she her it its they them their this that
+    these those there here the a an and or but so if then than when where what who whom whose
+    which why how yes yeah yep yup no nope not ok okay oh ah aw aww awww hmm hm um uh wow whoa
+    yay hey hi hello hiya bye goodbye thanks thank congrats congratulations cool nice great
+    awesome sure well good bad happy sad sorry please dear love lol haha hahaha omg btw fyi
+    anyway also just really totally definitely absolutely exactly right true maybe perhaps same
+    glad hope let let's lets what's that's it's there's here's how's who's can could would
+    should will shall must may might do does did is are was were be been being have has had get
+    got go going gonna wanna morning afternoon evening night today tomorrow yesterday tonight
+    day week month year weekend monday tuesday wednesday thursday friday saturday sunday mon tue
+    tues wed thu thurs fri sat sun january february march april june july august september
+    october november december jan feb mar apr jun jul aug sep sept oct nov dec christmas easter
+    thanksgiving halloween hanukkah diwali ramadan eid passover xmas valentine valentine's new
+    year year's birthday holiday holidays spring summer autumn fall winter god lord jesus christ
+    allah buddha heaven mother's father's mom mum dad mommy daddy mama papa grandma grandpa
+    granny nana auntie aunt uncle sis bro english spanish french german italian chinese japanese
+    korean indian american british irish scottish european african asian mexican canadian
+    australian russian dutch swedish polish greek turkish arabic hindi portuguese brazilian
+    latin midwestern western eastern northern southern america usa uk europe asia africa
+    australia canada mexico japan china india italy france spain germany sweden norway denmark
+    finland ireland scotland england britain wales russia brazil argentina greece turkey egypt
+    israel korea thailand vietnam peru chile portugal netherlands switzerland austria poland
+    iceland hawaii alaska california texas florida oregon washington michigan minnesota ohio
+    colorado arizona nevada utah georgia virginia carolina york jersey london paris rome berlin
+    madrid tokyo seattle chicago boston miami denver austin vegas atlanta dallas houston
+    portland tampa galway dublin edinburgh amsterdam barcelona midwest northwest northeast
+    southwest southeast coast north south east west central pacific atlantic internet google
+    apple amazon facebook instagram twitter youtube netflix spotify tiktok zoom slack uber
+    microsoft tesla nike adidas iphone android xbox playstation nintendo reddit linkedin
+    whatsapp discord twitch disney marvel pokemon lego starbucks walmart covid ai tv dm pm am
+    ceo cto vp hr phd lgbtq see pride
+    """
 )
 # Words that make a capitalized run a place, organisation or event rather than a person.
-_PLACE_WORDS = frozenset(
-    ["city", "county", "state", "street", "st", "avenue", "ave", "road", "rd", "park", "lake", "river", "mountain", "mountains", "canyon", "falls", "beach", "island", "islands", "bay", "valley", "hill", "hills", "tower", "bridge", "studios", "studio", "university", "college", "school", "academy", "institute", "center", "centre", "hospital", "museum", "library", "festival", "club", "church", "cafe", "restaurant", "hotel", "airport", "station", "mall", "market", "company", "inc", "corp", "ltd", "team", "league", "cup", "finals", "championship", "conference", "summit", "stadium", "arena", "theater", "theatre", "gallery", "forest", "national", "ocean", "sea", "desert"]
+_PLACE_WORDS = _words(
+    """
+    city county state street st avenue ave road rd park lake river mountain mountains canyon
+    falls beach island islands bay valley hill hills tower bridge studios studio university
+    college school academy institute center centre hospital museum library festival club church
+    cafe restaurant hotel airport station mall market company inc corp ltd team league cup
+    finals championship conference summit stadium arena theater theatre gallery forest national
+    ocean sea desert
+    """
 )
 
 _TOKEN = r"(?:[OD]['’])?[A-ZÀ-Ý][a-zß-ÿ]+(?:[A-Z][a-z]+)?(?:[-'’][A-Z][a-zß-ÿ]+)*"
@@ -167,10 +212,7 @@ def extract_people(
         if rel is None or any(s <= rm.start("rel") < e for s, e in covered):
             continue
         name = rm.group("name")
-        if name and _is_named(name, known_keys) and (
-            rm.re is _RELATION_RE or _key(name) in known_keys
-            or not _adverb_like(text, [(*rm.span("name"), name)])
-        ):
+        if name and _binds_name(text, rm, known_keys):
             s, e = rm.span("name")
             for key in [k for k in found if k[0] < e and s < k[1]]:
                 del found[key]
@@ -182,13 +224,21 @@ def extract_people(
     mentions = sorted(found.values(), key=lambda p: p.start)
     if not speaker:
         return mentions
-    own = [p for p in mentions if p.relation is None and same_person(p.name, speaker)
-           and _key(p.name) == _key(speaker)]
+    own = [p for p in mentions if p.relation is None and same_person(p.name, speaker)]
     others = [p for p in mentions if p not in own]
-    first = own[0] if own else None
-    head = PersonMention(speaker.strip(), first.start if first else -1,
-                         first.end if first else -1, "speaker", None)
-    return [head, *others]
+    start, end = (own[0].start, own[0].end) if own else (-1, -1)
+    return [PersonMention(speaker.strip(), start, end, "speaker", None), *others]
+
+
+def _binds_name(text: str, rm: re.Match[str], known: set[str]) -> bool:
+    """Whether the capitalized words next to a relation ("my boss Dana", "Dana, my boss")
+    name the person. "Thankfully, my son ..." is an adverb, not an apposition."""
+    name = rm.group("name")
+    if not _is_named(name, known):
+        return False
+    if rm.re is _RELATION_RE or _key(name) in known:
+        return True
+    return not _adverb_like(text, [(*rm.span("name"), name)])
 
 
 def _names_in_group(
@@ -200,6 +250,8 @@ def _names_in_group(
         # A title always introduces a name, even at the start of a sentence.
         if not any(w.lower() in _PLACE_WORDS for _, _, w in tokens) and len(tokens) <= 3:
             yield m.start(), m.end(), _canonical(m.group())
+        return
+    if any(w.lower() in _PLACE_WORDS for _, _, w in tokens):
         return
     initial = bool(_SENTENCE_END.search(text, 0, m.start()))
     quoted = any(q.start() < m.start() < q.end() for q in _QUOTED.finditer(text))
@@ -214,8 +266,6 @@ def _names_in_group(
         run = []
     if run:
         runs.append((run, initial and run[0] is tokens[0]))
-    if any(w.lower() in _PLACE_WORDS for _, _, w in tokens):
-        return
     for run, at_start in runs:
         if at_start and len(run) > 1 and _key(" ".join(w for _, _, w in run[1:])) in known:
             run, at_start = run[1:], False  # "Tell Sam ...": an imperative before a known name
@@ -242,8 +292,8 @@ def _accept_initial(text: str, run: list[tuple[int, int, str]], known: set[str])
 
 
 def looks_like_name(name: str, known: Iterable[str] = ()) -> bool:
-    """Whether a capitalized phrase can name a person: not a stop word, place, month or title
-    of nothing. Used by the claims layer to accept reported-speech holders ("Gina thinks")."""
+    """Whether a capitalized phrase can name a person: not a stop word, month or place, and
+    not a bare title. The claims layer uses it to accept reported-speech holders."""
     words = name.split()
     if not words or not all(_TOKEN_RE.fullmatch(w) for w in words[1:] if w):
         return False
@@ -268,7 +318,7 @@ def _is_named(name: str, known: set[str]) -> bool:
 
 
 def _canonical(name: str) -> str:
-    """Collapse whitespace and normalize the title ("dr  patel" keeps case, "Dr Patel" → "Dr. Patel")."""
+    """Collapse whitespace and normalize a leading title ("Dr  Patel" → "Dr. Patel")."""
     words = name.split()
     title = _TITLES.get(words[0].rstrip(".").lower()) if len(words) > 1 else None
     return " ".join(([title] + words[1:]) if title else words)

@@ -1,0 +1,580 @@
+"""``enfold bench perf``: how fast events fold, and whether that stays flat as the graph grows.
+
+For each size (1k, 10k, 100k events by default) a synthetic event stream is ingested into a
+fresh SQLite memory with the local planner, through the public API (``Memory.add_many`` in
+chunks, folding after each chunk as in normal use). Measured in the same run:
+
+* ``ingest_events_per_s`` and ``ms_per_event`` — wall time of the whole ingest (append,
+  embed, annotate, plan, apply, commit);
+* ``ms_per_event_last_1k`` — the same over the last 1,000 events only, when the graph is
+  at its largest: if folding cost grows with the graph, this column grows with the size;
+* ``embed_only_texts_per_s`` — the embedder alone on exactly the texts, in exactly the
+  batches, that the write path sent it (recorded by a timing wrapper), and its ratio to the
+  ingest rate; ``folding_share`` = 1 − (time inside the embedder) / (ingest time);
+* ``rss_mb`` (VmRSS after the ingest, memory still open) and ``peak_rss_mb`` (VmHWM, the
+  process's peak so far — sizes run in increasing order, so it is that size's peak);
+* node and edge counts (by kind), the database size;
+* ``recall_ms`` p50/p95/p99 when :meth:`Memory.recall` exists (skipped, and said so, until
+  then) and ``consolidate_s`` when :meth:`Memory.consolidate` exists.
+
+The stream (:func:`synthetic_events`) is deterministic from a seed and has a constant rate
+(events per day), so the stream of 1k events is a prefix of the stream of 100k: the sizes
+differ only in how much graph lies behind the last events, not in what those events say.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import os
+import platform
+import random
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from enfold.bench.metrics import percentiles
+from enfold.errors import InputError
+from enfold.bench.report import markdown_table, write_result
+
+if TYPE_CHECKING:
+    from enfold.embed import Embedder
+
+__all__ = [
+    "DEFAULT_SIZES",
+    "PerfRun",
+    "TimedEmbedder",
+    "default_sizes",
+    "run_perf",
+    "render_summary",
+    "synthetic_events",
+]
+
+DEFAULT_SIZES = (1_000, 10_000, 100_000)
+# MiniLM is embedding-bound (~300 texts/s on 2 cores): 100k events would take ~6 minutes of
+# embedding twice over (ingest + embed-only), so its default stops at 10k.
+DEFAULT_SIZES_MINILM = (1_000, 10_000)
+CHUNK = 500  # events per add_many call, as a bulk importer would send them
+LAST = 1_000  # the tail over which ms_per_event_last_1k is measured
+RECALL_QUERIES = 50
+Progress = Callable[[str], None]
+
+# ----------------------------------------------------------------------------- the stream
+# Each topic: a short anchor (what the speaker calls it) and the things that come up in it.
+# Texts of one topic share the anchor and some of its phrases, as real notes on one
+# subject do; frames are shared by all topics, as a person's way of writing is.
+TOPICS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("marathon training", ("long run", "tempo pace", "interval session", "running shoes",
+                           "hill repeats", "race bib", "recovery jog")),
+    ("kitchen renovation", ("kitchen cabinets", "countertop quote", "tile samples",
+                            "plumber visit", "sink install", "renovation budget")),
+    ("quarterly report", ("revenue numbers", "churn chart", "board slides", "finance review",
+                          "forecast model", "executive summary")),
+    ("garden", ("tomato seedlings", "raised beds", "compost heap", "drip irrigation",
+                "aphids on the roses", "mulch delivery")),
+    ("Spanish lessons", ("verb conjugations", "subjunctive mood", "vocabulary flashcards",
+                         "conversation practice", "listening exercises", "grammar quiz")),
+    ("mobile app release", ("login screen", "push notifications", "crash reports",
+                            "app store review", "beta testers", "release notes")),
+    ("wedding planning", ("venue deposit", "guest list", "catering tasting", "seating chart",
+                          "photographer contract", "wedding invitations")),
+    ("piano practice", ("Chopin nocturne", "scales and arpeggios", "left hand voicing",
+                        "metronome work", "sight reading", "recital piece")),
+    ("car maintenance", ("oil change", "brake pads", "tyre rotation", "check engine light",
+                         "inspection sticker", "windshield wipers")),
+    ("tax return", ("receipts folder", "deduction list", "accountant meeting",
+                    "charitable donations", "1099 forms", "estimated payments")),
+    ("sourdough baking", ("sourdough starter", "levain feeding", "bulk fermentation",
+                          "dutch oven", "crumb structure", "rye flour")),
+    ("book club", ("club novel", "chapter discussion", "reading list", "book club host",
+                   "author interview", "next pick")),
+    ("database migration", ("schema change", "replication lag", "backfill job",
+                            "index rebuild", "rollback plan", "migration window")),
+    ("dog training", ("puppy recall", "leash pulling", "clicker treats", "obedience class",
+                      "crate routine", "vet checkup")),
+    ("home solar panels", ("solar installer", "inverter quote", "roof survey",
+                           "battery storage", "net metering", "panel layout")),
+    ("hiring a designer", ("designer candidates", "portfolio review", "design interview",
+                           "offer letter", "reference calls", "onboarding plan")),
+    ("camping trip", ("tent and sleeping bags", "campsite booking", "trail map", "camp stove",
+                      "bear canister", "packing list")),
+    ("thesis writing", ("literature review", "methods chapter", "advisor feedback",
+                        "citation manager", "thesis draft", "defense date")),
+    ("cycling commute", ("bike lane", "rain jacket", "bike lock", "flat tire",
+                         "commute route", "bike lights")),
+    ("budget spreadsheet", ("monthly budget", "grocery spending", "savings goal",
+                            "subscription costs", "rent payment", "emergency fund")),
+    ("machine learning course", ("gradient descent", "homework notebook", "lecture videos",
+                                 "neural network assignment", "course project",
+                                 "loss curves")),
+    ("moving apartments", ("moving boxes", "lease signing", "moving truck", "utility transfer",
+                           "packing tape", "new apartment keys")),
+    ("photography hobby", ("prime lens", "golden hour shots", "photo editing",
+                           "camera settings", "photo walk", "print portfolio")),
+    ("customer support backlog", ("support tickets", "refund requests", "escalation queue",
+                                  "help center articles", "response times",
+                                  "ticket triage")),
+    ("climbing gym", ("bouldering problems", "climbing shoes", "finger strength",
+                      "top rope session", "belay check", "overhang route")),
+    ("podcast side project", ("podcast episode", "microphone setup", "audio editing",
+                              "guest booking", "show notes", "episode artwork")),
+    ("family reunion", ("reunion venue", "family photo", "potluck dishes", "travel plans",
+                        "grandma's birthday", "cousins' schedule")),
+    ("security audit", ("penetration test", "access reviews", "password rotation",
+                        "audit findings", "firewall rules", "compliance checklist")),
+    ("meal prep", ("lentil curry", "batch cooking", "lunch containers", "grocery list",
+                   "protein portions", "freezer meals")),
+    ("volunteering at the shelter", ("shelter shift", "food drive", "volunteer roster",
+                                     "donation sorting", "shelter coordinator",
+                                     "winter coats")),
+    ("knee injury recovery", ("physio exercises", "knee brace", "swelling",
+                              "MRI results", "stretching routine", "orthopedic appointment")),
+    ("conference talk", ("talk abstract", "slide deck", "speaker rehearsal", "demo video",
+                         "conference travel", "Q&A prep")),
+    ("vegetable CSA box", ("CSA pickup", "kale bunch", "farm newsletter", "squash recipes",
+                           "share swap", "farm volunteer day")),
+    ("open source library", ("pull request", "issue tracker", "release tag",
+                             "documentation fixes", "CI pipeline", "contributor guide")),
+    ("insurance claim", ("claim adjuster", "damage photos", "claim form", "repair estimate",
+                         "policy number", "deductible")),
+    ("chess improvement", ("opening repertoire", "endgame drills", "tactics puzzles",
+                           "rapid games", "blunder review", "chess club night")),
+    ("kid's school", ("parent teacher meeting", "science fair", "school lunches",
+                      "homework folder", "field trip form", "school bus")),
+    ("house plants", ("monstera", "repotting", "fungus gnats", "grow light",
+                      "watering schedule", "fiddle leaf fig")),
+    ("sales pipeline", ("enterprise lead", "pricing proposal", "demo call", "contract redlines",
+                        "renewal forecast", "CRM cleanup")),
+    ("Japan trip", ("rail pass", "Kyoto temples", "ryokan booking", "Tokyo itinerary",
+                    "pocket wifi", "travel insurance")),
+    ("yoga routine", ("morning flow", "hip openers", "yoga mat", "breathing practice",
+                      "balance poses", "studio class")),
+    ("band rehearsal", ("setlist", "bass amp", "drum fills", "rehearsal space", "gig booking",
+                        "new song chords")),
+)
+PEOPLE = ("Gina", "Tom", "Priya", "Marcus", "Elena", "Sam", "Aiko", "Jonas", "Fatima",
+          "Leo", "Nora", "Diego", "Hannah", "Omar", "Mei", "Lucas", "Zoe", "Ravi")
+SPEAKERS = ("Maya", "Maya", "Maya", "Ben", "Ben", "Chloe")  # one main user, two occasional
+STATES = ("behind schedule", "almost done", "going well", "stuck", "a mess", "on track",
+          "more work than expected", "surprisingly easy", "blocked", "half finished")
+OPINIONS = ("overpriced", "a great idea", "too ambitious", "worth it", "risky", "fine",
+            "the right call", "a waste of time", "underrated", "too slow")
+FEELINGS = ("tired", "great", "frustrated", "relieved", "excited", "distracted", "calm")
+WHEN = ("yesterday", "this morning", "last Tuesday", "on Friday", "last week", "today",
+        "over the weekend", "on Monday", "earlier tonight", "last night")
+LATER = ("tomorrow", "next week", "this weekend", "next Monday", "on Thursday", "tonight",
+         "in two weeks", "on the 20th")
+DUE = ("by Friday", "by the 15th", "by next Monday", "by the end of the month", "tomorrow",
+       "by Thursday", "next week")
+DURATIONS = ("twenty minutes", "an hour", "two hours", "half the afternoon", "the evening",
+             "all morning", "forty minutes")
+
+# {topic} anchor, {a} {b} {c} phrases of the topic, {p} a person, and the lists below.
+FRAMES: tuple[str, ...] = (
+    "Spent {dur} on the {topic} today; the {a} still needs work.",
+    "Quick update on the {topic}: the {a} is {state}.",
+    "Made progress with the {a} for the {topic} {when}.",
+    "The {topic} took longer than expected because the {a} was {state}.",
+    "I need to sort out the {a} for the {topic} {due}.",
+    "{p} thinks the {a} is {opinion}.",
+    "{p} said the {b} for the {topic} looks {opinion}.",
+    "According to {p}, the {b} is {opinion}.",
+    "{p} believes the {topic} is {opinion}.",
+    "Planning to go over the {a} with {p} {later}.",
+    "Booked time {later} for the {b}.",
+    "I think the {topic} plan is {opinion}, especially the {a}.",
+    "Met {p} about the {topic} {when}; we talked about the {a} and the {b}.",
+    "Finished the {a} for the {topic}, feeling {feel}.",
+    "Notes on the {topic}: {a}, {b} and the {c}.",
+    "Still thinking about the {topic} and how the {a} fits with the {b}.",
+    "Reminder: the {a} for the {topic} is due {due}.",
+    "{p} and I worked on the {a} {when}, so the {topic} is {state}.",
+    "Feeling {feel} about the {topic} after the {a}.",
+    "Looked into the {b} again; the {topic} depends on it.",
+    "Asked {p} for help with the {a}.",
+    "The {a} went {state_short} {when}, and the {b} is next.",
+    "Do not forget to check the {b} before the {topic} session {due}.",
+    "Had a long chat with {p} about the {topic}; {p2} joined later.",
+)
+STATE_SHORT = ("well", "badly", "fine", "better than last time", "slowly", "smoothly")
+# Asides appended to some texts, as people do; they keep texts from repeating verbatim.
+TAILS = ("", "", "", " Coffee number {n} today.", " {p} says hi.", " Weather was {weather}.",
+         " Slept {n} hours.", " Need a break soon.", " Will update {p}.", " Day {n} of this.",
+         " Not my favourite part.", " Bus was {n} minutes late.", " Listening to {genre}.")
+WEATHER = ("grey", "sunny", "windy", "freezing", "humid", "rainy all day")
+GENRES = ("jazz", "old podcasts", "lo-fi beats", "the radio", "film scores")
+# One-off distractors: rare nouns in pairs, so they almost never recur or cluster.
+RARE = (
+    "umbrella", "lighthouse", "accordion", "pelican", "saxophone", "glacier", "origami",
+    "meteor", "hammock", "chandelier", "tortoise", "harpoon", "volcano", "kaleidoscope",
+    "trombone", "walrus", "labyrinth", "periscope", "cactus", "zeppelin", "typewriter",
+    "flamingo", "igloo", "sundial", "catapult", "jellyfish", "telescope", "windmill",
+    "porcupine", "compass", "marionette", "gazebo", "anvil", "falcon", "quill", "canoe",
+    "gargoyle", "hourglass", "lantern", "mosaic", "narwhal", "obelisk", "parrot", "quartz",
+    "raccoon", "scarecrow", "tambourine", "unicycle", "vinyl record", "weathervane",
+    "xylophone", "yak", "zither", "bagpipes", "carousel", "dragonfly", "easel", "fossil",
+    "gondola", "harmonica", "iceberg", "jukebox", "kite", "llama", "mandolin", "nutcracker",
+)
+DISTRACTOR_FRAMES = (
+    "Saw a {x} next to a {y} on the way home, odd.",
+    "Random thought: a {x} would make a good name for a {y} shop.",
+    "Someone left a {x} by the door; no idea about the {y}.",
+    "Dreamt about a {x} and a {y} last night.",
+    "The radio had a whole segment on the {x} and the {y}.",
+    "Found an old photo of a {x} wearing a {y}.",
+)
+START = datetime(2024, 1, 8, 8, 0, tzinfo=timezone.utc)
+PER_DAY = 60.0  # mean events per day: 1k ≈ 17 days, 10k ≈ 5.5 months, 100k ≈ 4.6 years
+DISTRACTOR_SHARE = 0.10
+
+
+def synthetic_events(n: int, seed: int = 0, *, per_day: float = PER_DAY,
+                     distractors: float = DISTRACTOR_SHARE) -> Iterator[dict[str, Any]]:
+    """A deterministic, realistic stream of ``n`` events (``{"text","ts","source","id"}``).
+
+    Topics recur with a popularity that is skewed (a few dominate) and drifts over weeks;
+    texts vary by frame, phrases and slots, mention people, times, deadlines, opinions and
+    causes; about ``distractors`` of them are one-off notes that fit no topic. Timestamps
+    advance by exponential gaps of mean ``1/per_day`` days, so a shorter stream is a
+    prefix of a longer one with the same seed.
+    """
+    rng = random.Random(seed)
+    k = len(TOPICS)
+    order = list(range(k))
+    rng.shuffle(order)
+    base = np.array([1.0 / (1 + r) ** 0.8 for r in range(k)])[np.argsort(order)]
+    periods = [rng.uniform(20, 120) for _ in range(k)]  # days of each topic's activity cycle
+    phases = [rng.uniform(0, 2 * math.pi) for _ in range(k)]
+    ts = START
+    gap_mean = 86_400.0 / per_day
+    for i in range(n):
+        ts += timedelta(seconds=rng.expovariate(1.0 / gap_mean))
+        day = (ts - START).total_seconds() / 86_400.0
+        if rng.random() < distractors:
+            x, y = rng.sample(RARE, 2)
+            text = rng.choice(DISTRACTOR_FRAMES).format(x=x, y=y)
+        else:
+            weights = [base[t] * (1.2 + math.sin(2 * math.pi * day / periods[t] + phases[t]))
+                       for t in range(k)]
+            topic, phrases = TOPICS[rng.choices(range(k), weights=weights)[0]]
+            a, b, c = rng.sample(phrases, 3)
+            p, p2 = rng.sample(PEOPLE, 2)
+            text = rng.choice(FRAMES).format(
+                topic=topic, a=a, b=b, c=c, p=p, p2=p2, dur=rng.choice(DURATIONS),
+                state=rng.choice(STATES), state_short=rng.choice(STATE_SHORT),
+                when=rng.choice(WHEN), later=rng.choice(LATER), due=rng.choice(DUE),
+                opinion=rng.choice(OPINIONS), feel=rng.choice(FEELINGS))
+            text += rng.choice(TAILS).format(n=rng.randint(2, 40), p=rng.choice(PEOPLE),
+                                             weather=rng.choice(WEATHER),
+                                             genre=rng.choice(GENRES))
+        yield {"id": f"perf-{seed}-{i}", "text": text, "ts": ts.isoformat(),
+               "source": rng.choice(SPEAKERS)}
+
+
+# -------------------------------------------------------------------------- measuring
+class TimedEmbedder:
+    """Wraps an embedder; records the batches it is asked for and the time spent in them."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.seconds = 0.0
+        self.batches: list[list[str]] = []
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        t0 = time.perf_counter()
+        out = self.inner.embed(texts)
+        self.seconds += time.perf_counter() - t0
+        self.batches.append(list(texts))
+        return out
+
+
+def rss_mb() -> tuple[float | None, float | None]:
+    """(VmRSS, VmHWM) of this process in MB from /proc/self/status (None off Linux)."""
+    try:
+        text = Path("/proc/self/status").read_text()
+    except OSError:
+        return None, None
+    found: dict[str, float] = {}
+    for line in text.splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            found[key] = int(rest.split()[0]) / 1024.0
+    return found.get("VmRSS"), found.get("VmHWM")
+
+
+@dataclass
+class SizeResult:
+    """What one size of one embedder measured."""
+
+    size: int
+    ingest_s: float
+    last_s: float
+    last_n: int
+    embed_s: float
+    embed_only_s: float
+    embedded_texts: int
+    rss_mb: float | None
+    peak_rss_mb: float | None
+    nodes: int
+    edges: int
+    nodes_by_kind: dict[str, int]
+    edges_by_type: dict[str, int]
+    db_mb: float
+    recall_ms: dict[str, float] | None = None
+    consolidate_s: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def make_embedder(name: str) -> Embedder:
+    from enfold.embed import make_embedder as _make
+
+    emb = _make(name)
+    load = getattr(emb, "load", None)
+    if load is not None:
+        load()  # model loading is start-up cost, not ingest cost
+    return emb
+
+
+_warmed: set[str] = set()
+
+
+def warm_up(embedder: Embedder) -> None:
+    """Fold a few events into a throwaway memory once per embedder, so that lazy imports
+    and first-call caches (time parsing, regexes) are not charged to the first size."""
+    from enfold import Memory
+
+    if embedder.name in _warmed:
+        return
+    with Memory.open("memory:", embedder=embedder, planner="local") as mem:
+        mem.add_many(synthetic_events(50, seed=12345))
+    _warmed.add(embedder.name)
+
+
+def embed_only(embedder: Embedder, batches: Sequence[Sequence[str]]) -> float:
+    """Seconds the embedder takes for ``batches``, called directly (no store, no graph)."""
+    t0 = time.perf_counter()
+    for batch in batches:
+        embedder.embed(batch)
+    return time.perf_counter() - t0
+
+
+def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK,
+                 progress: Progress | None = None) -> SizeResult:
+    """Ingest ``size`` synthetic events into a fresh SQLite memory and measure it."""
+    from enfold import Memory
+
+    events = list(synthetic_events(size, seed))
+    inner = make_embedder(embedder_name)
+    warm_up(inner)
+    timed = TimedEmbedder(inner)
+    gc.collect()
+    tail_from = max(0, size - LAST)
+    with tempfile.TemporaryDirectory(prefix="enfold-perf-") as tmp:
+        db = Path(tmp) / "perf.db"
+        mem = Memory.open(db, embedder=timed, planner="local")
+        try:
+            # Chunk boundaries include the tail's start, so the tail is timed exactly.
+            cuts = sorted({*range(0, size, chunk), tail_from, size})
+            t_start = t_tail = time.perf_counter()
+            next_report = 0.1
+            for start, end in zip(cuts, cuts[1:]):
+                if start == tail_from:
+                    t_tail = time.perf_counter()
+                mem.add_many(events[start:end], chunk=chunk)
+                if progress is not None and end / size >= next_report:
+                    el = time.perf_counter() - t_start
+                    progress(f"  {embedder_name} {size:,}: {end:,} events, {el:.1f} s, "
+                             f"{end / el:,.0f} ev/s")
+                    next_report = end / size + 0.1
+            t_end = time.perf_counter()
+            rss, hwm = rss_mb()
+            stats = mem.stats()
+            by_kind = {str(k): int(v) for k, v in sorted(stats["nodes"].items())}
+            by_type = {str(k): int(v) for k, v in sorted(stats["edges"].items())}
+            result = SizeResult(
+                size=size, ingest_s=t_end - t_start, last_s=t_end - t_tail,
+                last_n=size - tail_from, embed_s=timed.seconds, embed_only_s=0.0,
+                embedded_texts=sum(len(b) for b in timed.batches), rss_mb=rss,
+                peak_rss_mb=hwm, nodes=sum(by_kind.values()), edges=sum(by_type.values()),
+                nodes_by_kind=by_kind, edges_by_type=by_type, db_mb=0.0)
+            if stats["pending"]:
+                result.notes.append(f"{stats['pending']} events left unfolded")
+            result.recall_ms = _recall_latency(mem, seed, result.notes)
+            result.consolidate_s = _consolidate_time(mem, result.notes)
+        finally:
+            mem.close()
+        result.db_mb = sum(f.stat().st_size for f in Path(tmp).iterdir()) / 2**20
+    # A fresh embedder of the same kind, cold like the one the ingest started with.
+    result.embed_only_s = embed_only(make_embedder(embedder_name), timed.batches)
+    del events, timed, inner, mem
+    gc.collect()
+    return result
+
+
+def _recall_latency(mem: Any, seed: int, notes: list[str]) -> dict[str, float] | None:
+    recall = getattr(mem, "recall", None)
+    if recall is None:
+        notes.append("recall latency not measured: Memory.recall does not exist yet")
+        return None
+    rng = random.Random(seed + 1)
+    queries = []
+    for _ in range(RECALL_QUERIES):
+        topic, phrases = rng.choice(TOPICS)
+        queries.append(rng.choice((
+            f"What happened with the {rng.choice(phrases)}?",
+            f"What does {rng.choice(PEOPLE)} think about the {topic}?",
+            f"When is the {rng.choice(phrases)} due?",
+            f"How is the {topic} going?",
+        )))
+    samples = []
+    for q in queries:
+        t0 = time.perf_counter()
+        recall(q, k=10)
+        samples.append((time.perf_counter() - t0) * 1000.0)
+    return percentiles(samples)
+
+
+def _consolidate_time(mem: Any, notes: list[str]) -> float | None:
+    consolidate = getattr(mem, "consolidate", None)
+    if consolidate is None:
+        notes.append("consolidation time not measured: Memory.consolidate does not exist yet")
+        return None
+    t0 = time.perf_counter()
+    consolidate()
+    return time.perf_counter() - t0
+
+
+def system_metrics(results: Sequence[SizeResult]) -> dict[str, Any]:
+    """The SPEC §10 perf metrics of one system, each keyed by size (as a string)."""
+    def by_size(f: Callable[[SizeResult], Any]) -> dict[str, Any]:
+        return {str(r.size): f(r) for r in results}
+
+    def rnd(x: float | None, digits: int = 3) -> float | None:
+        return None if x is None else round(x, digits)
+
+    return {
+        "ingest_events_per_s": by_size(lambda r: rnd(r.size / r.ingest_s, 1)),
+        "embed_only_texts_per_s": by_size(
+            lambda r: rnd(r.embedded_texts / r.embed_only_s, 1) if r.embed_only_s else None),
+        "ingest_to_embed_ratio": by_size(
+            lambda r: rnd((r.size / r.ingest_s) / (r.embedded_texts / r.embed_only_s))
+            if r.embed_only_s and r.embedded_texts else None),
+        "ms_per_event": by_size(lambda r: rnd(1000.0 * r.ingest_s / r.size)),
+        "ms_per_event_last_1k": by_size(lambda r: rnd(1000.0 * r.last_s / r.last_n)),
+        "folding_share": by_size(lambda r: rnd(1.0 - r.embed_s / r.ingest_s)),
+        "embed_ms_per_event": by_size(lambda r: rnd(1000.0 * r.embed_s / r.size)),
+        "recall_ms": by_size(lambda r: None if r.recall_ms is None else
+                             {k: round(v, 3) for k, v in r.recall_ms.items()}),
+        "consolidate_s": by_size(lambda r: rnd(r.consolidate_s)),
+        "rss_mb": by_size(lambda r: rnd(r.rss_mb, 1)),
+        "peak_rss_mb": by_size(lambda r: rnd(r.peak_rss_mb, 1)),
+        "db_mb": by_size(lambda r: rnd(r.db_mb, 1)),
+        "nodes": by_size(lambda r: r.nodes),
+        "edges": by_size(lambda r: r.edges),
+        "nodes_by_kind": by_size(lambda r: r.nodes_by_kind),
+        "edges_by_type": by_size(lambda r: r.edges_by_type),
+        "ingest_s": by_size(lambda r: rnd(r.ingest_s, 2)),
+        "embedded_texts": by_size(lambda r: r.embedded_texts),
+    }
+
+
+@dataclass
+class PerfRun:
+    """A finished perf benchmark: the result object and the per-size measurements."""
+
+    result: dict[str, Any]
+    sizes: dict[str, list[SizeResult]]
+
+
+def default_sizes(embedder: str) -> tuple[int, ...]:
+    """1k, 10k, 100k events; MiniLM stops at 10k (it is embedding-bound, see the docs)."""
+    return DEFAULT_SIZES_MINILM if embedder == "minilm" else DEFAULT_SIZES
+
+
+def run_perf(
+    sizes: Sequence[int] | None = None,
+    embedders: Sequence[str] = ("hash",),
+    *,
+    seed: int = 0,
+    out: Path | None = None,
+    chunk: int = CHUNK,
+    progress: Progress | None = None,
+) -> PerfRun:
+    """Run the perf benchmark for each embedder and size; write ``out`` (+ ``.md``).
+
+    ``sizes=None`` takes each embedder's :func:`default_sizes`.
+    """
+    if not embedders:
+        raise InputError("perf needs at least one embedder")
+    plan = {name: sorted(set(sizes) if sizes else default_sizes(name)) for name in embedders}
+    for name, chosen in plan.items():
+        if any(n < 1 for n in chosen):
+            raise InputError(f"sizes must be positive event counts, got {chosen}")
+    t0 = time.perf_counter()
+    measured: dict[str, list[SizeResult]] = {}
+    for name in embedders:
+        measured[name] = []
+        for size in plan[name]:
+            if progress is not None:
+                progress(f"{name}: ingesting {size:,} events")
+            measured[name].append(measure_size(size, name, seed, chunk=chunk,
+                                               progress=progress))
+    systems = {("enfold" if len(embedders) == 1 else f"enfold-{name}"): system_metrics(res)
+               for name, res in measured.items()}
+    notes = sorted({n for res in measured.values() for r in res for n in r.notes})
+    config = {
+        "embedder": embedders[0] if len(embedders) == 1 else list(embedders),
+        "planner": "local",
+        "store": "sqlite (fresh temporary file per size)",
+        "sizes": plan[embedders[0]] if len({tuple(v) for v in plan.values()}) == 1 else plan,
+        "seed": seed,
+        "chunk": chunk,
+        "stream": {"topics": len(TOPICS), "events_per_day": PER_DAY,
+                   "distractor_share": DISTRACTOR_SHARE},
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                    "python": platform.python_version(), "processor": platform.machine()},
+    }
+    result = write_result("perf", config, systems, time.perf_counter() - t0, out,
+                          extra={"notes": notes} if notes else None)
+    return PerfRun(result, measured)
+
+
+def render_summary(run: PerfRun) -> str:
+    """A readable table: one row per embedder and size."""
+    rows = []
+    for name, results in run.sizes.items():
+        for r in results:
+            ingest = r.size / r.ingest_s
+            only = r.embedded_texts / r.embed_only_s if r.embed_only_s else None
+            rows.append({
+                "embedder": name, "events": r.size,
+                "ingest ev/s": ingest,
+                "ms/event": 1000.0 * r.ingest_s / r.size,
+                "ms/event last 1k": 1000.0 * r.last_s / r.last_n,
+                "embed-only texts/s": only,
+                "ingest/embed": ingest / only if only else None,
+                "folding share": 1.0 - r.embed_s / r.ingest_s,
+                "RSS MB": r.rss_mb, "nodes": r.nodes, "edges": r.edges,
+                "recall p50 ms": None if r.recall_ms is None else r.recall_ms["p50"],
+            })
+    columns = list(rows[0]) if rows else ["embedder"]
+    if all(r["recall p50 ms"] is None for r in rows):
+        columns.remove("recall p50 ms")
+    lines = [markdown_table(rows, columns)]
+    lines += [f"note: {n}" for n in run.result.get("notes", [])]
+    lines.append(f"elapsed: {run.result['elapsed_s']:.1f} s")
+    return "\n".join(lines)

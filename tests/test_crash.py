@@ -1,0 +1,203 @@
+"""Crash safety of the event log (SPEC §3): ``add()`` acknowledges an event only once it is
+durable, a SIGKILL at any moment loses no acknowledged event and duplicates none, and the
+folding cursor lets ``fold()`` resume where the dead process stopped.
+
+A real child process writes to a real SQLite file and is killed with SIGKILL at random
+moments; the parent then reopens the file and checks the log.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from enfold import NodeKind
+from enfold.memory import Memory
+
+PLANNER = "local" if importlib.util.find_spec("enfold.write.planner_local") else "none"
+BASE_TS = 1_700_000_000
+
+# The child: append events from index `start` on, print "index id" after add() returns.
+CHILD = r"""
+import sys
+from enfold.memory import Memory
+
+path, start, planner, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+TOPICS = ["went running in the park with Sam", "booked a hotel in Vienna for the concert",
+          "I need to renew my passport by Friday", "Maya thinks the new office is too far",
+          "chess club moved to Thursday evenings", "ran 10k along the river again"]
+def text(i):
+    return f"event {i}: {TOPICS[i % len(TOPICS)]}"
+m = Memory.open(path, embedder="hash", planner=None if planner == "none" else planner)
+print("ready", flush=True)
+if mode == "single":
+    i = start
+    while True:
+        eid = m.add(text(i), ts=BASE_TS + 60 * i, source=["Maya", "Sam", None][i % 3])
+        sys.stdout.write(f"{i} {eid}\n")
+        sys.stdout.flush()
+        i += 1
+else:  # batches of 50 in one add_many call: all or nothing
+    i = start
+    while True:
+        batch = [{"text": text(j), "ts": BASE_TS + 60 * j} for j in range(i, i + 50)]
+        ids = m.add_many(batch)
+        sys.stdout.write("".join(f"{j} {eid}\n" for j, eid in zip(range(i, i + 50), ids)))
+        sys.stdout.flush()
+        i += 50
+""".replace("BASE_TS", str(BASE_TS))
+
+
+def expected_text(i: int) -> str:
+    topics = ["went running in the park with Sam", "booked a hotel in Vienna for the concert",
+              "I need to renew my passport by Friday", "Maya thinks the new office is too far",
+              "chess club moved to Thursday evenings", "ran 10k along the river again"]
+    return f"event {i}: {topics[i % len(topics)]}"
+
+
+def run_and_kill(db: Path, start: int, mode: str, delay: float) -> list[tuple[int, str]]:
+    """Start the child, wait until it is writing, let it run ``delay`` s, SIGKILL it."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(db), str(start), PLANNER, mode],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    lines: list[str] = []
+    first = threading.Event()
+
+    def reader() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if len(lines) >= 2:
+                first.set()
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    if not first.wait(timeout=60):
+        proc.kill()
+        proc.wait()
+        err = proc.stderr.read() if proc.stderr else ""
+        pytest.fail(f"child never acknowledged an event: {err[-2000:]}")
+    time.sleep(delay)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    t.join(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    acked: list[tuple[int, str]] = []
+    for line in lines[1:]:
+        if not line.endswith("\n"):
+            continue  # torn last line: not an acknowledgement
+        i, eid = line.split()
+        acked.append((int(i), eid))
+    return acked
+
+
+def check_log(db: Path, acked: dict[int, str], in_flight: range) -> dict[int, str]:
+    """The log holds every acknowledged event once, plus at most the in-flight ones."""
+    m = Memory.open(db, embedder="hash", planner=None if PLANNER == "none" else PLANNER)
+    try:
+        stored = m.store.events_after("default", 0, 10**9)
+        ids = [n.id for n in stored]
+        assert len(ids) == len(set(ids)), "duplicate event ids in the log"
+        seqs = [int(n.attrs["seq"]) for n in stored]
+        assert seqs == list(range(1, len(seqs) + 1)), "the log's sequence has gaps"
+        texts = [n.text for n in stored]
+        assert len(texts) == len(set(texts)), "an event was stored twice"
+        by_id = {n.id: n for n in stored}
+        for i, eid in acked.items():
+            assert eid in by_id, f"acknowledged event {i} ({eid}) was lost"
+            assert m.get(eid).text == expected_text(i)
+        extra = {n.id: n for n in stored if n.id not in set(acked.values())}
+        allowed = {expected_text(i) for i in in_flight}
+        assert all(n.text in allowed for n in extra.values()), "an unexpected event appeared"
+        with sqlite3.connect(db) as raw:
+            assert raw.execute("SELECT COUNT(*) FROM events").fetchone()[0] == len(ids)
+            assert raw.execute("SELECT COUNT(*) FROM (SELECT content_hash FROM events GROUP BY "
+                               "content_hash HAVING COUNT(*) > 1)").fetchone()[0] == 0
+        # Folding resumes from the cursor and catches up completely.
+        m.fold()
+        stats = m.stats()
+        assert stats["pending"] == 0
+        assert stats["events"] == stats["folded"] == len(ids)
+        assert m.store.get_cursor("default") == m.store.last_seq("default") == len(ids)
+        g = m.graph()
+        assert set(g.of_kind(NodeKind.EVENT)) == set(ids), "folded graph misses events"
+        assert all(g.event_vectors.get(e) is not None for e in ids), "event without vector"
+        return {i: by_id[eid].id for i, eid in acked.items()} | {
+            int(n.text.split(":")[0].split()[1]): n.id for n in extra.values()}
+    finally:
+        m.close()
+
+
+@pytest.mark.parametrize("mode,rounds", [("single", 5), ("batch", 3)])
+def test_sigkill_loses_no_acknowledged_event(tmp_path: Path, mode: str, rounds: int) -> None:
+    db = tmp_path / "crash.db"
+    rng = random.Random(1234 + rounds)
+    acked: dict[int, str] = {}
+    stored: dict[int, str] = {}
+    step = 1 if mode == "single" else 50
+    for r in range(rounds):
+        # Each round retries the last acknowledged events and any in-flight one (what a
+        # client does after a crash), then goes on with new texts.
+        start = max(0, max(acked, default=-1) + 1 - 2 * step)
+        if mode == "batch":
+            start -= start % step
+        got = run_and_kill(db, start, mode, rng.uniform(0.2, 1.0))
+        for i, eid in got:
+            if i in acked:
+                assert acked[i] == eid, f"retry of event {i} returned a new id (round {r})"
+            if i in stored:
+                assert stored[i] == eid, f"in-flight event {i} was stored twice (round {r})"
+            acked[i] = eid
+        assert got, f"round {r}: the child acknowledged nothing"
+        last = max(acked)
+        stored = check_log(db, acked, range(last + 1, last + 1 + step))
+        if mode == "batch":
+            # A batch is one transaction: the log holds whole batches only.
+            assert len(stored) % step == 0, "a batch was half-stored"
+
+
+def test_readding_is_idempotent_across_reopen(tmp_path: Path) -> None:
+    db = tmp_path / "idem.db"
+    m = Memory.open(db, embedder="hash", planner=None)
+    try:
+        a = m.add("Ran 10k this morning", id="ext-1", ts=BASE_TS, source="Maya")
+        assert m.add("Ran 10k this morning", id="ext-1", ts=BASE_TS, source="Maya") == a
+        # The external id wins: a retry with edited text still maps to the stored event.
+        assert m.add("Ran 10k this morning (edited)", id="ext-1") == a
+        assert m.get(a).text == "Ran 10k this morning"
+        b = m.add("Booked the hotel", ts=BASE_TS, source="Sam")
+        assert m.add("Booked the hotel", ts=BASE_TS, source="Sam") == b
+        # The same instant written another way is the same event.
+        assert m.add("Booked the hotel", ts="2023-11-14T22:13:20Z", source="Sam") == b
+        # A different source or time is a different event.
+        c = m.add("Booked the hotel", ts=BASE_TS, source="Maya")
+        d = m.add("Booked the hotel", ts=BASE_TS + 1, source="Sam")
+        assert len({a, b, c, d}) == 4
+        # Duplicates inside one batch, and against the log.
+        ids = m.add_many([{"text": "x y z", "ts": 5}, {"text": "x y z", "ts": 5},
+                          {"text": "Booked the hotel", "ts": BASE_TS, "source": "Sam"},
+                          {"text": "other", "id": "ext-1"}])
+        assert ids[0] == ids[1] and ids[2] == b and ids[3] == a
+        assert m.stats()["events"] == 5
+    finally:
+        m.close()
+    m = Memory.open(db, embedder="hash", planner=None)
+    try:
+        assert m.add("anything at all", id="ext-1") == a
+        assert m.add("Booked the hotel", ts=BASE_TS, source="Sam") == b
+        assert m.add("x y z", ts=5) == ids[0]
+        s = m.stats()
+        assert s["events"] == 5 and s["pending"] == 0
+    finally:
+        m.close()
