@@ -20,7 +20,7 @@ Thresholds are per embedder and come from the recorded calibration
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -36,7 +36,7 @@ from enfold.write.apply import label_similarity
 from enfold.write.calibration import thresholds_for
 from enfold.write.claims import target_key
 from enfold.write.context import ContextAssembler
-from enfold.write.keyphrases import TermStats, key_phrases, make_label
+from enfold.write.keyphrases import TermStats, key_phrases, make_label, terms, tokens
 from enfold.write.people import same_person
 
 if TYPE_CHECKING:
@@ -209,8 +209,7 @@ class LocalPlanner:
             sib_texts = [g.nodes[e].text for e in sibling.grounded_in if e in g.nodes]
             # A shared theme needs shared distinctive words, not only nearby centroids:
             # phrases must occur on both sides (two "documents": the sibling, the new one).
-            shared = key_phrases([" ".join(sib_texts), " ".join(texts)], self.state(g).terms,
-                                 k=2)
+            shared = shared_phrases(sib_texts, texts, self.state(g).terms)
             if not shared:
                 continue
             label = make_label(shared)
@@ -228,6 +227,39 @@ class LocalPlanner:
             b.edge(cid, EdgeType.PART_OF, pref, "child of the shared theme")
             b.edge(ref, EdgeType.PART_OF, pref, "child of the shared theme")
             return
+
+
+def shared_phrases(a: list[str], b: list[str], stats: TermStats, k: int = 2) -> list[str]:
+    """Distinctive phrases that recur (in ≥ 2 events) on both sides: a shared theme."""
+    def counts(texts: list[str]) -> Counter[str]:
+        c: Counter[str] = Counter()
+        for t in texts:
+            c.update(terms(t))
+        return c
+
+    ca, cb = counts(a), counts(b)
+    common = [t for t in ca if ca[t] >= min(2, len(a)) and cb.get(t, 0) >= min(2, len(b))]
+    common.sort(key=lambda t: (-stats.idf(t) * (ca[t] + cb[t]), t))
+    top = common[:k]
+    return _surface(top, [*a, *b])
+
+
+def _surface(found: list[str], texts: list[str]) -> list[str]:
+    out = []
+    for term in found:
+        words = term.split(" ")
+        best = term
+        for text in texts:
+            toks = tokens(text)
+            for i in range(len(toks) - len(words) + 1):
+                if [t.lower() for t in toks[i:i + len(words)]] == words:
+                    best = " ".join(toks[i:i + len(words)])
+                    break
+            else:
+                continue
+            break
+        out.append(best)
+    return out
 
 
 def _central_text(graph: WorkingGraph, members: list[str], vec: np.ndarray) -> str:
@@ -340,7 +372,8 @@ def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
     obligations: list[tuple[str, Any]] = [(ob.text, ob.due) for ob in ann.obligations]
     covered = {due.value for _, due in obligations if due is not None}
     obligations += [(ev.text, tm) for tm in ann.times
-                    if tm.is_deadline and tm.value not in covered]
+                    if tm.is_deadline and tm.value not in covered
+                    and tm.end_ts.timestamp() > ev.ts]  # a deadline already past is a report
     for text, due in obligations:
         attrs: dict[str, Any] = {
             "category": "deadline" if due is not None else "follow_up",
