@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+import enfold.model
 from enfold import (
     AddEdge,
     AddNode,
@@ -36,12 +37,9 @@ from enfold import (
     UpdateNode,
     UpdatePlan,
 )
-import enfold.model
 from enfold.graph import WorkingGraph
 from enfold.memory import Memory
 from enfold.model import GROUNDED_KINDS, ONTOLOGY, PLANNABLE_KINDS
-
-PLANNABLE = PLANNABLE_KINDS
 
 NS, OTHER = "A", "B"
 MAX_OPS = 12  # a low per-plan limit so that "too many operations" is cheap to generate
@@ -197,7 +195,7 @@ def draw_plan(data: st.DataObject, m: Memory, events_a: list[str], events_b: lis
         if what == "merge":
             # Not refs of this plan: a ref turned into reinforcement of an existing concept
             # makes "merge X into itself" (known bug, test_merge_with_near_duplicate_ref_*).
-            mergeable = [k for k in sorted(PLANNABLE) if len(of({k}, no_refs=True)) >= 2]
+            mergeable = [k for k in sorted(PLANNABLE_KINDS) if len(of({k}, no_refs=True)) >= 2]
             if mergeable:
                 pool = of({data.draw(st.sampled_from(mergeable))}, no_refs=True)
                 keep = pick(pool)
@@ -212,7 +210,7 @@ def draw_plan(data: st.DataObject, m: Memory, events_a: list[str], events_b: lis
             src, type_, dst = data.draw(st.sampled_from(edges))
             edges.remove((src, type_, dst))
             return RemoveEdge(src=src, type=type_, dst=dst, reasoning=reasoning)
-        kind = data.draw(st.sampled_from(sorted(PLANNABLE)))
+        kind = data.draw(st.sampled_from(sorted(PLANNABLE_KINDS)))
         ref = f"r{len(refs)}"
         refs.add(ref)
         kinds[ref] = kind
@@ -615,10 +613,6 @@ def test_accepted_plan_writes_op_log(mem: Memory) -> None:
 
 
 # ------------------------------------------------------------------------ known bugs
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: write/apply.py validate_plan checks 'merge into itself' only on graph ids; a ref "
-    "that the applier turns into reinforcement of an existing concept resolves to that "
-    "concept, so merge_nodes(keep=c, absorb=c) deletes c and writes the self-alias c -> c"))
 def test_merge_with_near_duplicate_ref_does_not_delete_the_concept(mem: Memory) -> None:
     ev, _, _ = seed_events(mem)
     c = _concept(mem, "Running", [ev[0]])
@@ -633,12 +627,6 @@ def test_merge_with_near_duplicate_ref_does_not_delete_the_concept(mem: Memory) 
     assert all(old != new for old, new in mem.graph(NS).aliases.items())
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: write/apply.py validate_plan does not type-check the attrs the executor reads back "
-    "(aliases: list[str], strength/event_count: numbers); a plan may store {'aliases': 5} or "
-    "{'strength': 'high'} and every later concept op then dies with TypeError/ValueError/"
-    "AttributeError (near_duplicate, absorb_events, merge_nodes) instead of PlanError, which "
-    "also stalls folding (fold.py re-raises non-Enfold errors)"))
 @pytest.mark.parametrize("attrs", [{"aliases": 5}, {"aliases": [1]}, {"strength": "high"},
                                    {"event_count": "x"}],
                          ids=["aliases-int", "aliases-list-int", "strength-str", "count-str"])

@@ -29,17 +29,33 @@ class Ctx:
     embedder: str
     planner: str | None
     llm: dict[str, str | None]
+    profile: str | None = None
     _memory: Any = None
+
+    def planner_name(self) -> str:
+        return self.planner or ("llm" if self.llm.get("model") else "local")
+
+    def llm_config(self) -> Any:
+        """The LLMConfig of --llm-*/ENFOLD_LLM_* (None unless the llm planner is chosen)."""
+        if self.planner_name() != "llm":
+            return None
+        if not self.llm.get("model"):
+            raise click.UsageError("--planner llm needs --llm-model (or ENFOLD_LLM_MODEL)")
+        from enfold.llm import LLMConfig
+
+        return LLMConfig(base_url=self.llm.get("base_url"), api_key=self.llm.get("api_key"),
+                         model=str(self.llm["model"]))
 
     def memory(self, *, need_embedder: bool = True) -> Any:
         if self._memory is None:
             from enfold.memory import Memory
 
-            planner = self.planner or ("llm" if self.llm.get("model") else "local")
             self._memory = Memory.open(
                 self.db, namespace=self.namespace,
                 embedder=self.embedder if need_embedder else None,
-                planner=planner if need_embedder else None,
+                planner=self.planner_name() if need_embedder else None,
+                llm=self.llm_config() if need_embedder else None,
+                profile=self.profile,
             )
         return self._memory
 
@@ -82,18 +98,21 @@ class _Group(click.Group):
 @click.option("--llm-model", envvar="ENFOLD_LLM_MODEL", default=None, help="LLM model name.")
 @click.option("--llm-api-key", envvar="ENFOLD_LLM_API_KEY", default=None,
               help="LLM API key (falls back to OPENAI_API_KEY).")
+@click.option("--profile", envvar="ENFOLD_PROFILE", default=None,
+              help="Domain profile of the LLM planner: default, software, health or a YAML "
+                   "path.")
 @click.version_option(package_name="enfold")
 @click.pass_context
 def cli(ctx: click.Context, db: str, namespace: str, as_json: bool, embedder: str,
         planner: str | None, llm_base_url: str | None, llm_model: str | None,
-        llm_api_key: str | None) -> None:
+        llm_api_key: str | None, profile: str | None) -> None:
     """enfold — an always-on, proactive memory engine for AI assistants and agents."""
     llm = {
         "base_url": llm_base_url or os.environ.get("OPENAI_BASE_URL"),
         "model": llm_model,
         "api_key": llm_api_key or os.environ.get("OPENAI_API_KEY"),
     }
-    ctx.obj = Ctx(db, namespace, as_json, embedder, planner, llm)
+    ctx.obj = Ctx(db, namespace, as_json, embedder, planner, llm, profile)
     ctx.call_on_close(lambda: ctx.obj._memory is not None and ctx.obj._memory.close())
 
 
@@ -167,8 +186,8 @@ def ingest(obj: Ctx, file: Path, no_progress: bool) -> None:
     bar.close()
     stats = mem.stats()
     obj.out({"ingested": len(ids), "unique": len(set(ids)), "stats": stats},
-            f"ingested {len(ids)} events ({len(set(ids))} unique) into "
-            f"{stats['namespace']}: {stats['folded']} folded")
+            "\n".join([(f"ingested {len(ids)} events ({len(set(ids))} unique) into "
+                        f"{stats['namespace']}: {stats['folded']} folded"), *_llm_lines(stats)]))
 
 
 @cli.command()
@@ -179,7 +198,17 @@ def stats(obj: Ctx) -> None:
     lines = [f"namespace {s['namespace']}: {s['events']} events, {s['folded']} folded"]
     lines += [f"  {k:<8} {v}" for k, v in sorted(s["nodes"].items())]
     lines += [f"  {k:<14} {v}" for k, v in sorted(s["edges"].items())]
+    lines += _llm_lines(s)
     obj.out(s, "\n".join(lines))
+
+
+def _llm_lines(stats: dict[str, Any]) -> list[str]:
+    u = stats.get("llm")
+    if not u:
+        return []
+    return [(f"  llm: {u['calls']} calls, {u['prompt_tokens']} prompt + "
+             f"{u['completion_tokens']} completion tokens, {u['failures']} failures, "
+             f"{u['fallbacks']} fallbacks to the local planner")]
 
 
 @cli.command()
@@ -269,9 +298,9 @@ def demo(obj: Ctx, store: str, no_progress: bool) -> None:
     from enfold.demo import demo_events, render_summary, summarize
     from enfold.memory import Memory
 
-    planner = obj.planner or ("llm" if obj.llm.get("model") else "local")
     with Memory.open(store, namespace=obj.namespace, embedder=obj.embedder,
-                     planner=planner) as mem:
+                     planner=obj.planner_name(), llm=obj.llm_config(),
+                     profile=obj.profile) as mem:
         if mem.stats()["events"]:
             raise InputError(f"{store} already holds events; the demo needs a fresh store")
         events = demo_events()

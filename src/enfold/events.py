@@ -9,6 +9,7 @@ A bad event raises :class:`~enfold.errors.InputError` naming the field.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -44,6 +45,8 @@ def to_epoch(value: Any) -> float:
     if isinstance(value, bool):
         raise InputError("ts must be a time, not a boolean")
     if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise InputError(f"ts must be a finite time, not {value}")
         return float(value)
     if isinstance(value, datetime):
         dt = value if value.tzinfo else value.replace(tzinfo=UTC)
@@ -120,7 +123,7 @@ def make_event(
     if not isinstance(meta, Mapping):
         raise InputError("field 'meta' must be a JSON object")
     try:
-        encoded = json.dumps(meta, ensure_ascii=False)
+        encoded = json.dumps(meta, ensure_ascii=False, allow_nan=False)
         encoded.encode("utf-8")
     except (TypeError, ValueError, UnicodeEncodeError) as exc:
         raise InputError(f"field 'meta' is not JSON-serializable: {exc}") from exc

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Self
 
 import numpy as np
+from pydantic import ValidationError
 
-from enfold.errors import ConfigError, InputError, NamespaceError, NotFound
+from enfold.errors import ConfigError, InputError, NamespaceError, NotFound, PlanError
 from enfold.events import EventIn, event_from_mapping, event_record, make_event
 from enfold.graph import ChangeSet, WorkingGraph
 from enfold.model import Edge, Node, NodeKind, OpRecord, now, valid_namespace
@@ -33,6 +34,7 @@ from enfold.write.fold import Folder, FoldReport, Planner, text_hash
 
 if TYPE_CHECKING:
     from enfold.embed import Embedder
+    from enfold.llm import LLMClient, LLMConfig
 
 EXPORT_FORMAT = "enfold-export"
 EXPORT_VERSION = 1
@@ -73,12 +75,16 @@ class Memory:
         planner: str | Planner | None = None,
         settings: Settings | None = None,
         auto_fold: bool = True,
+        llm: LLMConfig | LLMClient | None = None,
+        profile: str | Path | None = None,
     ) -> Memory:
         """Open a memory at a path or URL (``memory:``, ``sqlite:///x.db``, ``postgresql://…``).
 
         ``embedder`` is ``"minilm"``, ``"hash"``, ``"openai"``, an Embedder, or None (events
-        are stored and folded without embeddings). ``planner`` is ``"local"``, a Planner, or
-        None (events are logged and admitted to the graph only).
+        are stored and folded without embeddings). ``planner`` is ``"local"``, ``"llm"``
+        (needs ``llm``; the local planner stays behind it as the fallback), a Planner, or
+        None (events are logged and admitted to the graph only). ``profile`` is the LLM
+        planner's domain profile: ``"default"``, ``"software"``, ``"health"`` or a YAML path.
         """
         settings = settings or Settings()
         store = open_store(target, dtype=settings.embedding_dtype)
@@ -91,22 +97,48 @@ class Memory:
             emb = embedder
         planners: list[Planner] = []
         if isinstance(planner, str):
-            planners = cls._make_planners(planner, emb, settings)
+            try:
+                planners = cls._make_planners(planner, emb, settings, store=store, llm=llm,
+                                              profile=profile)
+            except BaseException:
+                store.close()
+                raise
         elif planner is not None:
             planners = [planner]
         return cls(store, namespace=namespace, embedder=emb, planners=planners,
                    settings=settings, auto_fold=auto_fold)
 
     @staticmethod
-    def _make_planners(name: str, embedder: Embedder | None, settings: Settings
-                       ) -> list[Planner]:
-        if name == "local":
-            from enfold.write.planner_local import LocalPlanner
+    def _make_planners(
+        name: str,
+        embedder: Embedder | None,
+        settings: Settings,
+        *,
+        store: Store | None = None,
+        llm: LLMConfig | LLMClient | None = None,
+        profile: str | Path | None = None,
+    ) -> list[Planner]:
+        from enfold.write.planner_local import LocalPlanner
 
+        if name == "local":
             return [LocalPlanner(settings, embedder)]
+        if name == "llm":
+            if llm is None:
+                raise ConfigError("planner 'llm' needs an LLM: pass llm=LLMConfig(base_url=…, "
+                                  "model=…) (CLI: --llm-model or ENFOLD_LLM_MODEL)")
+            from enfold.llm import LLMClient
+            from enfold.write.planner_llm import LLMPlanner
+
+            client = llm if isinstance(llm, LLMClient) else LLMClient(llm)
+            return [LLMPlanner(client, settings, profile=profile, store=store),
+                    LocalPlanner(settings, embedder)]
         raise ConfigError(f"unknown planner {name!r} (use 'local' or 'llm')")
 
     def close(self) -> None:
+        for planner in self.planners:
+            close = getattr(planner, "close", None)
+            if callable(close):
+                close()
         self.store.close()
 
     def __enter__(self) -> Self:
@@ -216,7 +248,12 @@ class Memory:
               ) -> ApplyResult:
         """Validate and apply an UpdatePlan (e.g. written by your own agent) atomically."""
         ns = self._ns(namespace)
-        p = plan if isinstance(plan, UpdatePlan) else UpdatePlan.model_validate(plan)
+        try:
+            p = plan if isinstance(plan, UpdatePlan) else UpdatePlan.model_validate(plan)
+        except ValidationError as exc:
+            raise PlanError(f"malformed plan: {exc.errors()[0]['msg']} at "
+                            f"{'.'.join(map(str, exc.errors()[0]['loc']))}",
+                            errors=[str(e) for e in exc.errors()]) from exc
         with self._lock(ns):
             return apply_plan(p, self.graph(ns), self.store, self.settings, at=now())
 
@@ -263,6 +300,11 @@ class Memory:
             "planner_failures": dict(self._failures),
         }
         out["pending"] = c["events"] - c["folded"]
+        for planner in self.planners:
+            usage = getattr(planner, "usage", None)
+            if callable(usage):  # the LLM planner: calls, tokens, failures, fallbacks
+                out["llm"] = usage(ns)
+                break
         return out
 
     # ----------------------------------------------------------------- forget
@@ -303,15 +345,8 @@ class Memory:
         with self._lock(ns):
             self.fold(ns, limit=0)
             snap = self.store.load_graph(ns, folded_only=False)
-            lines = 0
-
-            def emit(obj: Mapping[str, Any]) -> None:
-                nonlocal lines
-                fp.write(json.dumps(obj, ensure_ascii=False, sort_keys=True) + "\n")
-                lines += 1
-
-            emit({"record": EXPORT_FORMAT, "version": EXPORT_VERSION, "namespace": ns,
-                  "cursor": self.store.get_cursor(ns)})
+            records: list[Mapping[str, Any]] = []
+            emit = records.append
             events = sorted((n for n in snap.nodes if n.kind is NodeKind.EVENT),
                             key=lambda n: int(n.attrs.get("seq", 0)))
             for n in events:
@@ -332,7 +367,14 @@ class Memory:
             if oplog is not None:
                 for op in oplog(ns):
                     emit({"record": "op", **op.to_dict()})
-            return lines
+            counts: dict[str, int] = {}
+            for r in records:
+                counts[r["record"]] = counts.get(r["record"], 0) + 1
+            header = {"record": EXPORT_FORMAT, "version": EXPORT_VERSION, "namespace": ns,
+                      "cursor": self.store.get_cursor(ns), "counts": counts}
+            for obj in (header, *records):
+                fp.write(json.dumps(obj, ensure_ascii=False, sort_keys=True) + "\n")
+            return len(records) + 1
 
     def import_(self, lines: Iterable[str], *, namespace: str | None = None) -> dict[str, int]:
         """Load an export into a namespace that has no events yet."""
@@ -346,8 +388,10 @@ class Memory:
         for lineno, line in enumerate(_lines(lines), 1):
             try:
                 obj = json.loads(line)
+                if not isinstance(obj, dict):
+                    raise ValueError("a record must be a JSON object")
                 kind = obj.pop("record")
-            except (ValueError, KeyError, AttributeError) as exc:
+            except (ValueError, KeyError, AttributeError, TypeError) as exc:
                 raise InputError(f"line {lineno}: not an enfold export record ({exc})") from exc
             counts[kind] = counts.get(kind, 0) + 1
             try:
@@ -376,6 +420,12 @@ class Memory:
                     changes.meta[obj["key"]] = obj["value"]
                 elif kind == "op":
                     obj["namespace"] = ns
+                    for side in ("before", "after"):
+                        if isinstance(obj.get(side), dict) and "namespace" in obj[side]:
+                            obj[side] = {**obj[side], "namespace": ns}
+                    if not all(isinstance(obj.get(f), str)
+                               for f in ("plan_id", "op", "target", "reasoning")):
+                        raise ValueError("op records need string plan_id, op, target, reasoning")
                     changes.ops.append(OpRecord(**obj))
                 else:
                     raise InputError(f"unknown record type {kind!r}")
@@ -383,11 +433,18 @@ class Memory:
                 raise InputError(f"line {lineno}: invalid {kind} record: {exc}") from exc
         if header is None:
             raise InputError("not an enfold export: the header line is missing")
+        expected = header.get("counts")
+        if isinstance(expected, dict):
+            got = {k: v for k, v in counts.items() if k != EXPORT_FORMAT}
+            if {k: v for k, v in expected.items() if v} != got:
+                raise InputError(f"export is incomplete or altered: header counts {expected}, "
+                                 f"found {got}")
         with self._lock(ns):
             if self.store.last_seq(ns) > 0:
                 raise InputError(f"namespace {ns!r} already has events; import into an empty one")
-            self.store.append_events(ns, events)
-            self.store.commit(ns, changes, cursor=int(header.get("cursor", 0)))
+            with self.store.transaction():
+                self.store.append_events(ns, events)
+                self.store.commit(ns, changes, cursor=int(header.get("cursor", 0)))
             self._graphs.pop(ns, None)
         return counts
 

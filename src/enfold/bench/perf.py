@@ -25,6 +25,7 @@ differ only in how much graph lies behind the last events, not in what those eve
 from __future__ import annotations
 
 import gc
+import itertools
 import math
 import os
 import platform
@@ -33,15 +34,15 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from enfold.bench.metrics import percentiles
-from enfold.errors import InputError
 from enfold.bench.report import markdown_table, write_result
+from enfold.errors import InputError
 
 if TYPE_CHECKING:
     from enfold.embed import Embedder
@@ -51,8 +52,8 @@ __all__ = [
     "PerfRun",
     "TimedEmbedder",
     "default_sizes",
-    "run_perf",
     "render_summary",
+    "run_perf",
     "synthetic_events",
 ]
 
@@ -229,7 +230,7 @@ DISTRACTOR_FRAMES = (
     "The radio had a whole segment on the {x} and the {y}.",
     "Found an old photo of a {x} wearing a {y}.",
 )
-START = datetime(2024, 1, 8, 8, 0, tzinfo=timezone.utc)
+START = datetime(2024, 1, 8, 8, 0, tzinfo=UTC)
 PER_DAY = 60.0  # mean events per day: 1k ≈ 17 days, 10k ≈ 5.5 months, 100k ≈ 4.6 years
 DISTRACTOR_SHARE = 0.10
 
@@ -321,9 +322,12 @@ class SizeResult:
     """What one size of one embedder measured."""
 
     size: int
+    events: int  # ingested: the size, unless a time budget cut the run short
+    completed: bool
     ingest_s: float
     last_s: float
     last_n: int
+    curve: list[dict[str, float]]
     embed_s: float
     embed_only_s: float
     embedded_texts: int
@@ -373,8 +377,13 @@ def embed_only(embedder: Embedder, batches: Sequence[Sequence[str]]) -> float:
 
 
 def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK,
-                 progress: Progress | None = None) -> SizeResult:
-    """Ingest ``size`` synthetic events into a fresh SQLite memory and measure it."""
+                 budget_s: float | None = None, progress: Progress | None = None
+                 ) -> SizeResult:
+    """Ingest ``size`` synthetic events into a fresh SQLite memory and measure it.
+
+    With ``budget_s`` the ingest stops after the first chunk that ends past the budget; the
+    result then covers the events ingested so far (``completed`` is False).
+    """
     from enfold import Memory
 
     events = list(synthetic_events(size, seed))
@@ -382,32 +391,40 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
     warm_up(inner)
     timed = TimedEmbedder(inner)
     gc.collect()
-    tail_from = max(0, size - LAST)
     with tempfile.TemporaryDirectory(prefix="enfold-perf-") as tmp:
         db = Path(tmp) / "perf.db"
         mem = Memory.open(db, embedder=timed, planner="local")
         try:
-            # Chunk boundaries include the tail's start, so the tail is timed exactly.
-            cuts = sorted({*range(0, size, chunk), tail_from, size})
-            t_start = t_tail = time.perf_counter()
+            # Chunk boundaries include the start of the last 1k, so that tail is timed
+            # exactly; marks are (events ingested, clock) after each chunk.
+            cuts = sorted({*range(0, size, chunk), max(0, size - LAST), size})
+            t_start = time.perf_counter()
+            marks = [(0, t_start)]
             next_report = 0.1
-            for start, end in zip(cuts, cuts[1:]):
-                if start == tail_from:
-                    t_tail = time.perf_counter()
+            for start, end in itertools.pairwise(cuts):
                 mem.add_many(events[start:end], chunk=chunk)
+                now = time.perf_counter()
+                marks.append((end, now))
+                el = now - t_start
                 if progress is not None and end / size >= next_report:
-                    el = time.perf_counter() - t_start
                     progress(f"  {embedder_name} {size:,}: {end:,} events, {el:.1f} s, "
                              f"{end / el:,.0f} ev/s")
                     next_report = end / size + 0.1
-            t_end = time.perf_counter()
+                if budget_s is not None and el > budget_s and end < size:
+                    if progress is not None:
+                        progress(f"  {embedder_name} {size:,}: budget of {budget_s:g} s spent "
+                                 f"after {end:,} events; stopping")
+                    break
+            done, t_end = marks[-1]
+            tail = next(m for m in marks if m[0] >= done - LAST)
             rss, hwm = rss_mb()
             stats = mem.stats()
             by_kind = {str(k): int(v) for k, v in sorted(stats["nodes"].items())}
             by_type = {str(k): int(v) for k, v in sorted(stats["edges"].items())}
             result = SizeResult(
-                size=size, ingest_s=t_end - t_start, last_s=t_end - t_tail,
-                last_n=size - tail_from, embed_s=timed.seconds, embed_only_s=0.0,
+                size=size, events=done, completed=done == size, ingest_s=t_end - t_start,
+                last_s=t_end - tail[1], last_n=done - tail[0], curve=_curve(marks, size, chunk),
+                embed_s=timed.seconds, embed_only_s=0.0,
                 embedded_texts=sum(len(b) for b in timed.batches), rss_mb=rss,
                 peak_rss_mb=hwm, nodes=sum(by_kind.values()), edges=sum(by_type.values()),
                 nodes_by_kind=by_kind, edges_by_type=by_type, db_mb=0.0)
@@ -423,6 +440,14 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
     del events, timed, inner, mem
     gc.collect()
     return result
+
+
+def _curve(marks: list[tuple[int, float]], size: int, chunk: int) -> list[dict[str, float]]:
+    """ms/event over consecutive windows of about a tenth of the size (whole chunks)."""
+    window = max(chunk, round(size / 10 / chunk) * chunk)
+    points = [m for m in marks if m[0] % window == 0 or m is marks[-1]]
+    return [{"events": b[0], "ms_per_event": round(1000.0 * (b[1] - a[1]) / (b[0] - a[0]), 3)}
+            for a, b in itertools.pairwise(points) if b[0] > a[0]]
 
 
 def _recall_latency(mem: Any, seed: int, notes: list[str]) -> dict[str, float] | None:
@@ -467,16 +492,17 @@ def system_metrics(results: Sequence[SizeResult]) -> dict[str, Any]:
         return None if x is None else round(x, digits)
 
     return {
-        "ingest_events_per_s": by_size(lambda r: rnd(r.size / r.ingest_s, 1)),
+        "ingest_events_per_s": by_size(lambda r: rnd(r.events / r.ingest_s, 1)),
         "embed_only_texts_per_s": by_size(
             lambda r: rnd(r.embedded_texts / r.embed_only_s, 1) if r.embed_only_s else None),
         "ingest_to_embed_ratio": by_size(
-            lambda r: rnd((r.size / r.ingest_s) / (r.embedded_texts / r.embed_only_s))
+            lambda r: rnd((r.events / r.ingest_s) / (r.embedded_texts / r.embed_only_s))
             if r.embed_only_s and r.embedded_texts else None),
-        "ms_per_event": by_size(lambda r: rnd(1000.0 * r.ingest_s / r.size)),
+        "ms_per_event": by_size(lambda r: rnd(1000.0 * r.ingest_s / r.events)),
         "ms_per_event_last_1k": by_size(lambda r: rnd(1000.0 * r.last_s / r.last_n)),
+        "ms_per_event_curve": by_size(lambda r: r.curve),
         "folding_share": by_size(lambda r: rnd(1.0 - r.embed_s / r.ingest_s)),
-        "embed_ms_per_event": by_size(lambda r: rnd(1000.0 * r.embed_s / r.size)),
+        "embed_ms_per_event": by_size(lambda r: rnd(1000.0 * r.embed_s / r.events)),
         "recall_ms": by_size(lambda r: None if r.recall_ms is None else
                              {k: round(v, 3) for k, v in r.recall_ms.items()}),
         "consolidate_s": by_size(lambda r: rnd(r.consolidate_s)),
@@ -488,6 +514,8 @@ def system_metrics(results: Sequence[SizeResult]) -> dict[str, Any]:
         "nodes_by_kind": by_size(lambda r: r.nodes_by_kind),
         "edges_by_type": by_size(lambda r: r.edges_by_type),
         "ingest_s": by_size(lambda r: rnd(r.ingest_s, 2)),
+        "events_ingested": by_size(lambda r: r.events),
+        "completed": by_size(lambda r: r.completed),
         "embedded_texts": by_size(lambda r: r.embedded_texts),
     }
 
@@ -512,6 +540,7 @@ def run_perf(
     seed: int = 0,
     out: Path | None = None,
     chunk: int = CHUNK,
+    budget_s: float | None = None,
     progress: Progress | None = None,
 ) -> PerfRun:
     """Run the perf benchmark for each embedder and size; write ``out`` (+ ``.md``).
@@ -532,10 +561,13 @@ def run_perf(
             if progress is not None:
                 progress(f"{name}: ingesting {size:,} events")
             measured[name].append(measure_size(size, name, seed, chunk=chunk,
-                                               progress=progress))
+                                               budget_s=budget_s, progress=progress))
     systems = {("enfold" if len(embedders) == 1 else f"enfold-{name}"): system_metrics(res)
                for name, res in measured.items()}
     notes = sorted({n for res in measured.values() for r in res for n in r.notes})
+    notes += [f"{name} {r.size:,}: stopped by the time budget after {r.events:,} events "
+              f"({r.ingest_s:.0f} s); its metrics cover those events"
+              for name, res in measured.items() for r in res if not r.completed]
     config = {
         "embedder": embedders[0] if len(embedders) == 1 else list(embedders),
         "planner": "local",
@@ -543,6 +575,7 @@ def run_perf(
         "sizes": plan[embedders[0]] if len({tuple(v) for v in plan.values()}) == 1 else plan,
         "seed": seed,
         "chunk": chunk,
+        "budget_s": budget_s,
         "stream": {"topics": len(TOPICS), "events_per_day": PER_DAY,
                    "distractor_share": DISTRACTOR_SHARE},
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
@@ -558,12 +591,13 @@ def render_summary(run: PerfRun) -> str:
     rows = []
     for name, results in run.sizes.items():
         for r in results:
-            ingest = r.size / r.ingest_s
+            ingest = r.events / r.ingest_s
             only = r.embedded_texts / r.embed_only_s if r.embed_only_s else None
             rows.append({
-                "embedder": name, "events": r.size,
+                "embedder": name,
+                "events": r.size if r.completed else f"{r.events:,} of {r.size:,}",
                 "ingest ev/s": ingest,
-                "ms/event": 1000.0 * r.ingest_s / r.size,
+                "ms/event": 1000.0 * r.ingest_s / r.events,
                 "ms/event last 1k": 1000.0 * r.last_s / r.last_n,
                 "embed-only texts/s": only,
                 "ingest/embed": ingest / only if only else None,
@@ -574,7 +608,12 @@ def render_summary(run: PerfRun) -> str:
     columns = list(rows[0]) if rows else ["embedder"]
     if all(r["recall p50 ms"] is None for r in rows):
         columns.remove("recall p50 ms")
-    lines = [markdown_table(rows, columns)]
+    lines = [markdown_table(rows, columns), "",
+             "ms/event over successive windows (events ingested at the window's end: ms/event):"]
+    for name, results in run.sizes.items():
+        for r in results:
+            points = ", ".join(f"{int(p['events']):,}: {p['ms_per_event']:.1f}" for p in r.curve)
+            lines.append(f"  {name} {r.size:,}: {points}")
     lines += [f"note: {n}" for n in run.result.get("notes", [])]
     lines.append(f"elapsed: {run.result['elapsed_s']:.1f} s")
     return "\n".join(lines)

@@ -9,6 +9,7 @@ and metadata, and an embedding cache keyed by content hash.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -52,6 +53,10 @@ class Store(Protocol):
     url: str
 
     def close(self) -> None: ...
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """Make the store calls inside one atomic transaction."""
+        ...
 
     # event log
     def append_events(self, namespace: str, events: Sequence[EventRecord]) -> list[Appended]:

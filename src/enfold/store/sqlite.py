@@ -88,6 +88,12 @@ class SQLiteStore:
                     raise StoreError(f"SQLite: {exc}") from exc
                 raise
 
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group several store calls into one atomic transaction (they nest as savepoints)."""
+        with self._tx():
+            yield
+
     def _q(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         with self._lock:
             try:

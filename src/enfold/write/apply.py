@@ -79,6 +79,34 @@ def label_similarity(a: str, b: str) -> float:
 
 
 # ------------------------------------------------------------------ validation
+_LIST_ATTRS = ("aliases", "keywords")
+_NUMBER_ATTRS = ("strength", "event_count", "last_ts", "score", "due", "start", "end")
+
+
+def attrs_errors(attrs: dict[str, Any], text: str | None) -> list[str]:
+    """Why a node's text or attributes cannot be stored or read back (empty: fine)."""
+    errors: list[str] = []
+    try:
+        if text is not None:
+            text.encode("utf-8")
+        encoded = json.dumps(attrs, allow_nan=False)
+        encoded.encode("utf-8")
+    except (TypeError, ValueError, UnicodeEncodeError) as exc:
+        return [f"text or attrs cannot be stored: {exc}"]
+    if len(encoded) > MAX_ATTRS_BYTES:
+        errors.append(f"attrs exceed {MAX_ATTRS_BYTES} bytes")
+    for key in _LIST_ATTRS:
+        value = attrs.get(key)
+        if value is not None and not (isinstance(value, list)
+                                      and all(isinstance(x, str) for x in value)):
+            errors.append(f"attr {key!r} must be a list of strings")
+    for key in _NUMBER_ATTRS:
+        value = attrs.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            errors.append(f"attr {key!r} must be a number")
+    return errors
+
+
 def validate_plan(plan: UpdatePlan, graph: WorkingGraph, settings: Settings) -> list[str]:
     """Every reason the plan cannot be applied to ``graph`` (empty: it can). Pure."""
     errors: list[str] = []
@@ -119,8 +147,7 @@ def validate_plan(plan: UpdatePlan, graph: WorkingGraph, settings: Settings) -> 
             if len(op.text) > settings.max_node_text:
                 errors.append(f"op {i}: text of {len(op.text)} characters exceeds "
                               f"{settings.max_node_text}")
-            if len(json.dumps(op.attrs, default=str)) > MAX_ATTRS_BYTES:
-                errors.append(f"op {i}: attrs exceed {MAX_ATTRS_BYTES} bytes")
+            errors += [f"op {i}: {e}" for e in attrs_errors(op.attrs, op.text)]
             if op.kind in GROUNDED_KINDS and not op.grounded_in:
                 errors.append(f"op {i}: a {op.kind.value} must be grounded in at least one event")
             check_grounding(i, op.grounded_in)
@@ -150,8 +177,7 @@ def validate_plan(plan: UpdatePlan, graph: WorkingGraph, settings: Settings) -> 
             if op.text is not None and (not op.text.strip()
                                         or len(op.text) > settings.max_node_text):
                 errors.append(f"op {i}: invalid text for {op.id!r}")
-            if len(json.dumps(op.attrs, default=str)) > MAX_ATTRS_BYTES:
-                errors.append(f"op {i}: attrs exceed {MAX_ATTRS_BYTES} bytes")
+            errors += [f"op {i}: {e}" for e in attrs_errors(op.attrs, op.text)]
             check_grounding(i, op.grounded_in)
         elif isinstance(op, MergeNodes):
             k1, k2 = kind_of(op.keep), kind_of(op.absorb)
@@ -348,6 +374,9 @@ class _Applier:
         self.put_node("UPDATE_NODE", new, node, op.reasoning)
 
     def merge(self, op: MergeNodes) -> None:
+        if self.rid(op.keep) == self.rid(op.absorb):
+            raise PlanError(f"MERGE_NODES of {op.keep!r} into itself (a ref that became "
+                            "reinforcement of the same node)")
         merge_nodes(self.g, self.rid(op.keep), self.rid(op.absorb), at=self.at,
                     plan_id=self.plan.plan_id, reasoning=op.reasoning, touched=self.touched)
 
@@ -421,6 +450,8 @@ def merge_nodes(
     Parallel edges of one type keep the higher weight; the absorbed id keeps resolving to
     the survivor through an alias. Runs inside an open graph transaction.
     """
+    if keep == absorb:
+        raise PlanError(f"cannot merge {keep!r} into itself")
     k, a = graph.nodes[keep], graph.nodes[absorb]
     for e in list(graph.edges_of(absorb)):
         src = keep if e.src == absorb else e.src

@@ -28,6 +28,7 @@ def forget_event(graph: WorkingGraph, event: Node, *, at: float) -> dict[str, An
     }
     removed: list[str] = []
     updated: list[str] = []
+    dependants_of_removed: set[str] = set()
     graph.remove_node(ev)
     for nid in sorted(dependants):
         node = graph.nodes.get(nid)
@@ -37,6 +38,7 @@ def forget_event(graph: WorkingGraph, event: Node, *, at: float) -> dict[str, An
             remaining = tuple(e for e in node.grounded_in
                               if e != ev and e in graph.by_kind[NodeKind.EVENT])
             if not remaining:
+                dependants_of_removed.update(o for o, _ in graph.neighbors(nid))
                 graph.remove_node(nid)
                 removed.append(nid)
                 continue
@@ -58,7 +60,7 @@ def forget_event(graph: WorkingGraph, event: Node, *, at: float) -> dict[str, An
                                   at))
             updated.append(nid)
     # People and time anchors that only this event tied to the graph go with it.
-    for nid in sorted(dependants):
+    for nid in sorted(dependants | dependants_of_removed):
         node = graph.nodes.get(nid)
         if node is not None and node.kind in (NodeKind.PERSON, NodeKind.TIME) \
                 and graph.degree(nid) == 0:

@@ -1,0 +1,123 @@
+"""``enfold bench perf`` (a smoke run through the CLI) and the result-file writer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from enfold import __version__
+from enfold.bench.perf import synthetic_events
+from enfold.bench.report import flatten_metrics, markdown_table, write_result
+
+PER_SIZE = ("ingest_events_per_s", "embed_only_texts_per_s", "ingest_to_embed_ratio",
+            "ms_per_event", "ms_per_event_last_1k", "rss_mb", "nodes", "edges")
+
+
+def test_perf_smoke_run_through_the_cli(tmp_path: Path) -> None:
+    out = tmp_path / "perf.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "enfold", "bench", "perf", "--sizes", "200",
+         "--embedder", "hash", "--out", str(out), "--seed", "3"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "ms/event" in proc.stdout  # the readable summary
+
+    result = json.loads(out.read_text())
+    assert result["benchmark"] == "perf"
+    assert result["version"] == __version__
+    assert result["elapsed_s"] > 0
+    assert result["config"]["embedder"] == "hash"
+    assert result["config"]["planner"] == "local"
+    assert result["config"]["sizes"] == [200]
+    assert result["config"]["seed"] == 3
+    assert list(result["systems"]) == ["enfold"]
+    metrics = result["systems"]["enfold"]
+    for name in PER_SIZE:
+        assert metrics[name]["200"] > 0, name
+    assert 0 < metrics["folding_share"]["200"] < 1
+    assert metrics["nodes_by_kind"]["200"]["event"] == 200
+    # The planner did real work: concepts, people, times and claims appeared.
+    for kind in ("concept", "person", "time", "claim"):
+        assert metrics["nodes_by_kind"]["200"].get(kind, 0) > 0, kind
+    # recall_ms is a size-keyed entry either way: percentiles, or null with a note.
+    recall = metrics["recall_ms"]["200"]
+    if recall is None:
+        assert any("recall" in n for n in result["notes"])
+    else:
+        assert 0 < recall["p50"] <= recall["p95"] <= recall["p99"]
+    md = out.with_suffix(".md").read_text()
+    assert md.startswith("# perf")
+    assert "| ms_per_event[200] |" in md
+
+
+def test_perf_rejects_bad_sizes() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "enfold", "bench", "perf", "--sizes", "10,-1"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert proc.returncode == 2
+    assert "positive" in proc.stderr
+
+
+def test_synthetic_stream_is_deterministic_and_a_prefix() -> None:
+    short = list(synthetic_events(300, seed=7))
+    long = list(synthetic_events(1000, seed=7))
+    assert short == long[:300]
+    assert short != list(synthetic_events(300, seed=8))
+    texts = [e["text"] for e in long]
+    assert len(set(texts)) > 0.9 * len(texts)  # varied, not a handful of repeated lines
+    ts = [e["ts"] for e in long]
+    assert ts == sorted(ts)
+    assert any(" thinks " in t for t in texts)  # opinions
+    assert sum(t.startswith(("Saw a", "Random thought", "Someone left", "Dreamt", "The radio",
+                             "Found an old")) for t in texts) > 50  # ~10% distractors
+
+
+def test_write_result_writes_json_and_markdown(tmp_path: Path) -> None:
+    out = tmp_path / "sub" / "res.json"
+    systems = {"enfold": {"recall@5": {"overall": 0.5, "temporal": 0.25}, "n": 3},
+               "bm25": {"recall@5": {"overall": 0.4, "temporal": None}, "n": 3}}
+    result = write_result("locomo", {"embedder": "hash", "k": [5, 10]}, systems, 1.23456, out,
+                          extra={"mean_fact_claim_cosine": 0.8})
+    assert result == json.loads(out.read_text())
+    assert result["benchmark"] == "locomo"
+    assert result["version"] == __version__
+    assert result["systems"] == systems
+    assert result["elapsed_s"] == 1.235
+    assert result["mean_fact_claim_cosine"] == 0.8
+    md = out.with_suffix(".md").read_text()
+    assert "# locomo" in md and "embedder=hash" in md and "k=5,10" in md
+    assert "| enfold | 0.500 | 0.250 | 3 |" in md
+    assert "| bm25 | 0.400 |  | 3 |" in md
+
+
+def test_write_result_without_out_and_with_a_clashing_extra(tmp_path: Path) -> None:
+    result = write_result("perf", {}, {}, 0.0, None)
+    assert set(result) == {"benchmark", "version", "config", "systems", "elapsed_s"}
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ValueError, match="version"):
+        write_result("perf", {}, {}, 0.0, None, extra={"version": "x"})
+
+
+def test_markdown_table() -> None:
+    rows = [{"name": "a|b", "x": 1234.5678, "y": 0.12345, "ok": True},
+            {"name": "c", "x": 2, "y": None, "ok": False}]
+    assert markdown_table(rows, ["name", "x", "y", "ok"]).splitlines() == [
+        "| name | x | y | ok |",
+        "|---|---:|---:|---|",
+        "| a\\|b | 1,235 | 0.123 | yes |",
+        "| c | 2 |  | no |",
+    ]
+    assert markdown_table([], ["a"]) == "| a |\n|---|"
+    with pytest.raises(ValueError):
+        markdown_table(rows, [])
+
+
+def test_flatten_metrics() -> None:
+    assert flatten_metrics({"a": 1, "b": {"1000": 2.5, "x": {"p50": 3}}, "c": [1, 2]}) == {
+        "a": 1, "b[1000]": 2.5, "b[x][p50]": 3}

@@ -1,0 +1,336 @@
+"""forget() and wipe() (SPEC §9): an event is deleted with everything derived from it —
+provenance retracted, nodes left ungrounded removed, people and time anchors left without
+edges removed, op log of removed nodes erased (one FORGET record stays), embedding-cache
+entry removed — and a wipe takes one namespace and nothing else.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from enfold import (
+    AddEdge,
+    AddNode,
+    EdgeType,
+    MergeNodes,
+    NodeKind,
+    NotFound,
+    Settings,
+    UpdatePlan,
+)
+from enfold.graph import WorkingGraph
+from enfold.memory import Memory
+from enfold.write.fold import text_hash
+
+TS = 1_700_000_000
+SECRET = "Zanzibar-7 password is hunter2"
+
+
+def export_text(m: Memory, ns: str) -> str:
+    buf = io.StringIO()
+    m.export(buf, namespace=ns)
+    return buf.getvalue()
+
+
+def oplog_text(db: Path, ns: str) -> str:
+    with sqlite3.connect(db) as raw:
+        rows = raw.execute("SELECT op, target, before, after, reasoning FROM oplog "
+                           "WHERE namespace = ?", (ns,)).fetchall()
+    return json.dumps(rows)
+
+
+def cache_hashes(db: Path, ns: str) -> set[str]:
+    with sqlite3.connect(db) as raw:
+        return {r[0] for r in raw.execute("SELECT hash FROM embed_cache WHERE namespace = ?",
+                                          (ns,))}
+
+
+def assert_reload_equal(m: Memory, db: Path, ns: str = "default") -> None:
+    g = m.graph(ns)
+    m2 = Memory.open(db, namespace=ns, planner=None)
+    try:
+        h = m2.graph(ns)
+        assert {i: n.to_dict() for i, n in g.nodes.items()} == \
+               {i: n.to_dict() for i, n in h.nodes.items()}
+        assert {e.key: e.to_dict() for e in g.all_edges()} == \
+               {e.key: e.to_dict() for e in h.all_edges()}
+        assert g.aliases == h.aliases
+        ids = set(g.event_vectors.ids()) | set(g.node_vectors.ids())
+        assert ids == set(h.event_vectors.ids()) | set(h.node_vectors.ids())
+        for i in ids:
+            np.testing.assert_allclose(g.vector(i), h.vector(i), atol=1e-6)
+    finally:
+        m2.close()
+
+
+def no_dangling(g: WorkingGraph) -> None:
+    for e in g.all_edges():
+        assert e.src in g.nodes and e.dst in g.nodes, e.key
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Any:
+    db = tmp_path / "forget.db"
+    m = Memory.open(db, embedder="hash", planner=None)
+    ev = [m.add(t, ts=TS + 3600 * i, source="Maya") for i, t in enumerate([
+        f"Maya: {SECRET}, went running",          # 0: the one we forget
+        "Went running again along the river",    # 1
+        "Ran 10k with Sam on Sunday",            # 2
+        "Booked a dentist appointment",          # 3
+    ])]
+    r = m.apply(UpdatePlan(operations=[
+        AddNode(ref="shared", kind=NodeKind.CONCEPT, text="Running", grounded_in=ev[:3]),
+        AddNode(ref="only", kind=NodeKind.CONCEPT, text="Zanzibar secrets",
+                grounded_in=[ev[0]]),
+        AddNode(ref="intent", kind=NodeKind.INTENT, text="Change the Zanzibar password",
+                grounded_in=[ev[0]]),
+        AddNode(ref="fact", kind=NodeKind.FACT, text="Maya runs often",
+                grounded_in=[ev[0], ev[1], ev[2]], attrs={"first": TS, "last": TS + 7200,
+                                                          "support": 3}),
+        AddNode(ref="claim", kind=NodeKind.CLAIM, text="Zanzibar is the best password",
+                grounded_in=[ev[0]]),
+        AddNode(ref="maya", kind=NodeKind.PERSON, text="Maya"),
+        AddNode(ref="zed", kind=NodeKind.PERSON, text="Zed Zanzibar"),
+        AddNode(ref="sunday", kind=NodeKind.TIME, text="2023-11-19"),
+        AddNode(ref="tuesday", kind=NodeKind.TIME, text="2023-11-21"),
+        AddEdge(src="maya", type=EdgeType.PARTICIPATES, dst=ev[0]),
+        AddEdge(src="maya", type=EdgeType.PARTICIPATES, dst=ev[1]),
+        AddEdge(src="zed", type=EdgeType.PARTICIPATES, dst=ev[0]),
+        AddEdge(src=ev[0], type=EdgeType.MENTIONS, dst="tuesday"),
+        AddEdge(src=ev[2], type=EdgeType.MENTIONS, dst="sunday"),
+        AddEdge(src=ev[0], type=EdgeType.MENTIONS, dst="sunday"),
+        AddEdge(src="claim", type=EdgeType.SUPPORTED_BY, dst=ev[0]),
+        AddEdge(src="fact", type=EdgeType.SUPPORTED_BY, dst=ev[0]),
+        AddEdge(src="fact", type=EdgeType.SUPPORTED_BY, dst=ev[1]),
+        AddEdge(src=ev[0], type=EdgeType.CAUSES, dst=ev[3]),
+    ]))
+    ids = {"ev": ev, **r.created}
+    # The same words in namespace B must survive everything done to the default one.
+    b = m.add(f"Maya: {SECRET}, went running", ts=TS, source="Maya", namespace="B")
+    m.apply(UpdatePlan(operations=[AddNode(ref="c", kind=NodeKind.CONCEPT,
+                                           text="Zanzibar secrets", grounded_in=[b])]),
+            namespace="B")
+    ids["b"] = b
+    m.db = db  # type: ignore[attr-defined]
+    m.ids = ids  # type: ignore[attr-defined]
+    yield m
+    m.close()
+
+
+def test_forget_retracts_an_event_and_what_derives_from_it(world: Memory) -> None:
+    m, ids, db = world, world.ids, world.db  # type: ignore[attr-defined]
+    ev = ids["ev"]
+    g = m.graph()
+    b_before = export_text(m, "B")
+    vec = {e: g.event_vectors.get(e).copy() for e in ev}
+    report = m.forget(ev[0])
+    assert report["event"] == ev[0]
+    removed = {ids["only"], ids["intent"], ids["claim"], ids["zed"], ids["tuesday"]}
+    assert set(report["removed"]) == removed
+    assert {ids["shared"], ids["fact"]} <= set(report["updated"])
+    # The event is gone, from the graph, the log and the store.
+    with pytest.raises(NotFound):
+        m.get(ev[0])
+    assert ev[0] not in g.nodes and g.event_vectors.get(ev[0]) is None
+    assert m.stats()["events"] == 3
+    assert ev[0] not in [n.id for n in m.store.events_after("default", 0, 100)]
+    # A concept with other grounding stays, loses that grounding, centroid recomputed.
+    shared = m.get(ids["shared"])
+    assert shared.grounded_in == (ev[1], ev[2])
+    assert shared.attrs["event_count"] == 2
+    expected = (vec[ev[1]] + vec[ev[2]]) / np.linalg.norm(vec[ev[1]] + vec[ev[2]])
+    np.testing.assert_allclose(g.node_vectors.get(ids["shared"]), expected, atol=1e-5)
+    # The fact keeps its other evidence; its envelope and support follow.
+    fact = m.get(ids["fact"])
+    assert fact.grounded_in == (ev[1], ev[2])
+    assert fact.attrs["support"] == 2 and fact.attrs["first"] == TS + 3600
+    # Derived nodes resting only on the event are gone, with their vectors.
+    for nid in (ids["only"], ids["intent"], ids["claim"]):
+        with pytest.raises(NotFound):
+            m.get(nid)
+        assert g.vector(nid) is None
+    # People and time anchors only this event tied in are gone; others stay.
+    for nid in (ids["zed"], ids["tuesday"]):
+        with pytest.raises(NotFound):
+            m.get(nid)
+    assert m.get(ids["maya"]).text == "Maya"
+    assert m.get(ids["sunday"]).text == "2023-11-19"
+    assert g.edge(ids["maya"], EdgeType.PARTICIPATES, ev[1]) is not None
+    no_dangling(g)
+    assert not any(ev[0] in (e.src, e.dst) for e in g.all_edges())
+    # Lexical search no longer finds the forgotten words.
+    assert m.store.search_text("default", "Zanzibar hunter2", None, 10) == []
+    # Namespace B, holding the same words, is untouched.
+    assert export_text(m, "B") == b_before
+    assert m.store.search_text("B", "hunter2", None, 10)
+    assert_reload_equal(m, db)
+
+
+def test_forget_erases_history_of_removed_nodes(world: Memory) -> None:
+    m, ids, db = world, world.ids, world.db  # type: ignore[attr-defined]
+    ev = ids["ev"]
+    assert m.history(ids["only"]), "the op log had history to erase"
+    m.forget(ev[0])
+    for nid in (ids["only"], ids["intent"], ids["claim"], ids["zed"], ids["tuesday"]):
+        assert m.store.history("default", nid) == []
+        with pytest.raises(NotFound):
+            m.history(nid)
+    forget_records = [r for r in m.store.history("default", ev[0])]
+    assert [r.op for r in forget_records] == ["FORGET"]
+    assert forget_records[0].after is not None
+    assert set(forget_records[0].after["removed"]) >= {ids["only"], ids["claim"]}
+    # Nothing of the forgotten words survives in the audit trail.
+    log = oplog_text(db, "default")
+    for word in ("hunter2", "Zanzibar"):
+        assert word not in log
+    # A survivor's history is kept, and records the retraction.
+    hist = m.history(ids["shared"])
+    assert hist[0].op == "ADD_NODE"
+    assert hist[-1].op == "UPDATE_NODE" and hist[-1].plan_id == "forget"
+
+
+def test_forget_removes_the_embedding_cache_entry(world: Memory) -> None:
+    m, ids, db = world, world.ids, world.db  # type: ignore[attr-defined]
+    ev = ids["ev"]
+    text = f"Maya: {SECRET}, went running"
+    h = text_hash(m.embedder.name, text)  # type: ignore[union-attr]
+    assert h in cache_hashes(db, "default")
+    others = cache_hashes(db, "default") - {h}
+    m.forget(ev[0])
+    assert cache_hashes(db, "default") == others
+    assert h in cache_hashes(db, "B"), "B's cache belongs to B"
+
+
+def test_forget_then_readd_makes_a_new_event(world: Memory) -> None:
+    m, ids = world, world.ids  # type: ignore[attr-defined]
+    ev = ids["ev"]
+    m.forget(ev[3])
+    again = m.add("Booked a dentist appointment", ts=TS + 3 * 3600, source="Maya")
+    assert again != ev[3]
+    assert m.get(again).text == "Booked a dentist appointment"
+    assert m.stats()["events"] == 4 and m.stats()["pending"] == 0
+
+
+def test_forget_is_atomic_when_the_store_fails(world: Memory) -> None:
+    m, ids = world, world.ids  # type: ignore[attr-defined]
+    before = export_text(m, "default")
+    g = m.graph()
+    nodes_before = dict(g.nodes)
+    m.store._db.execute(  # type: ignore[attr-defined]
+        "CREATE TRIGGER no_forget BEFORE INSERT ON oplog WHEN NEW.op = 'FORGET' "
+        "BEGIN SELECT RAISE(ABORT, 'injected'); END")
+    with pytest.raises(Exception, match="injected"):
+        m.forget(ids["ev"][0])
+    m.store._db.execute("DROP TRIGGER no_forget")  # type: ignore[attr-defined]
+    assert dict(g.nodes) == nodes_before
+    assert export_text(m, "default") == before
+    assert m.get(ids["ev"][0]).text.endswith("went running")
+
+
+def test_wipe_takes_one_namespace_and_nothing_else(world: Memory) -> None:
+    m, db = world, world.db  # type: ignore[attr-defined]
+    m.add("something in C", ts=TS, namespace="C")
+    b_before, c_before = export_text(m, "B"), export_text(m, "C")
+    m.wipe()
+    s = m.stats()
+    assert s["events"] == 0 and s["nodes"] == {} and s["edges"] == {}
+    assert m.store.get_cursor("default") == 0
+    assert "default" not in m.namespaces()
+    assert set(m.namespaces()) == {"B", "C"}
+    with sqlite3.connect(db) as raw:
+        for table in ("nodes", "events", "edges", "vectors", "aliases", "oplog", "cursors",
+                      "meta", "embed_cache", "node_fts"):
+            n = raw.execute(f"SELECT COUNT(*) FROM {table} WHERE namespace = 'default'"
+                            ).fetchone()[0]
+            assert n == 0, f"{table} still holds rows of the wiped namespace"
+    assert export_text(m, "B") == b_before and export_text(m, "C") == c_before
+    assert m.graph().nodes == {}
+    # The namespace is usable again, from scratch.
+    eid = m.add("a new beginning", ts=TS)
+    assert m.get(eid).attrs["seq"] == 1
+    assert_reload_equal(m, db)
+
+
+def test_wipe_of_another_namespace_by_name(world: Memory) -> None:
+    m = world
+    default_before = export_text(m, "default")
+    m.wipe("B")
+    assert m.stats("B")["events"] == 0
+    assert export_text(m, "default") == default_before
+
+
+# ------------------------------------------------------------------------ known bugs
+def test_forget_removes_people_and_times_left_edgeless_by_retraction(tmp_path: Path) -> None:
+    m = Memory.open(tmp_path / "f.db", embedder="hash", planner=None)
+    try:
+        e = m.add("Maya said John thinks the bridge is unsafe; inspect it by 2024-01-05",
+                  ts=TS, source="Maya")
+        keep = m.add("unrelated", ts=TS + 1)
+        r = m.apply(UpdatePlan(operations=[
+            AddNode(ref="john", kind=NodeKind.PERSON, text="John Doe"),
+            AddNode(ref="cl", kind=NodeKind.CLAIM, text="the bridge is unsafe",
+                    grounded_in=[e]),
+            AddEdge(src="john", type=EdgeType.HOLDS, dst="cl"),
+            AddEdge(src="cl", type=EdgeType.SUPPORTED_BY, dst=e),
+            AddNode(ref="due", kind=NodeKind.TIME, text="2024-01-05"),
+            AddNode(ref="in", kind=NodeKind.INTENT, text="Inspect the bridge", grounded_in=[e]),
+            AddEdge(src="due", type=EdgeType.DEADLINE_FOR, dst="in")]))
+        m.forget(e)
+        g = m.graph()
+        left = {n.text for n in g.nodes.values() if n.id != keep}
+        assert left == set(), f"left behind: {left}"
+        assert r.created["john"] not in g.nodes
+    finally:
+        m.close()
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "BUG: memory.py Memory.forget purges the embedding cache only 'if self.embedder is not "
+    "None', keyed by the current embedder's name; the CLI's forget opens Memory without an "
+    "embedder (need_embedder=False), and a memory opened with another embedder misses the "
+    "entry, so the forgotten text's embedding stays in embed_cache. Fix: delete the cache "
+    "rows of that text for every model (e.g. store the text hash per row, or compute "
+    "text_hash for each distinct model in embed_cache)"))
+def test_forget_without_embedder_still_purges_the_cache(tmp_path: Path) -> None:
+    db = tmp_path / "f.db"
+    with Memory.open(db, embedder="hash", planner=None) as m:
+        e = m.add("my secret diary entry", ts=TS)
+        m.add("another entry", ts=TS + 1)
+        h = text_hash(m.embedder.name, "my secret diary entry")  # type: ignore[union-attr]
+    assert h in cache_hashes(db, "default")
+    with Memory.open(db, embedder=None, planner=None) as m:  # what `enfold forget` does
+        m.forget(e)
+    assert h not in cache_hashes(db, "default")
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "BUG: write/forget.py purges the op log of removed ids only; a concept merged into a "
+    "removed survivor keeps its MERGE_NODES record (before = its full node, label "
+    "included) and its alias row, so the forgotten words survive in the audit trail. Fix: "
+    "also purge history of (and aliases pointing to) every id aliased to a removed node"))
+def test_forget_erases_history_of_nodes_merged_into_removed_ones(tmp_path: Path) -> None:
+    db = tmp_path / "f.db"
+    # Near-duplicate conversion off, so that two concepts of one event can exist and merge.
+    m = Memory.open(db, embedder="hash", planner=None,
+                    settings=Settings().with_(merge_threshold=1.01))
+    try:
+        e = m.add("Zanzibar-7 vault combination is 1234", ts=TS)
+        r = m.apply(UpdatePlan(operations=[
+            AddNode(ref="a", kind=NodeKind.CONCEPT, text="Vault codes", grounded_in=[e]),
+            AddNode(ref="b", kind=NodeKind.CONCEPT, text="Zanzibar combination",
+                    grounded_in=[e], attrs={"summary": "the 1234 combination"}),
+            AddEdge(src="b", type=EdgeType.RELATED_TO, dst="a")]))
+        m.apply(UpdatePlan(operations=[MergeNodes(keep=r.created["a"], absorb=r.created["b"])]))
+        m.forget(e)
+        assert "Zanzibar" not in oplog_text(db, "default")
+        with sqlite3.connect(db) as raw:
+            assert raw.execute("SELECT COUNT(*) FROM aliases").fetchone()[0] == 0
+    finally:
+        m.close()
