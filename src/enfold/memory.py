@@ -389,7 +389,7 @@ class Memory:
             try:
                 obj = json.loads(line)
                 if not isinstance(obj, dict):
-                    raise ValueError("a record must be a JSON object")
+                    raise ValueError("a record must be a JSON object")  # noqa: TRY004
                 kind = obj.pop("record")
             except (ValueError, KeyError, AttributeError, TypeError) as exc:
                 raise InputError(f"line {lineno}: not an enfold export record ({exc})") from exc
