@@ -400,16 +400,16 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
             cuts = sorted({*range(0, size, chunk), max(0, size - LAST), size})
             t_start = time.perf_counter()
             marks = [(0, t_start)]
-            next_report = 0.1
+            next_tenth = 1
             for start, end in itertools.pairwise(cuts):
                 mem.add_many(events[start:end], chunk=chunk)
                 now = time.perf_counter()
                 marks.append((end, now))
                 el = now - t_start
-                if progress is not None and end / size >= next_report:
+                if progress is not None and end * 10 >= next_tenth * size:
                     progress(f"  {embedder_name} {size:,}: {end:,} events, {el:.1f} s, "
                              f"{end / el:,.0f} ev/s")
-                    next_report = end / size + 0.1
+                    next_tenth = end * 10 // size + 1
                 if budget_s is not None and el > budget_s and end < size:
                     if progress is not None:
                         progress(f"  {embedder_name} {size:,}: budget of {budget_s:g} s spent "
