@@ -48,6 +48,7 @@ def test_perf_smoke_run_through_the_cli(tmp_path: Path) -> None:
     recall = metrics["recall_ms"]["200"]
     if recall is None:
         assert any("recall" in n for n in result["notes"])
+        assert "Notes:\n- " in out.with_suffix(".md").read_text()
     else:
         assert 0 < recall["p50"] <= recall["p95"] <= recall["p99"]
     md = out.with_suffix(".md").read_text()
@@ -94,6 +95,7 @@ def test_write_result_writes_json_and_markdown(tmp_path: Path) -> None:
     assert "# locomo" in md and "embedder=hash" in md and "k=5,10" in md
     assert "| enfold | 0.500 | 0.250 | 3 |" in md
     assert "| bm25 | 0.400 |  | 3 |" in md
+    assert "mean_fact_claim_cosine: 0.800" in md
 
 
 def test_write_result_without_out_and_with_a_clashing_extra(tmp_path: Path) -> None:

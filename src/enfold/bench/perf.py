@@ -8,6 +8,7 @@ chunks, folding after each chunk as in normal use). Measured in the same run:
   embed, annotate, plan, apply, commit);
 * ``ms_per_event_last_1k`` — the same over the last 1,000 events only, when the graph is
   at its largest: if folding cost grows with the graph, this column grows with the size;
+  ``ms_per_event_curve`` — ms/event over successive tenths of each size;
 * ``embed_only_texts_per_s`` — the embedder alone on exactly the texts, in exactly the
   batches, that the write path sent it (recorded by a timing wrapper), and its ratio to the
   ingest rate; ``folding_share`` = 1 − (time inside the embedder) / (ingest time);
@@ -20,6 +21,8 @@ chunks, folding after each chunk as in normal use). Measured in the same run:
 The stream (:func:`synthetic_events`) is deterministic from a seed and has a constant rate
 (events per day), so the stream of 1k events is a prefix of the stream of 100k: the sizes
 differ only in how much graph lies behind the last events, not in what those events say.
+A time budget per size (``budget_s``) stops a run that folds too slowly and reports it as
+incomplete, with metrics over the events ingested.
 """
 
 from __future__ import annotations

@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+_STANDARD = ("benchmark", "version", "config", "systems", "elapsed_s")
+
 __all__ = ["flatten_metrics", "format_cell", "markdown_table", "render_result", "write_result"]
 
 
@@ -38,7 +40,7 @@ def write_result(
     """
     from enfold import __version__
 
-    result: dict[str, Any] = {
+    result: dict[str, Any] = {  # the keys of _STANDARD, in that order
         "benchmark": benchmark,
         "version": __version__,
         "config": config,
@@ -96,6 +98,12 @@ def render_result(result: Mapping[str, Any]) -> str:
         ))
     else:
         lines.append(markdown_table(rows, columns))
+    extra = {k: v for k, v in result.items() if k not in _STANDARD}
+    for key, value in extra.items():
+        if isinstance(value, list):
+            lines += ["", f"{key.capitalize()}:", *(f"- {v}" for v in value)]
+        else:
+            lines += ["", f"{key}: {format_cell(value)}"]
     return "\n".join(lines) + "\n"
 
 
