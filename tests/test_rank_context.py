@@ -132,3 +132,20 @@ def test_background_tier_prefers_diversity():
     asm._tiers(ctx, window)
     picked = {x.id for x in ctx.background}
     assert picked & {"co_9", "co_10", "co_11"}, "the other topic should be represented"
+
+
+def test_indexed_urgencies_equal_the_reference():
+    """The deadline index gives the same U(v) as walking each node's edges."""
+    s = Settings()
+    mem = Memory.open("memory:", embedder="hash", planner="local")
+    base = 1_790_000_000
+    for i in range(30):
+        mem.add(f"I need to send report {i} by tomorrow", source="Maya", ts=base + i * 7200)
+    g = mem.graph()
+    asm = ContextAssembler.of(g, s)
+    from enfold.write.context import urgencies
+    for now_ts in (base + 3600 * h for h in range(0, 90, 7)):
+        fast = urgencies(g, asm.deadlines, now_ts, s)
+        for nid in g.nodes:
+            assert fast.get(nid, 1.0) == pytest.approx(urgency(g, nid, now_ts, s))
+    assert any(v > 1.0 for v in urgencies(g, asm.deadlines, base + 20 * 3600, s).values())

@@ -61,6 +61,7 @@ class IncrementalPageRank:
         self._slot: dict[EdgeKey, int] = {}
         self._free: list[int] = []
         self._scores = np.zeros(0, dtype=np.float64)
+        self._top = 0.0
         self.dirty = 0
         self.iterations_last = 0
         for e in graph.all_edges():
@@ -135,14 +136,14 @@ class IncrementalPageRank:
                 break
         self.iterations_last = it
         self._scores = r
+        self._top = float(r.max()) if len(r) else 0.0
 
     def score(self, node_id: str) -> float:
         """The node's PageRank normalized so that the top node has 1.0 (0 if unknown)."""
         i = self._index.get(node_id)
         if i is None or i >= len(self._scores) or not len(self._scores):
             return 0.0
-        top = float(self._scores.max())
-        return float(self._scores[i]) / top if top > 0 else 0.0
+        return float(self._scores[i]) / self._top if self._top > 0 else 0.0
 
     def raw(self) -> Mapping[str, float]:
         return {x: float(self._scores[i]) for i, x in enumerate(self._names)

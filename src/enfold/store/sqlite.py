@@ -187,10 +187,7 @@ class SQLiteStore:
                     f"INSERT INTO nodes ({self._NODE_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                     self._node_row(node),
                 )
-                db.execute(
-                    "INSERT INTO node_fts (text, namespace, node_id, kind) VALUES (?,?,?,?)",
-                    (node.text, namespace, node.id, node.kind.value),
-                )
+                _fts_put(db, namespace, node.id, node.kind.value, node.text)
                 out.append(Appended(node.id, last, True))
         return out
 
@@ -253,10 +250,7 @@ class SQLiteStore:
                 old_kind = db.execute(
                     "SELECT kind FROM nodes WHERE namespace = ? AND id = ?", (namespace, node_id)
                 ).fetchone()
-                db.execute(
-                    "DELETE FROM node_fts WHERE node_id = ? AND namespace = ?",
-                    (node_id, namespace),
-                )
+                _fts_delete(db, namespace, node_id)
                 if node is None:
                     db.execute(
                         "DELETE FROM nodes WHERE namespace = ? AND id = ?", (namespace, node_id)
@@ -278,10 +272,7 @@ class SQLiteStore:
                     "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                     self._node_row(node),
                 )
-                db.execute(
-                    "INSERT INTO node_fts (text, namespace, node_id, kind) VALUES (?,?,?,?)",
-                    (_fts_text(node), namespace, node.id, node.kind.value),
-                )
+                _fts_put(db, namespace, node.id, node.kind.value, _fts_text(node))
             for (src, type_, dst), edge in changes.edges.items():
                 if edge is None:
                     db.execute(
@@ -429,6 +420,7 @@ class SQLiteStore:
                           "meta", "embed_cache"):
                 db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM node_fts WHERE namespace = ?", (namespace,))
+            db.execute("DELETE FROM fts_rows WHERE namespace = ?", (namespace,))
 
     def get_meta(self, namespace: str, key: str) -> Any:
         rows = self._q("SELECT value FROM meta WHERE namespace = ? AND key = ?", (namespace, key))
@@ -459,6 +451,24 @@ class SQLiteStore:
                 [(namespace, model, h, np.asarray(v, dtype=np.float32).tobytes())
                  for h, v in items],
             )
+
+
+def _fts_delete(db: sqlite3.Connection, namespace: str, node_id: str) -> None:
+    """Remove a node's FTS row by rowid (FTS5 cannot index its UNINDEXED columns)."""
+    row = db.execute("SELECT fts_rowid FROM fts_rows WHERE namespace = ? AND node_id = ?",
+                     (namespace, node_id)).fetchone()
+    if row is not None:
+        db.execute("DELETE FROM node_fts WHERE rowid = ?", (row[0],))
+        db.execute("DELETE FROM fts_rows WHERE namespace = ? AND node_id = ?",
+                   (namespace, node_id))
+
+
+def _fts_put(db: sqlite3.Connection, namespace: str, node_id: str, kind: str, text: str
+             ) -> None:
+    cur = db.execute("INSERT INTO node_fts (text, namespace, node_id, kind) VALUES (?,?,?,?)",
+                     (text, namespace, node_id, kind))
+    db.execute("INSERT OR REPLACE INTO fts_rows (namespace, node_id, fts_rowid) VALUES (?,?,?)",
+               (namespace, node_id, cur.lastrowid))
 
 
 def _fts_text(node: Node) -> str:

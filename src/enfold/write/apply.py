@@ -78,6 +78,32 @@ def label_similarity(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, na, nb).ratio()
 
 
+def node_diff(before: Node, after: Node) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The op-log form of an update: only the fields that changed.
+
+    Provenance only grows on update, so ``grounded_in`` is logged as the ids added rather
+    than the whole list — a concept reinforced by its 1,000th event logs one id, not 1,000.
+    """
+    b, a = before.to_dict(), after.to_dict()
+    old: dict[str, Any] = {"id": before.id}
+    new: dict[str, Any] = {"id": after.id}
+    for key in ("text", "created_at", "access_count", "plan_id", "last_access"):
+        if b[key] != a[key]:
+            old[key], new[key] = b[key], a[key]
+    changed = {k for k in set(b["attrs"]) | set(a["attrs"])
+               if b["attrs"].get(k) != a["attrs"].get(k)}
+    if changed:
+        old["attrs"] = {k: b["attrs"].get(k) for k in sorted(changed)}
+        new["attrs"] = {k: a["attrs"].get(k) for k in sorted(changed)}
+    added = [e for e in after.grounded_in if e not in set(before.grounded_in)]
+    removed = [e for e in before.grounded_in if e not in set(after.grounded_in)]
+    if added:
+        new["grounded_in_added"] = added
+    if removed:
+        old["grounded_in_removed"] = removed
+    return old, new
+
+
 # ------------------------------------------------------------------ validation
 _LIST_ATTRS = ("aliases", "keywords")
 _NUMBER_ATTRS = ("strength", "event_count", "last_ts", "score", "due", "start", "end")
@@ -236,8 +262,11 @@ class _Applier:
     def put_node(self, op: str, node: Node, before: Node | None, reasoning: str) -> None:
         self.g.put_node(node)
         self.touched.add(node.id)
-        self.log(op, node.id, None if before is None else before.to_dict(), node.to_dict(),
-                 reasoning)
+        if before is None:
+            self.log(op, node.id, None, node.to_dict(), reasoning)
+        else:
+            old_d, new_d = node_diff(before, node)
+            self.log(op, node.id, old_d, new_d, reasoning)
 
     def put_edge(self, src: str, type_: EdgeType, dst: str, weight: float | None,
                  reasoning: str) -> Edge:

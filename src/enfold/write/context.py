@@ -15,6 +15,8 @@ the event being folded, so replaying a year-old conversation behaves as it did l
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 from collections import deque
 from collections.abc import Callable
@@ -84,6 +86,29 @@ def urgency(graph: WorkingGraph, node_id: str, now_ts: float, settings: Settings
     return best
 
 
+def urgencies(graph: WorkingGraph, deadlines: list[tuple[float, str]], now_ts: float,
+              settings: Settings) -> dict[str, float]:
+    """U(v) for every node linked to a time anchor due within the urgency window.
+
+    ``deadlines`` is a sorted list of (start, time node id); only the anchors inside
+    [now, now + window] are visited, so the cost follows the few imminent deadlines rather
+    than the degree of every candidate. Nodes absent from the result have U = 1; the result
+    equals :func:`urgency` for each node.
+    """
+    lo = bisect.bisect_left(deadlines, (now_ts, ""))
+    hi = bisect.bisect_right(deadlines, (now_ts + settings.urgency_window_h * 3600.0, "\uffff"))
+    out: dict[str, float] = {}
+    for start, tid in deadlines[lo:hi]:
+        if tid not in graph.nodes:
+            continue
+        hours_left = (start - now_ts) / 3600.0
+        u = 1.0 + (settings.urgency_max - 1.0) * (1.0 - hours_left / settings.urgency_window_h)
+        for other, edge in graph.neighbors(tid):
+            if edge.type in (EdgeType.DEADLINE_FOR, EdgeType.MENTIONS):
+                out[other] = max(out.get(other, 1.0), u)
+    return out
+
+
 class ContextAssembler:
     """Per-graph state for context assembly: PageRank and the recently-active pool."""
 
@@ -101,6 +126,10 @@ class ContextAssembler:
         )
         for n in derived[-_RECENT:]:
             self.recent.append(n.id)
+        self.deadlines: list[tuple[float, str]] = sorted(
+            (float(graph.nodes[t].attrs["start"]), t) for t in graph.of_kind(NodeKind.TIME)
+            if graph.nodes[t].attrs.get("start") is not None
+        )
 
     @classmethod
     def of(cls, graph: WorkingGraph, settings: Settings) -> ContextAssembler:
@@ -114,18 +143,24 @@ class ContextAssembler:
         """After an event is folded: remember what it touched; refresh PageRank lazily."""
         for node_id in touched:
             self.recent.append(node_id)
+            node = self.graph.nodes.get(node_id)
+            if node is not None and node.kind is NodeKind.TIME \
+                    and node.attrs.get("start") is not None:
+                bisect.insort(self.deadlines, (float(node.attrs["start"]), node_id))
         self.since_refresh += 1
         if self.since_refresh >= self.s.pagerank_every:
             self.rank.refresh()
             self.since_refresh = 0
 
-    def score(self, node: Node, now_ts: float, max_access: int) -> Scored:
+    def score(self, node: Node, now_ts: float, max_access: int,
+              urgent: dict[str, float] | None = None) -> Scored:
         s = self.s
         pr = self.rank.score(node.id)
         dt_h = max(0.0, (now_ts - activity_time(node)) / 3600.0)
         rec = math.exp(-s.recency_lambda * dt_h)
         acc = node.access_count / max_access if max_access > 0 else 0.0
-        u = urgency(self.graph, node.id, now_ts, s)
+        u = (urgent.get(node.id, 1.0) if urgent is not None
+             else urgency(self.graph, node.id, now_ts, s))
         return Scored(node.id, (s.alpha * pr + s.beta * rec + s.gamma * acc) * u, pr, rec, acc, u)
 
     def assemble(self, event: Node, vec: np.ndarray | None) -> Context:
@@ -133,8 +168,11 @@ class ContextAssembler:
         now_ts = event.ts
         pool = dict.fromkeys(self.recent)
         pool.update(dict.fromkeys(self.rank.top(s.context_window)))
-        for iid in list(g.of_kind(NodeKind.INTENT))[-s.context_window:]:
+        for iid in itertools.islice(reversed(g.by_kind[NodeKind.INTENT].keys()),
+                                    s.context_window):
             pool[iid] = None
+        urgent = urgencies(g, self.deadlines, now_ts, s)
+        pool.update(dict.fromkeys(u for u in urgent if u in g.nodes))
         ctx = Context()
         if vec is not None and len(g.node_vectors):
             for kind in (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM):
@@ -146,7 +184,7 @@ class ContextAssembler:
         pool.pop(event.id, None)
         nodes = [g.nodes[i] for i in pool if i in g.nodes]
         max_access = max((n.access_count for n in nodes), default=0)
-        scored = sorted((self.score(n, now_ts, max_access) for n in nodes),
+        scored = sorted((self.score(n, now_ts, max_access, urgent) for n in nodes),
                         key=lambda x: -x.score)[: s.context_window]
         self._tiers(ctx, scored)
         source = event.attrs.get("source")
