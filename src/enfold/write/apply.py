@@ -84,19 +84,19 @@ def node_diff(before: Node, after: Node) -> tuple[dict[str, Any], dict[str, Any]
     Provenance only grows on update, so ``grounded_in`` is logged as the ids added rather
     than the whole list — a concept reinforced by its 1,000th event logs one id, not 1,000.
     """
-    b, a = before.to_dict(), after.to_dict()
     old: dict[str, Any] = {"id": before.id}
     new: dict[str, Any] = {"id": after.id}
     for key in ("text", "created_at", "access_count", "plan_id", "last_access"):
-        if b[key] != a[key]:
-            old[key], new[key] = b[key], a[key]
-    changed = {k for k in set(b["attrs"]) | set(a["attrs"])
-               if b["attrs"].get(k) != a["attrs"].get(k)}
+        if getattr(before, key) != getattr(after, key):
+            old[key], new[key] = getattr(before, key), getattr(after, key)
+    ba, aa = before.attrs, after.attrs
+    changed = {k for k in set(ba) | set(aa) if ba.get(k) != aa.get(k)}
     if changed:
-        old["attrs"] = {k: b["attrs"].get(k) for k in sorted(changed)}
-        new["attrs"] = {k: a["attrs"].get(k) for k in sorted(changed)}
-    added = [e for e in after.grounded_in if e not in set(before.grounded_in)]
-    removed = [e for e in before.grounded_in if e not in set(after.grounded_in)]
+        old["attrs"] = {k: ba.get(k) for k in sorted(changed)}
+        new["attrs"] = {k: aa.get(k) for k in sorted(changed)}
+    had, has = set(before.grounded_in), set(after.grounded_in)
+    added = [e for e in after.grounded_in if e not in had]
+    removed = [e for e in before.grounded_in if e not in has]
     if added:
         new["grounded_in_added"] = added
     if removed:

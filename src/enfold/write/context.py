@@ -200,10 +200,11 @@ class ContextAssembler:
         u_span = max(1e-9, s.urgency_max - 1.0)
 
         def take(count: int, key: Callable[[Scored], float]) -> list[Scored]:
+            nonlocal left
             ranked = sorted(left, key=key)
             chosen = ranked[:count]
-            for c in chosen:
-                left.remove(c)
+            taken = {id(c) for c in chosen}
+            left = [x for x in left if id(x) not in taken]
             return chosen
 
         ctx.immediate = take(max(1, round(n * s.tier_immediate)),
