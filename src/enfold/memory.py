@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import threading
+from datetime import datetime, timezone
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Self
@@ -26,6 +27,7 @@ from enfold.events import EventIn, event_from_mapping, event_record, make_event
 from enfold.graph import ChangeSet, WorkingGraph
 from enfold.model import Edge, Node, NodeKind, OpRecord, now, valid_namespace
 from enfold.plan import UpdatePlan
+from enfold.recall.pack import ContextPack
 from enfold.settings import Settings
 from enfold.store import open_store
 from enfold.store.base import EventRecord, Store
@@ -306,6 +308,89 @@ class Memory:
                 out["llm"] = usage(ns)
                 break
         return out
+
+    # ----------------------------------------------------------------- recall
+    def recall(
+        self,
+        query: str,
+        *,
+        k: int | None = None,
+        at: Any = None,
+        kinds: Iterable[str | NodeKind] | None = None,
+        namespace: str | None = None,
+        touch: bool = True,
+    ) -> ContextPack:
+        """Evidence for ``query``: ranked source events (verbatim, with ids, speakers and
+        times), concepts, facts, claims with their holders, intents, and the operator path of
+        each. ``at`` is when the question is asked (for "last week"); ``kinds`` limits the
+        sections returned. Recalled nodes get their access statistics updated."""
+        from enfold.events import to_epoch
+        from enfold.recall.analyze import analyze
+        from enfold.recall.controller import recall as run_recall
+
+        if not isinstance(query, str) or not query.strip():
+            raise InputError("query must be a non-empty string")
+        ns = self._ns(namespace)
+        k = self.settings.recall_k if k is None else k
+        if k <= 0:
+            raise InputError("k must be positive")
+        self.fold(ns)
+        with self._lock(ns):
+            g = self.graph(ns)
+            when = None if at is None else datetime.fromtimestamp(to_epoch(at), tz=timezone.utc)
+            analysis = analyze(query, at=when,
+                               known_people=[g.nodes[p].text for p in g.of_kind(NodeKind.PERSON)])
+            qvec = None
+            if self.embedder is not None:
+                qvec = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
+
+            def lexical(q: str, knd: Iterable[NodeKind], n: int) -> list[tuple[str, float]]:
+                return self.store.search_text(ns, q, knd, n)
+
+            pack = run_recall(g, lexical, analysis, qvec, self.settings, k=k)
+            if kinds is not None:
+                wanted = {NodeKind(x) for x in kinds}
+                for kind, attr in ((NodeKind.EVENT, "evidence"), (NodeKind.CONCEPT, "concepts"),
+                                   (NodeKind.FACT, "facts"), (NodeKind.CLAIM, "claims"),
+                                   (NodeKind.INTENT, "intents")):
+                    if kind not in wanted:
+                        setattr(pack, attr, [])
+            if touch:
+                self._touch(g, [i.id for i in (*pack.evidence, *pack.concepts, *pack.facts,
+                                               *pack.claims, *pack.intents)])
+            return pack
+
+    def _touch(self, g: WorkingGraph, ids: list[str]) -> None:
+        """Hebbian signal: recalled nodes become more accessed and more recent."""
+        at = now()
+        g.begin()
+        try:
+            for node_id in dict.fromkeys(ids):
+                node = g.nodes.get(node_id)
+                if node is not None:
+                    g.put_node(node.with_changes(access_count=node.access_count + 1,
+                                                 last_access=at))
+            self.store.commit(g.namespace, g.changes())
+        except BaseException:
+            g.rollback()
+            raise
+        g.commit()
+
+    def answer(self, query: str, *, k: int | None = None, at: Any = None,
+               namespace: str | None = None) -> ContextPack:
+        """Recall, then ask the configured LLM to answer from the pack. Without an LLM the
+        pack comes back with ``answer=None`` and a note: no answer is ever fabricated."""
+        pack = self.recall(query, k=k, at=at, namespace=namespace)
+        client = next((getattr(p, "client") for p in self.planners if hasattr(p, "client")),
+                      None)
+        if client is None:
+            pack.note = "no LLM is configured: no answer was generated; the evidence is above"
+            return pack
+        from enfold.write.planner_llm import LLMWriter
+
+        pack.answer = LLMWriter(client).answer(query, pack.render(self.settings.context_tokens),
+                                               namespace=self._ns(namespace))
+        return pack
 
     # ----------------------------------------------------------------- forget
     def forget(self, event_id: str, *, namespace: str | None = None) -> dict[str, Any]:

@@ -55,3 +55,49 @@ def perf(ctx: click.Context, sizes: list[int] | None, embedder: str, out: Path |
         click.echo(render_summary(run))
         if out is not None:
             click.echo(f"wrote {out} and {out.with_suffix('.md')}")
+
+
+@bench.command()
+@click.option("--data", type=click.Path(exists=True, path_type=Path), required=True,
+              help="A LoCoMo JSON file (locomo10.json format).")
+@click.option("--embedder", "embedder_name", type=click.Choice(["hash", "minilm"]),
+              default="minilm", show_default=True, help="Embedder (shared by the baselines).")
+@click.option("--conversations", type=click.IntRange(min=1), default=None,
+              help="Only the first N conversations.")
+@click.option("--questions", type=click.IntRange(min=1), default=None,
+              help="Only the first N questions of each conversation (smoke runs).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the JSON result here and a Markdown table beside it (.md).")
+@click.pass_context
+def locomo(ctx: click.Context, data: Path, embedder_name: str, conversations: int | None,
+           questions: int | None, out: Path | None) -> None:
+    """Evidence recall@5/10/20 on LoCoMo, enfold against BM25, dense and hybrid RRF."""
+    import time
+
+    from enfold.bench import locomo as lb
+    from enfold.bench.report import write_result
+    from enfold.embed import make_embedder
+
+    as_json = bool(getattr(ctx.find_root().obj, "as_json", False))
+    t0 = time.perf_counter()
+    embedder = make_embedder(embedder_name)
+    systems, details = lb.run(data, embedder=embedder, conversations=conversations,
+                              questions=questions,
+                              progress=None if as_json else
+                              (lambda m: click.echo(m, err=True)))
+    config = {"embedder": embedder.name, "planner": "local", "k": list(lb.KS),
+              "data": str(data), "conversations": conversations, "questions": questions}
+    result = write_result("locomo", config, systems, time.perf_counter() - t0, out,
+                          extra=details)
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    for k in lb.KS:
+        click.echo(f"recall@{k}")
+        for name, metrics in systems.items():
+            row = metrics[f"recall@{k}"]
+            click.echo(f"  {name:<7} " + "  ".join(
+                f"{c}={row[c] if row[c] is not None else '-'}" for c in
+                ("overall", *lb.CATEGORIES.values())))
+    click.echo(f"enfold recall latency ms: {systems['enfold'].get('latency_ms')}")
+    click.echo(f"{details}; elapsed {result['elapsed_s']:.1f} s")

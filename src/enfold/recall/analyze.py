@@ -1,0 +1,77 @@
+"""Query analysis by rules (SPEC §8.1): what a question asks for, before any search.
+
+Comparison words ask for an intersection; attribution ("what does Gina think", "who said")
+asks for someone's claims; time expressions, normalized against the question's own date,
+gate the evidence by time; verification ("is it true", "did …") asks for grounding in
+source events; names are anchors. The result is a plain value the controller acts on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from enfold.write.people import extract_people
+from enfold.write.timex import extract_times
+
+_COMPARISON = re.compile(r"\b(both|in common|compare|compared|difference|differ|same as|"
+                         r"versus|vs\.?|while|whereas|also)\b", re.I)
+_ATTRIBUTION = re.compile(
+    r"\b(?:what|how)\s+(?:does|did|do)\s+(?P<holder>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)\s+"
+    r"(?:think|believe|feel|say|said|claim|prefer|love|hate|like|want|expect|hope|worry)\b"
+    r"|\b(?P<holder2>[A-Z][\w'-]+)(?:'s)?\s+(?:opinion|view|take|thoughts?)\b"
+    r"|\bwho\s+(?:said|thinks|believes|claimed|feels|prefers|argued)\b", re.I)
+_OPINION_WORDS = re.compile(r"\b(think|thinks|believe|believes|opinion|feel|feels|view|"
+                            r"said|says|claim|claims)\b", re.I)
+_VERIFY = re.compile(r"^\s*(is it true|did|does|was|were|has|have|is|are)\b|\bis it true\b",
+                     re.I)
+_WHEN = re.compile(r"\bwhen\b|\bwhat (?:date|day|time|year|month)\b|\bhow long\b", re.I)
+
+
+@dataclass(frozen=True)
+class QueryAnalysis:
+    query: str
+    people: tuple[str, ...] = ()
+    holder: str | None = None  # attribution: whose claims are asked for
+    asks_opinion: bool = False
+    comparison: bool = False
+    verification: bool = False
+    asks_when: bool = False
+    window: tuple[float, float] | None = None  # temporal gate (epoch seconds)
+    time_expressions: tuple[str, ...] = ()
+    notes: list[str] = field(default_factory=list)
+
+
+def analyze(query: str, *, at: datetime | None = None, known_people: Iterable[str] = ()
+            ) -> QueryAnalysis:
+    """Rules over the question text; ``at`` is the date the question is asked."""
+    known = list(known_people)
+    people = tuple(dict.fromkeys(
+        p.name for p in extract_people(query, None, known) if p.role == "mentioned"))
+    holder = None
+    m = _ATTRIBUTION.search(query)
+    if m:
+        holder = m.group("holder") or m.group("holder2")
+        if holder and holder.lower() in ("you", "i", "we", "they", "he", "she"):
+            holder = None
+    window = None
+    expressions: tuple[str, ...] = ()
+    if at is not None:
+        times = extract_times(query, at)
+        if times:
+            window = (min(t.start_ts.timestamp() for t in times),
+                      max(t.end_ts.timestamp() for t in times))
+            expressions = tuple(t.expression for t in times)
+    return QueryAnalysis(
+        query=query,
+        people=people,
+        holder=holder,
+        asks_opinion=bool(m) or bool(_OPINION_WORDS.search(query)),
+        comparison=bool(_COMPARISON.search(query)) and len(people) >= 2,
+        verification=bool(_VERIFY.search(query)),
+        asks_when=bool(_WHEN.search(query)),
+        window=window,
+        time_expressions=expressions,
+    )

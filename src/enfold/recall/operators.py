@@ -1,0 +1,197 @@
+"""The four retrieval operators (SPEC §8.2, CogMem's deterministic toolkit).
+
+Each is a plain function over the working graph returning ``{node id: score}``:
+
+* :func:`anchor` — hybrid lexical (FTS5 BM25) + dense search fused by reciprocal rank,
+  constrained by node kind;
+* :func:`traverse` — typed breadth-first expansion with a decay per hop, blended with a
+  personalized PageRank from the seeds, and an optional temporal gate on events;
+* :func:`intersect` — what two anchor sets share in their neighbourhoods;
+* :func:`ground` — from derived nodes back to the source events they rest on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from enfold.graph import WorkingGraph
+from enfold.model import EdgeType, NodeKind
+
+Scores = dict[str, float]
+_GROUNDING = (EdgeType.GROUNDS, EdgeType.REINFORCES, EdgeType.SUPPORTED_BY, EdgeType.TRIGGERS,
+              EdgeType.USER_FEEDBACK)
+
+
+def rrf(rankings: Sequence[Sequence[str]], k: int = 60,
+        weights: Sequence[float] | None = None) -> Scores:
+    """Reciprocal rank fusion: Σ w / (k + rank)."""
+    out: Scores = {}
+    for i, ranking in enumerate(rankings):
+        w = 1.0 if weights is None else weights[i]
+        for rank, node_id in enumerate(ranking, 1):
+            out[node_id] = out.get(node_id, 0.0) + w / (k + rank)
+    return out
+
+
+def ranked(scores: Mapping[str, float]) -> list[str]:
+    return sorted(scores, key=lambda x: (-scores[x], x))
+
+
+def anchor(
+    graph: WorkingGraph,
+    lexical: Callable[[str, Iterable[NodeKind], int], list[tuple[str, float]]],
+    query: str,
+    qvec: np.ndarray | None,
+    kinds: Iterable[NodeKind],
+    *,
+    depth: int = 50,
+    rrf_k: int = 60,
+) -> Scores:
+    """Hybrid search restricted to ``kinds``: BM25 and dense rankings fused by RRF."""
+    kinds = frozenset(kinds)
+    lex = [i for i, _ in lexical(query, kinds, depth) if i in graph.nodes]
+    dense: list[str] = []
+    if qvec is not None:
+        def accept(node_id: str) -> bool:
+            node = graph.nodes.get(node_id)
+            return node is not None and node.kind in kinds
+
+        if NodeKind.EVENT in kinds:
+            dense += [i for i, _ in graph.event_vectors.search(qvec, depth, accept=accept)]
+        if kinds - {NodeKind.EVENT}:
+            dense += [i for i, _ in graph.node_vectors.search(qvec, depth, accept=accept)]
+    return rrf([lex, dense], k=rrf_k)
+
+
+def in_window(graph: WorkingGraph, node_id: str, window: tuple[float, float] | None) -> bool:
+    """The temporal gate: events must fall inside the window; other kinds pass."""
+    if window is None:
+        return True
+    node = graph.nodes.get(node_id)
+    if node is None or node.kind is not NodeKind.EVENT:
+        return True
+    return window[0] <= node.ts < window[1]
+
+
+def traverse(
+    graph: WorkingGraph,
+    seeds: Mapping[str, float],
+    *,
+    edge_types: Iterable[EdgeType] | None = None,
+    hops: int = 3,
+    decay: float = 0.7,
+    ppr_blend: float = 0.4,
+    window: tuple[float, float] | None = None,
+    max_nodes: int = 2000,
+    max_degree: int = 200,
+) -> Scores:
+    """Typed BFS from the seeds (score × weight × decay per hop), blended with PPR.
+
+    Hubs are not expanded past ``max_degree`` neighbours (the strongest edges first), so a
+    speaker who participates in every event does not flood the result.
+    """
+    allowed = None if edge_types is None else frozenset(edge_types)
+    bfs: Scores = dict(seeds)
+    frontier = dict(seeds)
+    for _ in range(hops):
+        nxt: Scores = {}
+        for node_id, score in frontier.items():
+            edges = [(o, e) for o, e in graph.neighbors(node_id)
+                     if allowed is None or e.type in allowed]
+            if len(edges) > max_degree:
+                edges = sorted(edges, key=lambda oe: -oe[1].weight)[:max_degree]
+            for other, e in edges:
+                s = score * e.weight * decay
+                if s > nxt.get(other, 0.0) and s > bfs.get(other, 0.0):
+                    nxt[other] = s
+        for node_id, s in nxt.items():
+            bfs[node_id] = max(bfs.get(node_id, 0.0), s)
+        frontier = nxt
+        if len(bfs) >= max_nodes or not frontier:
+            break
+    ppr = personalized_pagerank(graph, seeds, list(bfs), allowed=allowed)
+    top_bfs = max(bfs.values(), default=1.0) or 1.0
+    top_ppr = max(ppr.values(), default=1.0) or 1.0
+    out = {
+        n: (1 - ppr_blend) * bfs[n] / top_bfs + ppr_blend * ppr.get(n, 0.0) / top_ppr
+        for n in bfs
+    }
+    return {n: s for n, s in out.items() if in_window(graph, n, window)}
+
+
+def personalized_pagerank(
+    graph: WorkingGraph,
+    seeds: Mapping[str, float],
+    nodes: Sequence[str],
+    *,
+    allowed: frozenset[EdgeType] | None = None,
+    damping: float = 0.85,
+    iterations: int = 30,
+) -> Scores:
+    """PPR on the subgraph induced by ``nodes``, restarting at the seeds (undirected)."""
+    index = {n: i for i, n in enumerate(nodes)}
+    n = len(nodes)
+    if n == 0:
+        return {}
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[float] = []
+    for node_id, i in index.items():
+        for other, e in graph.neighbors(node_id):
+            j = index.get(other)
+            if j is not None and (allowed is None or e.type in allowed):
+                rows.append(i)
+                cols.append(j)
+                vals.append(e.weight)
+    import scipy.sparse as sp
+
+    w = sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
+    out_deg = np.asarray(w.sum(axis=1)).ravel()
+    inv = np.where(out_deg > 0, 1.0 / np.where(out_deg > 0, out_deg, 1.0), 0.0)
+    restart = np.zeros(n)
+    for s, v in seeds.items():
+        if s in index:
+            restart[index[s]] = max(v, 0.0)
+    if restart.sum() <= 0:
+        return {}
+    restart /= restart.sum()
+    r = restart.copy()
+    wt = w.T.tocsr()
+    for _ in range(iterations):
+        r = damping * (wt @ (r * inv)) + (1 - damping) * restart
+    return {node: float(r[i]) for node, i in index.items()}
+
+
+def intersect(graph: WorkingGraph, a: Mapping[str, float], b: Mapping[str, float]) -> Scores:
+    """Nodes reachable in one hop from both anchor sets (shared events, concepts, people)."""
+    def reach(seeds: Mapping[str, float]) -> Scores:
+        out: Scores = dict(seeds)
+        for node_id, score in seeds.items():
+            for other, e in graph.neighbors(node_id):
+                out[other] = max(out.get(other, 0.0), score * e.weight)
+        return out
+
+    ra, rb = reach(a), reach(b)
+    return {n: ra[n] * rb[n] for n in ra.keys() & rb.keys()}
+
+
+def ground(graph: WorkingGraph, nodes: Mapping[str, float]) -> Scores:
+    """Source events of derived nodes (and events themselves), scored by their node."""
+    out: Scores = {}
+    for node_id, score in nodes.items():
+        node = graph.nodes.get(node_id)
+        if node is None:
+            continue
+        if node.kind is NodeKind.EVENT:
+            out[node_id] = max(out.get(node_id, 0.0), score)
+            continue
+        sources = set(node.grounded_in)
+        for other, e in graph.neighbors(node_id):
+            if e.type in _GROUNDING and other in graph.by_kind[NodeKind.EVENT]:
+                sources.add(other)
+        for ev in sources:
+            if ev in graph.nodes:
+                out[ev] = max(out.get(ev, 0.0), score)
+    return out
