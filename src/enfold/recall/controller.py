@@ -35,6 +35,8 @@ from enfold.recall.pack import ContextPack, Item
 from enfold.settings import Settings
 
 Lexical = Callable[[str, Iterable[NodeKind], int], list[tuple[str, float]]]
+NEIGHBOUR_SHARE = 0.5  # neighbouring turns rank well below the turn they neighbour
+NEIGHBOUR_SOURCES = 5  # only the best evidence brings its neighbours
 _DERIVED = (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM, NodeKind.INTENT)
 
 
@@ -80,7 +82,8 @@ def recall(
     sig = _Signals([], [], {})
     win = analysis.window
 
-    events_anchor = anchor(graph, lexical, q, qvec, [NodeKind.EVENT], rrf_k=settings.rrf_k)
+    events_anchor = anchor(graph, lexical, q, qvec, [NodeKind.EVENT], rrf_k=settings.rrf_k,
+                           lexical_weight=2.0)
     events_anchor = {e: s for e, s in events_anchor.items() if in_window(graph, e, win)}
     pack.steps.append({"op": "anchor", "kinds": ["event"], "found": len(events_anchor)})
     sig.add("anchor:event", events_anchor, weight=2.0)
@@ -125,12 +128,12 @@ def recall(
     if neighbours and evidence:
         index = _seq_index(graph)
         extra: dict[str, float] = {}
-        for e in evidence[: max(3, k // 2)]:
+        for e in evidence[:NEIGHBOUR_SOURCES]:
             seq = int(graph.nodes[e].attrs.get("seq", 0))
             for d in (-1, 1):
                 nb = index.get(seq + d)
                 if nb and nb not in fused and in_window(graph, nb, win):
-                    extra[nb] = max(extra.get(nb, 0.0), fused[e] * 0.5)
+                    extra[nb] = max(extra.get(nb, 0.0), fused[e] * NEIGHBOUR_SHARE)
                     sig.paths.setdefault(nb, []).append("neighbour")
         pack.steps.append({"op": "neighbours", "added": len(extra)})
         fused.update(extra)

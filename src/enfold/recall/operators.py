@@ -48,6 +48,7 @@ def anchor(
     *,
     depth: int = 50,
     rrf_k: int = 60,
+    lexical_weight: float = 1.0,
 ) -> Scores:
     """Hybrid search restricted to ``kinds``: BM25 and dense rankings fused by RRF."""
     kinds = frozenset(kinds)
@@ -62,7 +63,7 @@ def anchor(
             dense += [i for i, _ in graph.event_vectors.search(qvec, depth, accept=accept)]
         if kinds - {NodeKind.EVENT}:
             dense += [i for i, _ in graph.node_vectors.search(qvec, depth, accept=accept)]
-    return rrf([lex, dense], k=rrf_k)
+    return rrf([lex, dense], k=rrf_k, weights=(lexical_weight, 1.0))
 
 
 def in_window(graph: WorkingGraph, node_id: str, window: tuple[float, float] | None) -> bool:

@@ -1,0 +1,127 @@
+"""The two clocks of a consolidation pass: the stream's (event time) and the wall's.
+
+Consolidation measures time on the **stream's clock** — the time of the newest event — so
+that replaying a year of conversation in a minute decays and consolidates the graph as
+living through that year would (SPEC §4.3 makes the same choice for context assembly).
+Edges, however, only carry wall-clock stamps (``created_at``/``updated_at``). To tell when an
+edge was last written *on the stream's clock* without adding a field to :class:`Edge`,
+every pass that writes anything records one sample ``(wall time, stream time)`` in the
+namespace's meta (:class:`PassClock`). An edge written at wall time ``w`` was written when
+the stream stood at least at the stream time of the last pass at or before ``w``; an edge
+written *by* a pass carries that pass's exact wall time, so its stream time is exact.
+
+:class:`Stamp` is what every pass function receives: its id (the op log's ``plan_id``), its
+wall time, its stream time and the clock.
+"""
+
+from __future__ import annotations
+
+import bisect
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from enfold.graph import WorkingGraph
+from enfold.model import Node, NodeKind, OpRecord
+
+CLOCK_KEY = "consolidate.clock"
+#: Samples kept in the clock; older ones are thinned (every other one dropped), which can
+#: only make an edge look older than it is, i.e. decay it a little early.
+MAX_CLOCK = 1024
+
+
+def stream_time(node: Node) -> float | None:
+    """When a node was last active on the stream's clock, or None if it has no such time.
+
+    Events: their ``ts``. Concepts: the ts of their newest grounding event (``last_ts``).
+    Claims: ``valid_from``. Facts: the end of their envelope. Intents: their newest
+    lifecycle entry. People and time anchors are not activity: None.
+    """
+    a = node.attrs
+    value: Any
+    if node.kind is NodeKind.EVENT:
+        return node.ts
+    if node.kind is NodeKind.CONCEPT:
+        value = a.get("last_ts")
+    elif node.kind is NodeKind.CLAIM:
+        value = a.get("valid_from")
+    elif node.kind is NodeKind.FACT:
+        value = a.get("last")
+    elif node.kind is NodeKind.INTENT:
+        history = a.get("history")
+        stamps = [h.get("at") for h in history if isinstance(h, dict)] \
+            if isinstance(history, list) else []
+        value = max((float(s) for s in stamps if isinstance(s, (int, float))), default=None)
+    else:
+        return None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else None
+
+
+@dataclass
+class PassClock:
+    """Samples (wall, stream) of past passes, both non-decreasing; kept in graph meta."""
+
+    walls: list[float] = field(default_factory=list)
+    streams: list[float] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, graph: WorkingGraph) -> PassClock:
+        raw = graph.meta.get(CLOCK_KEY) or []
+        clock = cls()
+        for pair in raw:
+            if isinstance(pair, (list, tuple)) and len(pair) == 2:
+                clock.walls.append(float(pair[0]))
+                clock.streams.append(float(pair[1]))
+        return clock
+
+    def stream_at(self, wall: float) -> float | None:
+        """The stream time of the last pass at or before wall time ``wall`` (None: none)."""
+        i = bisect.bisect_right(self.walls, wall) - 1
+        return self.streams[i] if i >= 0 else None
+
+    def sample(self, wall: float, stream: float) -> None:
+        """Record a pass; keeps both sequences non-decreasing."""
+        if self.walls and wall < self.walls[-1]:
+            wall = self.walls[-1]
+        if self.streams and stream < self.streams[-1]:
+            stream = self.streams[-1]
+        if self.walls and self.walls[-1] == wall:
+            self.streams[-1] = max(self.streams[-1], stream)
+        else:
+            self.walls.append(wall)
+            self.streams.append(stream)
+        if len(self.walls) > MAX_CLOCK:
+            keep = list(range(0, len(self.walls) - MAX_CLOCK // 2, 2)) + list(
+                range(len(self.walls) - MAX_CLOCK // 2, len(self.walls)))
+            self.walls = [self.walls[i] for i in keep]
+            self.streams = [self.streams[i] for i in keep]
+
+    def to_meta(self) -> list[list[float]]:
+        return [[w, s] for w, s in zip(self.walls, self.streams)]
+
+
+def newest_event_ts(graph: WorkingGraph) -> float | None:
+    """The stream's "now": the time of the newest event in the graph (a full scan)."""
+    events = graph.by_kind[NodeKind.EVENT]
+    return max((graph.nodes[e].ts for e in events), default=None)
+
+
+@dataclass
+class Stamp:
+    """One pass: its op-log id, wall time ``at``, stream time ``now_ts`` and the clock.
+
+    The clock already holds this pass's own sample while the pass runs, so an edge a pass
+    writes (stamped ``updated_at = at``) is known to be fresh at ``now_ts``.
+    """
+
+    at: float
+    now_ts: float | None
+    clock: PassClock
+    plan_id: str = field(default_factory=lambda: f"cp_{uuid.uuid4().hex[:20]}")
+
+    def op(self, graph: WorkingGraph, op: str, target: str, before: Any, after: Any,
+           reasoning: str) -> None:
+        """Append one record to the op log (the audit trail and ``history()``)."""
+        graph.add_op(OpRecord(graph.namespace, 0, self.plan_id, op, target, before, after,
+                              reasoning, self.at))
