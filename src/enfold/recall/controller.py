@@ -37,6 +37,7 @@ from enfold.settings import Settings
 Lexical = Callable[[str, Iterable[NodeKind], int], list[tuple[str, float]]]
 NEIGHBOUR_SHARE = 0.5  # neighbouring turns rank well below the turn they neighbour
 NEIGHBOUR_SOURCES = 5  # only the best evidence brings its neighbours
+OPINION_PENALTY = 0.5  # factual questions: a claim-bearing utterance counts half
 _DERIVED = (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM, NodeKind.INTENT)
 
 
@@ -123,6 +124,13 @@ def recall(
         sig.add("claims>ground", ground(graph, claims), weight=2.0)
 
     fused = rrf(sig.lists, k=settings.rrf_k, weights=sig.weights)
+    if not analysis.asks_opinion:
+        # "What happened" is answered by facts, not by someone's view of them: utterances
+        # that carry a claim yield to plain accounts (CogMem's semantic-collapse guard).
+        for e in fused:
+            if _is_opinion(graph, e):
+                fused[e] *= OPINION_PENALTY
+                sig.paths.setdefault(e, []).append("opinion-demoted")
     order = [e for e in ranked(fused) if e in graph.by_kind[NodeKind.EVENT]]
     evidence = order[:k]
     if neighbours and evidence:
@@ -152,6 +160,12 @@ def recall(
     for lst in (pack.concepts, pack.facts, pack.intents):
         del lst[k:]
     return pack
+
+
+def _is_opinion(graph: WorkingGraph, event_id: str) -> bool:
+    """Whether an event is the utterance of a claim (a claim rests on it)."""
+    return any(e.type is EdgeType.SUPPORTED_BY and e.src in graph.by_kind[NodeKind.CLAIM]
+               for e in graph.in_edges(event_id))
 
 
 def _person(graph: WorkingGraph, name: str) -> str | None:

@@ -1,0 +1,109 @@
+"""Recall: operators, attribution, temporal gate, the ContextPack, access statistics."""
+
+from __future__ import annotations
+
+import pytest
+
+from enfold import InputError, Memory, NodeKind
+from enfold.recall.analyze import analyze
+from enfold.recall.operators import ground, rrf, traverse
+
+DAY = 86_400
+
+
+@pytest.fixture()
+def mem() -> Memory:
+    m = Memory.open("memory:", embedder="hash", planner="local")
+    base = 1_790_000_000
+    lines = [
+        ("Maya", "The production outage on Tuesday was caused by an expired TLS certificate."),
+        ("Maya", "Gina thinks the outage was caused by the new cache layer."),
+        ("Omar", "I believe the outage was caused by the database failover."),
+        ("Maya", "Ran 10 miles along the river this morning."),
+        ("Omar", "The quarterly budget review moved to Thursday."),
+        ("Maya", "Another river run today, 8 miles at easy pace."),
+    ]
+    for i, (who, text) in enumerate(lines):
+        m.add(text, source=who, ts=base + i * DAY)
+    return m
+
+
+def test_attribution_returns_the_holders_claims_only(mem: Memory) -> None:
+    pack = mem.recall("What does Gina think caused the outage?", k=5)
+    assert pack.claims, "Gina's claim should be found"
+    assert {c.holder for c in pack.claims} == {"Gina"}
+    assert "cache" in pack.claims[0].text
+    # the utterance behind Gina's claim is the top evidence, not the fact or Omar's view
+    assert "Gina thinks" in pack.evidence[0].text
+    assert any(step["op"] == "ground" and step.get("claims_of") == "Gina" for step in pack.steps)
+
+
+def test_what_happened_puts_the_fact_first(mem: Memory) -> None:
+    pack = mem.recall("What caused the production outage on Tuesday?", k=5)
+    assert "TLS certificate" in pack.evidence[0].text
+    assert pack.claims == [], "a factual question is not answered with opinions"
+
+
+def test_temporal_gate_drops_events_outside_the_window(mem: Memory) -> None:
+    asked = 1_790_000_000 + 6 * DAY  # the day after the last event
+    pack = mem.recall("river run yesterday", k=5, at=asked)
+    assert pack.evidence
+    for e in pack.evidence:
+        assert asked - DAY <= e.ts < asked
+    assert all("river" in e.text.lower() for e in pack.evidence[:1])
+
+
+def test_pack_items_carry_provenance_and_render_marks_opinions(mem: Memory) -> None:
+    pack = mem.recall("What does Omar believe about the outage?", k=5)
+    for e in pack.evidence:
+        assert e.kind == "event" and e.path and e.ts is not None and e.source
+    text = pack.render(200)
+    assert "Opinions (attributed; not facts)" in text
+    assert "Omar holds:" in text
+    assert len(text) <= 200 * 4
+
+
+def test_recall_updates_access_statistics(mem: Memory) -> None:
+    pack = mem.recall("river run", k=2)
+    top = pack.evidence[0].id
+    assert mem.get(top).access_count == 1
+    mem.recall("river run", k=2)
+    assert mem.get(top).access_count == 2
+    untouched = mem.recall("river run", k=2, touch=False).evidence[0].id
+    assert mem.get(untouched).access_count == 2
+
+
+def test_answer_without_llm_does_not_fabricate(mem: Memory) -> None:
+    pack = mem.answer("What caused the outage?")
+    assert pack.answer is None
+    assert pack.note and "no answer" in pack.note
+    assert pack.evidence
+
+
+def test_bad_queries(mem: Memory) -> None:
+    with pytest.raises(InputError):
+        mem.recall("   ")
+    with pytest.raises(InputError):
+        mem.recall("x", k=0)
+
+
+def test_analysis_rules() -> None:
+    a = analyze("What does Gina think about the launch?")
+    assert a.holder == "Gina" and a.asks_opinion
+    assert analyze("Who said the budget is fine?").asks_opinion
+    assert analyze("Is it true that Omar moved?").verification
+    assert not analyze("Where did Maya run?").asks_opinion
+
+
+def test_operators_on_a_toy_graph(mem: Memory) -> None:
+    g = mem.graph()
+    person = next(p for p in g.of_kind(NodeKind.PERSON) if g.nodes[p].text == "Omar")
+    reach = traverse(g, {person: 1.0}, hops=1)
+    omar_events = {e for e in reach if g.nodes[e].kind is NodeKind.EVENT}
+    assert omar_events and all(g.nodes[e].attrs["source"] == "Omar" for e in omar_events
+                               if g.edge(person, "PARTICIPATES", e) is not None)  # type: ignore[arg-type]
+    claims = {c: 1.0 for c in g.of_kind(NodeKind.CLAIM)}
+    sources = ground(g, claims)
+    assert sources and all(g.nodes[e].kind is NodeKind.EVENT for e in sources)
+    fused = rrf([["a", "b"], ["b", "c"]], k=60)
+    assert max(fused, key=fused.__getitem__) == "b"
