@@ -101,3 +101,37 @@ def locomo(ctx: click.Context, data: Path, embedder_name: str, conversations: in
                 ("overall", *lb.CATEGORIES.values())))
     click.echo(f"enfold recall latency ms: {systems['enfold'].get('latency_ms')}")
     click.echo(f"{details}; elapsed {result['elapsed_s']:.1f} s")
+
+
+@bench.command()
+@click.option("--data", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="Collapse-probe JSON Lines [default: the bundled 42 items].")
+@click.option("--embedder", "embedder_name", type=click.Choice(["hash", "minilm"]),
+              default="minilm", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the JSON result here and a Markdown table beside it (.md).")
+@click.pass_context
+def collapse(ctx: click.Context, data: Path | None, embedder_name: str, out: Path | None
+             ) -> None:
+    """Semantic-collapse probe: misattribution rate of enfold against flat dense retrieval."""
+    import time
+
+    from enfold.bench import collapse as cb
+    from enfold.bench.report import write_result
+    from enfold.embed import make_embedder
+
+    t0 = time.perf_counter()
+    embedder = make_embedder(embedder_name)
+    systems, details = cb.run(data, embedder=embedder)
+    config = {"embedder": embedder.name, "planner": "local",
+              "data": str(data) if data else "bundled"}
+    result = write_result("collapse", config, systems, time.perf_counter() - t0, out,
+                          extra=details)
+    if getattr(ctx.find_root().obj, "as_json", False):
+        click.echo(json.dumps(result))
+        return
+    for name, m in systems.items():
+        click.echo(f"{name:<7} misattributed {m['misattributed']}/{m['queries']} "
+                   f"({m['misattribution_rate']:.1%})")
+    click.echo(f"mean fact-claim cosine {details['mean_fact_claim_cosine']}; "
+               f"elapsed {result['elapsed_s']:.1f} s")

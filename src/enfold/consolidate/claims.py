@@ -1,0 +1,173 @@
+"""Claim reconciliation: a holder's repeated or changed opinion (SPEC §6.6, CogMem).
+
+Two claims are *about the same thing* when they have
+
+* the same holder — the person with the HOLDS edge into the claim (the ``holder`` name when
+  there is none); claims of different holders never merge, never supersede;
+* the same target, compared by :func:`enfold.write.claims.target_key` ("my job", "this job"
+  and "jobs" all key to ``job``);
+* the same **predicate family** (:func:`enfold.write.claims.predicate_family`: attitude —
+  love, hate, prefer; belief — think, believe, feel, doubt, worry, hope, expect; speech — say,
+  claim, argue). The spec says "same predicate"; taken literally, "I love my job" (love) and
+  "I hate this job" (hate) would never meet, and a knowledge update — the very case
+  reconciliation exists for — would be lost. Love and hate are two stances of one attitude,
+  so enfold compares families and lets the stance tell agreement from change.
+
+Within such a group, the claims still current (not superseded) are taken in order of
+``valid_from`` (stream time). A newer claim with the **same stance** as the current one is
+the holder repeating themself: it merges into the older one (:func:`merge_nodes`: the
+survivor gains its evidence edges, provenance and wording as an alias; ``reaffirmed_at``
+records when). A newer claim with a **different stance** supersedes the current one: the
+older keeps everything and gains ``superseded_by`` (the newer id) and ``superseded_at``; the
+newer gains ``supersedes``. Both stay in the graph and retrievable, and the op log records
+the supersession (``SUPERSEDE``), so ``history()`` tells the story of the change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from enfold.consolidate.clock import Stamp
+from enfold.graph import WorkingGraph
+from enfold.model import EdgeType, Node, NodeKind
+from enfold.settings import Settings
+from enfold.write.apply import merge_nodes, node_diff
+from enfold.write.claims import predicate_family, target_key
+
+ClaimKey = tuple[str, str, str]  # (holder, target key, predicate family)
+
+
+@dataclass
+class ClaimResult:
+    merged: int = 0
+    superseded: int = 0
+    visited: int = 0  # claims examined
+
+
+def holder_of(graph: WorkingGraph, claim: Node) -> str:
+    """The holder's person id, or ``"name:<holder>"`` when no HOLDS edge names one."""
+    people = sorted(e.src for e in graph.in_edges(claim.id) if e.type is EdgeType.HOLDS)
+    if people:
+        return people[0]
+    return "name:" + " ".join(str(claim.attrs.get("holder") or "").lower().split())
+
+
+def claim_key(graph: WorkingGraph, claim: Node) -> ClaimKey:
+    a = claim.attrs
+    tkey = a.get("target_key") or target_key(str(a.get("target") or claim.text))
+    return (holder_of(graph, claim), str(tkey),
+            predicate_family(str(a.get("predicate") or "think")))
+
+
+def valid_from(graph: WorkingGraph, claim: Node) -> float:
+    """When the claim was made, on the stream's clock."""
+    value = claim.attrs.get("valid_from")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    times = [graph.nodes[e.dst].ts for e in graph.out_edges(claim.id)
+             if e.type is EdgeType.SUPPORTED_BY and e.dst in graph.nodes]
+    return min(times) if times else claim.created_at
+
+
+@dataclass
+class ClaimIndex:
+    """Claim ids by :data:`ClaimKey`; rebuildable, checked against the graph when read."""
+
+    groups: dict[ClaimKey, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, graph: WorkingGraph) -> ClaimIndex:
+        index = cls()
+        for cid in graph.of_kind(NodeKind.CLAIM):
+            index.add(graph, cid)
+        return index
+
+    def add(self, graph: WorkingGraph, claim_id: str) -> ClaimKey | None:
+        node = graph.nodes.get(claim_id)
+        if node is None or node.kind is not NodeKind.CLAIM:
+            return None
+        key = claim_key(graph, node)
+        lst = self.groups.setdefault(key, [])
+        if claim_id not in lst:
+            lst.append(claim_id)
+        return key
+
+    def members(self, graph: WorkingGraph, key: ClaimKey) -> list[Node]:
+        ids = dict.fromkeys(graph.resolve(c) for c in self.groups.get(key, []))
+        found = [graph.nodes[c] for c in ids if c in graph.by_kind[NodeKind.CLAIM]]
+        found = [n for n in found if claim_key(graph, n) == key]
+        self.groups[key] = [n.id for n in found]
+        return found
+
+
+def _superseded(graph: WorkingGraph, claim: Node) -> bool:
+    by = claim.attrs.get("superseded_by")
+    return isinstance(by, str) and graph.resolve(by) in graph.nodes
+
+
+def reconcile_group(graph: WorkingGraph, stamp: Stamp, index: ClaimIndex, key: ClaimKey,
+                    result: ClaimResult) -> None:
+    """Merge repeats and record changes of stance among one group's current claims."""
+    members = index.members(graph, key)
+    result.visited += len(members)
+    current_claims = sorted((n for n in members if not _superseded(graph, n)),
+                            key=lambda n: (valid_from(graph, n), n.created_at, n.id))
+    current: Node | None = None
+    for nxt in current_claims:
+        if current is None:
+            current = nxt
+            continue
+        stance, new_stance = (current.attrs.get("stance") or "neutral",
+                              nxt.attrs.get("stance") or "neutral")
+        when = valid_from(graph, nxt)
+        if stance == new_stance:
+            merge_nodes(graph, current.id, nxt.id, at=stamp.at, plan_id=stamp.plan_id,
+                        reasoning=f"consolidation: {key[0]} repeats a {stance} "
+                                  f"{key[2]} about {key[1]!r}")
+            kept = graph.nodes[current.id]
+            attrs = {**kept.attrs, "reaffirmed_at": max(
+                when, float(kept.attrs.get("reaffirmed_at") or 0.0)),
+                "support": len(kept.grounded_in)}
+            current = kept.with_changes(attrs=attrs)
+            graph.put_node(current)
+            before, after = node_diff(kept, current)
+            stamp.op(graph, "UPDATE_NODE", current.id, before, after,
+                     "consolidation: the claim was made again")
+            result.merged += 1
+            continue
+        old = current.with_changes(attrs={**current.attrs, "superseded_by": nxt.id,
+                                          "superseded_at": when}, updated_at=stamp.at)
+        new = nxt.with_changes(attrs={**nxt.attrs, "supersedes": current.id},
+                               updated_at=stamp.at)
+        graph.put_node(old)
+        graph.put_node(new)
+        reason = (f"consolidation: {key[0]}'s {key[2]} about {key[1]!r} changed from "
+                  f"{stance} to {new_stance}")
+        stamp.op(graph, "SUPERSEDE", old.id, {"superseded_by": None, "stance": stance},
+                 {"superseded_by": new.id, "superseded_at": when}, reason)
+        before, after = node_diff(nxt, new)
+        stamp.op(graph, "UPDATE_NODE", new.id, before, after, reason)
+        result.superseded += 1
+        current = new
+
+
+def reconcile_claims(
+    graph: WorkingGraph,
+    settings: Settings,
+    stamp: Stamp,
+    index: ClaimIndex,
+    *,
+    claims: Iterable[str] | None = None,
+) -> ClaimResult:
+    """Reconcile the groups of the claims in ``claims`` (every group when None).
+    ``index`` must reflect the graph. Runs inside an open graph transaction."""
+    result = ClaimResult()
+    if claims is None:
+        keys = sorted(index.groups)
+    else:
+        found = (index.add(graph, graph.resolve(c)) for c in dict.fromkeys(claims))
+        keys = sorted({k for k in found if k is not None})
+    for key in keys:
+        reconcile_group(graph, stamp, index, key, result)
+    return result

@@ -1,0 +1,372 @@
+"""Fact consolidation: recurring episodes of one person and one concept become a Fact
+(SPEC §6.5, CogMem's consolidation of event clusters).
+
+When at least ``fact_min_events`` events that share a person (PARTICIPATES from them, or
+MENTIONS of them) and a concept (GROUNDS or REINFORCES into it) fall within
+``fact_window_days``, a Fact node is formed:
+
+* its statement is extractive — the most central supporting event's text (closest to the
+  events' centroid), trimmed, prefixed by the person: ``"Maya — Long run along the river…"``
+  — or, in LLM mode, one sentence from the optional ``writer``;
+* ``attrs``: ``first``/``last`` (the temporal envelope, event time), ``support`` (events),
+  ``key`` (``"<person id>|<concept id>"``), ``person``, ``concept``, ``subject`` and ``theme``
+  (their names at formation), ``statement_by`` (``"extractive"`` or ``"llm"``);
+* ``grounded_in`` lists every supporting event, and SUPPORTED_BY edges go from the fact to
+  each of them (evidence mounting); RELATED_TO edges tie it to its concept and person; its
+  vector is the supporting events' centroid, so it is found by embedding like a concept.
+
+Later events of the same person and concept that fall within ``fact_window_days`` of the
+envelope extend that fact — support, envelope, edges — instead of forming another; the
+extension is closed (events that the grown envelope now reaches join too), so one pass
+reaches a fixed point. An episode separated from every fact of its key by more than the
+window forms a fact of its own: facts of one key are its episodes.
+
+:class:`FactIndex` keeps, per concept and person, the events sorted by time, so an
+incremental pass looks only at the window around each new event — never at a concept's
+whole history. It is rebuildable state; every entry is checked against the graph when read.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from enfold.consolidate.clock import Stamp
+from enfold.errors import EnfoldError
+from enfold.graph import WorkingGraph
+from enfold.model import ONTOLOGY, Edge, EdgeType, Node, NodeKind, new_id
+from enfold.settings import Settings
+from enfold.write.apply import node_diff
+
+log = logging.getLogger("enfold.consolidate")
+
+DAY = 86_400.0
+STATEMENT_CHARS = 200  # extractive statements are trimmed to this many characters
+WRITER_EVIDENCE = 20  # events shown to the LLM writer, the most central first
+
+#: Writes a fact statement from evidence texts: ``writer(texts, subject=…, concept=…)``.
+FactWriter = Callable[..., str]
+
+_CONCEPT_EDGES = (EdgeType.GROUNDS, EdgeType.REINFORCES)
+
+
+@dataclass
+class FactResult:
+    formed: int = 0
+    extended: int = 0
+    visited: int = 0  # seed events examined
+    writer_failures: int = 0
+
+
+def event_pairs(graph: WorkingGraph, event_id: str) -> tuple[list[str], list[str]]:
+    """(people, concepts) an event is tied to: PARTICIPATES/MENTIONS; GROUNDS/REINFORCES."""
+    people_ids = graph.by_kind[NodeKind.PERSON]
+    concepts = graph.by_kind[NodeKind.CONCEPT]
+    people = [e.src for e in graph.in_edges(event_id)
+              if e.type is EdgeType.PARTICIPATES and e.src in people_ids]
+    people += [e.dst for e in graph.out_edges(event_id)
+               if e.type is EdgeType.MENTIONS and e.dst in people_ids]
+    cons = [e.dst for e in graph.out_edges(event_id)
+            if e.type in _CONCEPT_EDGES and e.dst in concepts]
+    return sorted(set(people)), sorted(set(cons))
+
+
+@dataclass
+class FactIndex:
+    """Events by (concept, person), sorted by time; facts by (person, concept)."""
+
+    events: dict[str, dict[str, list[tuple[float, str]]]] = field(default_factory=dict)
+    facts: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    aliases_seen: int = 0
+
+    @classmethod
+    def build(cls, graph: WorkingGraph) -> FactIndex:
+        index = cls(aliases_seen=len(graph.aliases))
+        for ev in graph.of_kind(NodeKind.EVENT):
+            index.add_event(graph, ev)
+        for fid in graph.of_kind(NodeKind.FACT):
+            index.add_fact(graph.nodes[fid])
+        return index
+
+    def add_event(self, graph: WorkingGraph, event_id: str) -> list[tuple[str, str]]:
+        """Index an event under its current (person, concept) pairs; returns the pairs."""
+        node = graph.nodes.get(event_id)
+        if node is None:
+            return []
+        people, concepts = event_pairs(graph, event_id)
+        entry = (node.ts, event_id)
+        for c, p in itertools.product(concepts, people):
+            lst = self.events.setdefault(c, {}).setdefault(p, [])
+            i = bisect.bisect_left(lst, entry)
+            if i == len(lst) or lst[i] != entry:
+                lst.insert(i, entry)
+        return [(p, c) for c, p in itertools.product(concepts, people)]
+
+    def add_fact(self, fact: Node) -> None:
+        p, c = fact.attrs.get("person"), fact.attrs.get("concept")
+        if isinstance(p, str) and isinstance(c, str):
+            lst = self.facts.setdefault((p, c), [])
+            if fact.id not in lst:
+                lst.append(fact.id)
+
+    def merged(self, keep: str, absorb: str) -> None:
+        """Node ``absorb`` was merged into ``keep`` (a concept or a person): re-key."""
+        moved = self.events.pop(absorb, None)
+        if moved:
+            mine = self.events.setdefault(keep, {})
+            for p, lst in moved.items():
+                mine[p] = sorted(set(mine.get(p, [])) | set(lst))
+        for by_person in self.events.values():
+            if absorb in by_person:
+                by_person[keep] = sorted(set(by_person.get(keep, []))
+                                         | set(by_person.pop(absorb)))
+        for (p, c) in [k for k in self.facts if absorb in k]:
+            ids = self.facts.pop((p, c))
+            key = (keep if p == absorb else p, keep if c == absorb else c)
+            self.facts[key] = list(dict.fromkeys([*self.facts.get(key, []), *ids]))
+
+    def sync_aliases(self, graph: WorkingGraph) -> list[tuple[str, str]]:
+        """Apply merges made since the last sync (by plans or passes); returns them."""
+        items = list(itertools.islice(graph.aliases.items(), self.aliases_seen, None))
+        self.aliases_seen = len(graph.aliases)
+        for old, new in items:
+            self.merged(graph.resolve(new), old)
+        return items
+
+    def keys(self) -> list[tuple[str, str]]:
+        return sorted((p, c) for c, by in self.events.items() for p in by)
+
+
+class _Consolidator:
+    def __init__(self, graph: WorkingGraph, settings: Settings, stamp: Stamp,
+                 index: FactIndex, writer: FactWriter | None) -> None:
+        self.g, self.s, self.stamp, self.index, self.writer = graph, settings, stamp, index, writer
+        self.window = settings.fact_window_days * DAY
+        self.result = FactResult()
+        self._pairs: dict[str, tuple[set[str], set[str]]] = {}
+        self._supporters: dict[tuple[str, str], set[str]] = {}
+
+    # ---------------------------------------------------------------- reading
+    def pairs(self, ev: str) -> tuple[set[str], set[str]]:
+        got = self._pairs.get(ev)
+        if got is None:
+            people, concepts = event_pairs(self.g, ev) if ev in self.g.nodes else ([], [])
+            got = (set(people), set(concepts))
+            self._pairs[ev] = got
+        return got
+
+    def events_in(self, p: str, c: str, lo: float, hi: float) -> list[tuple[float, str]]:
+        """Events of (p, c) with lo ≤ ts ≤ hi, checked against the graph."""
+        lst = self.index.events.get(c, {}).get(p, [])
+        i, j = bisect.bisect_left(lst, (lo, "")), bisect.bisect_right(lst, (hi, "\uffff"))
+        out = []
+        for ts, ev in lst[i:j]:
+            people, concepts = self.pairs(ev)
+            if p in people and c in concepts:
+                out.append((ts, ev))
+        return out
+
+    def facts_of(self, p: str, c: str) -> list[Node]:
+        ids = self.index.facts.get((p, c), [])
+        found = [self.g.nodes[f] for f in dict.fromkeys(self.g.resolve(x) for x in ids)
+                 if f in self.g.by_kind[NodeKind.FACT]]
+        self.index.facts[(p, c)] = [f.id for f in found]
+        return found
+
+    def supporters(self, p: str, c: str) -> set[str]:
+        got = self._supporters.get((p, c))
+        if got is None:
+            got = {e for f in self.facts_of(p, c) for e in f.grounded_in}
+            self._supporters[(p, c)] = got
+        return got
+
+    # ------------------------------------------------------------- settling
+    def settle(self, p: str, c: str, seeds: Sequence[tuple[float, str]]) -> None:
+        """Form or extend the facts of (p, c) so that each seed event is accounted for."""
+        for ts, ev in sorted(seeds):
+            self.result.visited += 1
+            if ev in self.supporters(p, c):
+                continue
+            people, concepts = self.pairs(ev)
+            if p not in people or c not in concepts:
+                continue
+            covering = [f for f in self.facts_of(p, c)
+                        if float(f.attrs["first"]) - self.window <= ts
+                        <= float(f.attrs["last"]) + self.window]
+            if covering:
+                fact = min(covering, key=lambda f: (min(abs(ts - float(f.attrs["first"])),
+                                                        abs(ts - float(f.attrs["last"]))), f.id))
+                self.close(self.extend(fact, [ev], p, c), p, c)
+                continue
+            taken = self.supporters(p, c)
+            cand = [x for x in self.events_in(p, c, ts - self.window, ts + self.window)
+                    if x[1] not in taken]
+            stamps = [x[0] for x in cand]
+            best: list[tuple[float, str]] = []
+            for i, start in enumerate(stamps):
+                if start > ts:
+                    break
+                j = bisect.bisect_right(stamps, start + self.window)
+                if j - i > len(best):
+                    best = cand[i:j]
+            if len(best) >= self.s.fact_min_events:
+                self.close(self.form(p, c, [e for _, e in best]), p, c)
+
+    def close(self, fact: Node, p: str, c: str) -> None:
+        """Extend ``fact`` with every event its envelope now reaches, until none is left."""
+        while True:
+            taken = self.supporters(p, c)
+            more = [e for _, e in self.events_in(p, c, float(fact.attrs["first"]) - self.window,
+                                                 float(fact.attrs["last"]) + self.window)
+                    if e not in taken]
+            if not more:
+                return
+            fact = self.extend(fact, more, p, c)
+
+    # ------------------------------------------------------------- writing
+    def centroid(self, events: Iterable[str]) -> np.ndarray | None:
+        vecs = [v for v in (self.g.event_vectors.get(e) for e in events) if v is not None]
+        if not vecs:
+            return None
+        c = np.mean(np.stack(vecs), axis=0)
+        n = float(np.linalg.norm(c))
+        return c / n if n > 0 else None
+
+    def central_texts(self, events: list[str]) -> list[str]:
+        """Texts of ``events``, the one closest to their centroid first."""
+        c = self.centroid(events)
+        order = list(events)
+        if c is not None:
+            sims = self.g.event_vectors.similarities(c, events)
+            order.sort(key=lambda e: (-sims.get(e, -2.0), self.g.nodes[e].ts))
+        return [self.g.nodes[e].text for e in order]
+
+    def statement(self, person: str, theme: str, events: list[str]) -> tuple[str, str]:
+        texts = self.central_texts(events)
+        if self.writer is not None:
+            try:
+                text = " ".join(str(self.writer(texts[:WRITER_EVIDENCE], subject=person,
+                                                concept=theme)).split())
+                if text:
+                    return text[: self.s.max_node_text], "llm"
+            except EnfoldError as exc:
+                self.result.writer_failures += 1
+                log.warning("fact writer failed, using the extractive statement: %s", exc)
+        return f"{person} — {trim(texts[0], STATEMENT_CHARS)}", "extractive"
+
+    def support_edges(self, fact_id: str, events: Iterable[str]) -> None:
+        prior = ONTOLOGY[EdgeType.SUPPORTED_BY].prior
+        for ev in events:
+            if self.g.edge(fact_id, EdgeType.SUPPORTED_BY, ev) is None:
+                self.g.put_edge(Edge(self.g.namespace, fact_id, ev, EdgeType.SUPPORTED_BY,
+                                     prior, self.stamp.at, self.stamp.at, self.stamp.plan_id))
+
+    def form(self, p: str, c: str, events: list[str]) -> Node:
+        g = self.g
+        events = sorted(dict.fromkeys(events), key=lambda e: (g.nodes[e].ts, e))
+        times = [g.nodes[e].ts for e in events]
+        person, theme = g.nodes[p].text, g.nodes[c].text
+        text, by = self.statement(person, theme, events)
+        attrs: dict[str, Any] = {
+            "first": min(times), "last": max(times), "support": len(events),
+            "key": f"{p}|{c}", "person": p, "concept": c, "subject": person, "theme": theme,
+            "statement_by": by,
+        }
+        at = self.stamp.at
+        fact = Node(new_id(NodeKind.FACT), g.namespace, NodeKind.FACT, text, attrs,
+                    tuple(events), at, at, at, 0, self.stamp.plan_id)
+        g.put_node(fact)
+        self.support_edges(fact.id, events)
+        related = ONTOLOGY[EdgeType.RELATED_TO].prior
+        for other in (c, p):
+            g.put_edge(Edge(g.namespace, fact.id, other, EdgeType.RELATED_TO, related, at, at,
+                            self.stamp.plan_id))
+        vec = self.centroid(events)
+        if vec is not None:
+            g.set_vector(fact.id, vec)
+        self.stamp.op(g, "ADD_NODE", fact.id, None, fact.to_dict(),
+                      f"consolidation: {len(events)} events of {person!r} on {theme!r} within "
+                      f"{self.s.fact_window_days:g} days")
+        self.index.add_fact(fact)
+        self._supporters.setdefault((p, c), set()).update(events)
+        self.result.formed += 1
+        return fact
+
+    def extend(self, fact: Node, events: list[str], p: str, c: str) -> Node:
+        """Add ``events`` to the support of ``fact``, the fact of (person p, concept c)."""
+        g = self.g
+        had = set(fact.grounded_in)
+        new = [e for e in dict.fromkeys(events) if e not in had]
+        if not new:
+            return fact
+        new.sort(key=lambda e: (g.nodes[e].ts, e))
+        times = [g.nodes[e].ts for e in new]
+        attrs = {**fact.attrs, "person": p, "concept": c, "key": f"{p}|{c}",
+                 "first": min(float(fact.attrs["first"]), *times),
+                 "last": max(float(fact.attrs["last"]), *times),
+                 "support": len(fact.grounded_in) + len(new)}
+        attrs.pop("stale", None)
+        updated = fact.with_changes(attrs=attrs, grounded_in=(*fact.grounded_in, *new),
+                                    updated_at=self.stamp.at)
+        g.put_node(updated)
+        self.support_edges(fact.id, new)
+        add = self.centroid(new)
+        old = g.node_vectors.get(fact.id)
+        if add is not None:
+            g.set_vector(fact.id, add * len(new) if old is None
+                         else old * len(fact.grounded_in) + add * len(new))
+        before, after = node_diff(fact, updated)
+        self.stamp.op(g, "UPDATE_NODE", fact.id, before, after,
+                      f"consolidation: {len(new)} more event(s) support the fact")
+        self._supporters.setdefault((p, c), set()).update(new)
+        self.result.extended += 1
+        return updated
+
+
+def trim(text: str, limit: int) -> str:
+    """``text`` on one line, cut at a word boundary to at most ``limit`` characters."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "…"
+
+
+def consolidate_facts(
+    graph: WorkingGraph,
+    settings: Settings,
+    stamp: Stamp,
+    index: FactIndex,
+    *,
+    events: Iterable[str] | None = None,
+    keys: Iterable[tuple[str, str]] = (),
+    writer: FactWriter | None = None,
+) -> FactResult:
+    """Form and extend facts for the events of ``events`` (every event when None) and for
+    every event of the (person, concept) ``keys`` (e.g. after a merge joined two concepts).
+    ``index`` must reflect the graph (see :class:`FactIndex`). Runs inside an open graph
+    transaction."""
+    work = _Consolidator(graph, settings, stamp, index, writer)
+    seeds: dict[tuple[str, str], list[tuple[float, str]]] = {}
+    if events is None:
+        for p, c in index.keys():
+            seeds[(p, c)] = index.events[c][p]
+    else:
+        for ev in dict.fromkeys(events):
+            if ev not in graph.by_kind[NodeKind.EVENT]:
+                continue
+            for p, c in index.add_event(graph, ev):
+                seeds.setdefault((p, c), []).append((graph.nodes[ev].ts, ev))
+    for p, c in keys:
+        if c in index.events and p in index.events[c]:
+            seeds[(p, c)] = index.events[c][p]
+    for (p, c) in sorted(seeds):
+        work.settle(p, c, list(seeds[(p, c)]))
+    return work.result

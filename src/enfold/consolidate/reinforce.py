@@ -1,0 +1,88 @@
+"""Accumulation: an event that corroborates an existing concept reinforces it (SPEC §6.1).
+
+The write path already does this for each event as it is folded (the planner reinforces the
+nearest concept; the executor turns a near-duplicate new concept into reinforcement). What
+it cannot see is a concept that appeared or moved *after* the event was folded — formed
+from later events, or shifted by a merge. This pass looks again at events that are still
+unattached to any concept and reinforces the nearest concept when the event's cosine to its
+centroid reaches the planner's assign threshold, exactly the test the planner applies.
+
+Reinforcement goes through the executor (a REINFORCES edge in an UpdatePlan), so the
+concept's provenance, centroid, event count and strength are updated by the same code as on
+the write path, and the op log records it. Assignments of one round use the centroids as
+they were at the start of the round; rounds repeat until nothing more attaches, so a pass
+reaches a fixed point and the next pass at the same state does nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from enfold.consolidate.clock import Stamp
+from enfold.graph import WorkingGraph
+from enfold.model import EdgeType, NodeKind
+from enfold.plan import AddEdge, UpdatePlan
+from enfold.settings import Settings
+from enfold.write.apply import execute
+
+_CONCEPT_EDGES = (EdgeType.GROUNDS, EdgeType.REINFORCES)
+MAX_ROUNDS = 8
+
+
+@dataclass
+class ReinforceResult:
+    reinforced: int = 0  # events attached to a concept
+    visited: int = 0  # unattached events examined
+
+
+def unattached(graph: WorkingGraph, event_id: str) -> bool:
+    """True when the event grounds or reinforces no concept."""
+    concepts = graph.by_kind[NodeKind.CONCEPT]
+    return not any(e.type in _CONCEPT_EDGES and e.dst in concepts
+                   for e in graph.out_edges(event_id))
+
+
+def accumulate(
+    graph: WorkingGraph,
+    settings: Settings,
+    stamp: Stamp,
+    *,
+    threshold: float,
+    events: Iterable[str] | None = None,
+) -> ReinforceResult:
+    """Attach unattached events (of ``events``; all when None) to their nearest concept
+    when its cosine reaches ``threshold``. Runs inside an open graph transaction."""
+    result = ReinforceResult()
+    evs = graph.by_kind[NodeKind.EVENT]
+    concepts = graph.by_kind[NodeKind.CONCEPT]
+    if not concepts:
+        return result
+    pool = [e for e in (evs if events is None else dict.fromkeys(events))
+            if e in evs and graph.event_vectors.get(e) is not None and unattached(graph, e)]
+    pool.sort(key=lambda e: (graph.nodes[e].ts, e))
+    result.visited = len(pool)
+    for _ in range(MAX_ROUNDS):
+        found: list[tuple[str, str, float]] = []
+        for ev in pool:
+            vec = graph.event_vectors.get(ev)
+            if vec is None:
+                continue
+            hits = graph.node_vectors.search(vec, 1, accept=concepts.__contains__)
+            if hits and hits[0][1] >= threshold:
+                found.append((ev, hits[0][0], hits[0][1]))
+        if not found:
+            break
+        step = max(1, settings.max_ops_per_plan)
+        for i in range(0, len(found), step):
+            ops = [AddEdge(src=ev, dst=cid, type=EdgeType.REINFORCES,
+                           reasoning=f"consolidation: the event corroborates the concept "
+                                     f"(cosine {cos:.2f} ≥ {threshold:.2f})")
+                   for ev, cid, cos in found[i:i + step]]
+            execute(UpdatePlan(plan_id=stamp.plan_id, namespace=graph.namespace,
+                               planner="consolidate", reasoning="accumulation",
+                               operations=ops), graph, settings, at=stamp.at)
+        result.reinforced += len(found)
+        attached = {ev for ev, _, _ in found}
+        pool = [e for e in pool if e not in attached]
+    return result
