@@ -107,3 +107,23 @@ def test_operators_on_a_toy_graph(mem: Memory) -> None:
     assert sources and all(g.nodes[e].kind is NodeKind.EVENT for e in sources)
     fused = rrf([["a", "b"], ["b", "c"]], k=60)
     assert max(fused, key=fused.__getitem__) == "b"
+
+
+def test_cli_recall_and_ask(tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    db = str(tmp_path / "m.db")
+    base = [sys.executable, "-m", "enfold", "--db", db, "--embedder", "hash"]
+    for text, who in (("Gina thinks the launch should slip", "Maya"),
+                      ("The launch is set for Friday", "Omar")):
+        subprocess.run([*base, "add", text, "--source", who], check=True, capture_output=True)
+    out = subprocess.run([*base, "--json", "recall", "What does Gina think about the launch?"],
+                         check=True, capture_output=True, text=True).stdout
+    pack = json.loads(out)
+    assert pack["claims"][0]["holder"] == "Gina"
+    assert pack["evidence"][0]["source"] == "Maya" and "date" in pack["evidence"][0]
+    text = subprocess.run([*base, "ask", "When is the launch?"], check=True,
+                          capture_output=True, text=True).stdout
+    assert "no answer was generated" in text and "Omar: The launch is set for Friday" in text

@@ -311,6 +311,55 @@ def demo(obj: Ctx, store: str, no_progress: bool) -> None:
     obj.out(summary, render_summary(summary))
 
 
+def _render_pack(pack: Any) -> str:
+    lines: list[str] = []
+    if pack.answer:
+        lines += [f"Answer: {pack.answer}", ""]
+    if pack.evidence:
+        lines.append("Evidence:")
+        for e in pack.evidence:
+            from enfold.recall.pack import _iso
+
+            when = _iso(e.ts) if e.ts else "?"
+            lines.append(f"  [{when}] {e.source or 'unknown'}: {e.text}")
+            lines.append(f"      {e.id}  via {' > '.join(e.path)}")
+    if pack.claims:
+        lines.append("Opinions (someone's view, not fact):")
+        for c in pack.claims:
+            sup = " (superseded)" if c.attrs.get("superseded_by") else ""
+            lines.append(f"  {c.holder} {c.attrs.get('predicate', 'holds')}s: {c.text}{sup}")
+    for title, items in (("Facts", pack.facts), ("Concepts", pack.concepts),
+                         ("Intents", pack.intents)):
+        if items:
+            lines.append(f"{title}:")
+            lines += [f"  {i.text}  ({i.id})" for i in items]
+    if pack.note:
+        lines += ["", f"Note: {pack.note}"]
+    return "\n".join(lines) if lines else "nothing recalled"
+
+
+@cli.command()
+@click.argument("query")
+@click.option("-k", type=click.IntRange(min=1), default=None, help="Items to return [10].")
+@click.option("--at", default=None, help="When the question is asked (for 'last week').")
+@click.pass_obj
+def recall(obj: Ctx, query: str, k: int | None, at: str | None) -> None:
+    """Evidence, claims, facts and concepts for a query, with their provenance."""
+    pack = obj.memory().recall(query, k=k, at=at)
+    obj.out(pack.to_dict(), _render_pack(pack))
+
+
+@cli.command()
+@click.argument("question")
+@click.option("-k", type=click.IntRange(min=1), default=None, help="Evidence items [10].")
+@click.option("--at", default=None, help="When the question is asked.")
+@click.pass_obj
+def ask(obj: Ctx, question: str, k: int | None, at: str | None) -> None:
+    """Answer from memory with the configured LLM (without one: the evidence, no answer)."""
+    pack = obj.memory().answer(question, k=k, at=at)
+    obj.out(pack.to_dict(), _render_pack(pack))
+
+
 @cli.command(name="settings")
 @click.pass_obj
 def settings_cmd(obj: Ctx) -> None:

@@ -1,0 +1,259 @@
+"""A consolidation pass: the structural debts, fact consolidation and claim reconciliation,
+in order, over the dirty region or the whole graph (SPEC §6).
+
+:func:`consolidate` is the pass itself — a plain function over the working graph that runs
+inside an open graph transaction and returns a :class:`ConsolidationReport`. Its order:
+
+1. **claims** — reconcile the region's claims (merge repeats, supersede changes of stance);
+2. **accumulation** and **compression**, repeated until neither changes anything (a merge
+   moves centroids, which may attach an event; an attachment moves a centroid, which may make
+   two concepts duplicates);
+3. **facts** — form and extend facts from the region's events (and the events just
+   attached), and for the concepts just merged;
+4. **decay** — every edge on a full pass; a bounded rotating slice on an incremental one;
+5. **completion** — link the region's orphan concepts to their nearest concepts (after
+   decay, so that a link decay has just archived is restored at once, not a pass later).
+
+Each step reaches a fixed point, so a second full pass right after the first changes nothing.
+
+:func:`run_pass` is the I/O around it: take the scheduler's dirty set, open the transaction,
+run the pass, commit graph and store together (or roll both back and give the dirty set
+back), log the report. :func:`maybe_consolidate` is what the write path calls after each
+folded event: it runs an incremental pass when one is due.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from enfold.consolidate.claims import reconcile_claims
+from enfold.consolidate.clock import CLOCK_KEY, PassClock, Stamp, newest_event_ts
+from enfold.consolidate.complete import complete
+from enfold.consolidate.decay import DECAY_SWEEP, decay_edges
+from enfold.consolidate.facts import FactWriter, consolidate_facts
+from enfold.consolidate.merge import compress
+from enfold.consolidate.reinforce import accumulate
+from enfold.consolidate.schedule import SEQ_KEY, Scheduler
+from enfold.graph import WorkingGraph
+from enfold.model import NodeKind, now
+from enfold.settings import Settings
+from enfold.store.base import Store
+from enfold.write.calibration import thresholds_for
+
+log = logging.getLogger("enfold.consolidate")
+
+__all__ = ["ConsolidationReport", "Scheduler", "consolidate", "maybe_consolidate", "run_pass"]
+
+_MAX_ROUNDS = 8  # accumulation/compression rounds; each round strictly shrinks the work
+
+
+@dataclass
+class ConsolidationReport:
+    """What one pass did (SPEC §6: merged, reinforced, decayed, linked, facts, claims)."""
+
+    merged: int = 0
+    reinforced: int = 0
+    decayed: int = 0
+    pruned: int = 0
+    linked: int = 0
+    facts: int = 0
+    facts_extended: int = 0
+    claims_merged: int = 0
+    claims_superseded: int = 0
+    duration_s: float = 0.0
+    full: bool = False
+    region: int = 0  # nodes in the region (0 on a full pass)
+    visited: dict[str, int] = field(default_factory=dict)  # concepts, events, claims, edges
+    writer_failures: int = 0
+    pass_id: str = ""
+    now_ts: float | None = None  # the stream time the pass ran at
+
+    @property
+    def changed(self) -> int:
+        """How many things the pass changed (0: the graph is as it was)."""
+        return (self.merged + self.reinforced + self.decayed + self.pruned + self.linked
+                + self.facts + self.facts_extended + self.claims_merged
+                + self.claims_superseded)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "changed": self.changed}
+
+
+def _kind_subset(graph: WorkingGraph, ids: Iterable[str], kind: NodeKind) -> list[str]:
+    members = graph.by_kind[kind]
+    return sorted(i for i in ids if i in members)
+
+
+def consolidate(
+    graph: WorkingGraph,
+    settings: Settings,
+    *,
+    region: Iterable[str] | None = None,
+    now_ts: float | None = None,
+    writer: FactWriter | None = None,
+    embedder_name: str | None = None,
+    assign_threshold: float | None = None,
+    decay_budget: int | None = None,
+    at: float | None = None,
+) -> ConsolidationReport:
+    """Run one consolidation pass inside the graph's open transaction.
+
+    ``region``: node ids to consolidate around (None: the whole graph, a full pass).
+    ``now_ts``: the stream time (default: the newest event's ``ts``). ``writer``: writes fact
+    statements (LLM mode); failures fall back to the extractive statement.
+    ``assign_threshold``: cosine at which accumulation attaches an event to a concept
+    (default: ``settings.assign_threshold`` or the embedder's calibration).
+    ``decay_budget``: edges an incremental pass decays (default :data:`DECAY_SWEEP`).
+    """
+    t0 = time.perf_counter()
+    full = region is None
+    sched = Scheduler.of(graph, settings)
+    at = now() if at is None else at
+    area: set[str] | None = None if region is None else sched.region(dict.fromkeys(region))
+    if full:
+        sched.note_events(set(graph.of_kind(NodeKind.EVENT)))
+        stream_now = newest_event_ts(graph) if now_ts is None else now_ts
+    else:
+        assert area is not None
+        sched.note_events(area)
+        stream_now = sched.newest_ts if now_ts is None else now_ts
+    clock = PassClock.of(graph)
+    if stream_now is not None:
+        clock.sample(at, stream_now)
+    stamp = Stamp(at=at, now_ts=stream_now, clock=clock)
+    report = ConsolidationReport(full=full, region=0 if area is None else len(area),
+                                 pass_id=stamp.plan_id, now_ts=stream_now)
+    visited = {"concepts": 0, "events": 0, "claims": 0, "edges": 0}
+    threshold = (assign_threshold if assign_threshold is not None
+                 else settings.assign_threshold or thresholds_for(embedder_name)["assign"])
+    was_paused, sched.paused = sched.paused, True
+    try:
+        # 1. claims
+        claims = reconcile_claims(graph, settings, stamp, sched.claims(rebuild=full),
+                                  claims=None if area is None
+                                  else _kind_subset(graph, area, NodeKind.CLAIM))
+        report.claims_merged, report.claims_superseded = claims.merged, claims.superseded
+        visited["claims"] += claims.visited
+        # 2. accumulation and compression, to a fixed point
+        events = None if area is None else _kind_subset(graph, area, NodeKind.EVENT)
+        concepts: list[str] | None = (None if area is None
+                                      else _kind_subset(graph, area, NodeKind.CONCEPT))
+        attached: set[str] = set()
+        merged: list[tuple[str, str]] = []
+        for round_ in range(_MAX_ROUNDS):
+            acc = accumulate(graph, settings, stamp, threshold=threshold, events=events)
+            visited["events"] += acc.visited
+            report.reinforced += acc.reinforced
+            if acc.reinforced:
+                hit = {e.dst for ev in events or graph.of_kind(NodeKind.EVENT)
+                       for e in graph.out_edges(ev) if e.plan_id == stamp.plan_id}
+                attached.update(ev for ev in events or () if graph.out_edges(ev))
+            else:
+                hit = set()
+            region_concepts = concepts if round_ == 0 else sorted(
+                {graph.resolve(k) for k, _ in merged[-report.merged or len(merged):]} | hit)
+            if round_ > 0 and not region_concepts:
+                break
+            mres = compress(graph, settings, stamp, region=region_concepts)
+            visited["concepts"] += mres.visited
+            report.merged += mres.merged
+            merged += mres.pairs
+            if not mres.merged and not acc.reinforced and round_ > 0:
+                break
+            if not mres.merged and not acc.reinforced:
+                break
+        # 3. facts
+        index = sched.facts(rebuild=full)
+        for keep, absorb in merged:
+            index.merged(graph.resolve(keep), absorb)
+        index.aliases_seen = len(graph.aliases)
+        merged_keys = sorted({(p, graph.resolve(keep)) for keep, _ in merged
+                              for p in index.events.get(graph.resolve(keep), {})})
+        fact_events = None if events is None else sorted({*events, *attached})
+        facts = consolidate_facts(graph, settings, stamp, index, events=fact_events,
+                                  keys=merged_keys, writer=writer)
+        report.facts, report.facts_extended = facts.formed, facts.extended
+        report.writer_failures = facts.writer_failures
+        visited["events"] += facts.visited
+        # 4. decay
+        keys = None if full else sched.sweep.next_keys(
+            graph, DECAY_SWEEP if decay_budget is None else decay_budget)
+        dres = decay_edges(graph, settings, stamp, keys=keys)
+        report.decayed, report.pruned = dres.decayed, dres.pruned
+        visited["edges"] += dres.visited
+        # 5. completion
+        comp = complete(graph, settings, stamp,
+                        region=None if area is None else {
+                            *(concepts or ()), *(graph.resolve(k) for k, _ in merged)})
+        report.linked = comp.linked
+        visited["concepts"] += comp.visited
+        # bookkeeping: the pass clock, the consolidated sequence number, the audit record
+        if report.changed and stream_now is not None:
+            graph.set_meta(CLOCK_KEY, clock.to_meta())
+        if sched.seq > int(graph.meta.get(SEQ_KEY) or 0):
+            graph.set_meta(SEQ_KEY, sched.seq)
+        report.visited = visited
+        report.duration_s = time.perf_counter() - t0
+        if report.changed:
+            stamp.op(graph, "CONSOLIDATE", "consolidation", None, report.to_dict(),
+                     f"{'full' if full else 'incremental'} consolidation pass")
+    finally:
+        sched.paused = was_paused
+    return report
+
+
+def run_pass(
+    graph: WorkingGraph,
+    store: Store,
+    settings: Settings,
+    *,
+    full: bool = False,
+    writer: FactWriter | None = None,
+    embedder_name: str | None = None,
+    now_ts: float | None = None,
+) -> ConsolidationReport:
+    """Take the dirty region (or everything), consolidate, and commit graph and store
+    atomically; on failure both are rolled back and the region stays dirty."""
+    sched = Scheduler.of(graph, settings)
+    taken = sched.take()
+    if not full and not taken:
+        return ConsolidationReport()
+    graph.begin()
+    try:
+        report = consolidate(graph, settings, region=None if full else taken, now_ts=now_ts,
+                             writer=writer, embedder_name=embedder_name)
+        store.commit(graph.namespace, graph.changes())
+    except BaseException:
+        was, sched.paused = sched.paused, True
+        try:
+            graph.rollback()
+        finally:
+            sched.paused = was
+        sched.restore(taken)
+        raise
+    graph.commit()
+    sched.done(full=full)
+    log.info("consolidation %s of %s: %s", "full pass" if full else "pass", graph.namespace,
+             {k: v for k, v in report.to_dict().items() if v and k != "visited"})
+    return report
+
+
+def maybe_consolidate(
+    graph: WorkingGraph,
+    store: Store,
+    settings: Settings,
+    *,
+    events: int = 0,
+    writer: FactWriter | None = None,
+    embedder_name: str | None = None,
+) -> ConsolidationReport | None:
+    """Note ``events`` newly folded events; run an incremental pass if one is due (every
+    ``consolidate_every`` events, or after ``consolidate_idle_s`` idle seconds)."""
+    sched = Scheduler.of(graph, settings)
+    if not sched.tick(events):
+        return None
+    return run_pass(graph, store, settings, writer=writer, embedder_name=embedder_name)
