@@ -135,3 +135,86 @@ def collapse(ctx: click.Context, data: Path | None, embedder_name: str, out: Pat
                    f"({m['misattribution_rate']:.1%})")
     click.echo(f"mean fact-claim cosine {details['mean_fact_claim_cosine']}; "
                f"elapsed {result['elapsed_s']:.1f} s")
+
+
+@bench.command()
+@click.option("--scenarios", type=click.Path(exists=True, path_type=Path), default=None,
+              help="A CogEval scenario .json or a directory of them [default: the bundled six].")
+@click.option("--embedder", "embedder_name", type=click.Choice(["hash", "minilm"]),
+              default="minilm", show_default=True,
+              help="Embedder of the ingest and of the Gold F1 matching.")
+@click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.75, show_default=True,
+              help="Cosine a system concept needs to match a gold concept (Gold F1).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the JSON result here and a Markdown table beside it (.md).")
+@click.pass_context
+def cogeval(ctx: click.Context, scenarios: Path | None, embedder_name: str, threshold: float,
+            out: Path | None) -> None:
+    """CogEval-Bench: concept emergence, topology and compression against the gold graphs."""
+    import time
+
+    from enfold.bench import cogeval as cb
+    from enfold.bench.report import write_result
+    from enfold.embed import make_embedder
+
+    as_json = bool(getattr(ctx.find_root().obj, "as_json", False))
+    t0 = time.perf_counter()
+    embedder = make_embedder(embedder_name)
+    systems, details = cb.run(scenarios, embedder=embedder, threshold=threshold,
+                              progress=None if as_json else
+                              (lambda m: click.echo(m, err=True)))
+    config = {"embedder": embedder.name, "planner": "local", "threshold": threshold,
+              "scenarios": str(scenarios) if scenarios else "bundled"}
+    result = write_result("cogeval", config, systems, time.perf_counter() - t0, out,
+                          extra=details)
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    click.echo(cb.render_summary(result, threshold))
+    if out is not None:
+        click.echo(f"wrote {out} and {out.with_suffix('.md')}")
+
+
+@bench.command()
+@click.option("--data", type=click.Path(exists=True, path_type=Path), required=True,
+              help="A ToMi .txt file (its .trace beside it) or a directory of *.txt splits.")
+@click.option("--embedder", "embedder_name", type=click.Choice(["hash", "minilm"]),
+              default="hash", show_default=True,
+              help="Embedder of the ingest (the answers do not depend on it).")
+@click.option("--stories", type=click.IntRange(min=1), default=None,
+              help="Only the first N stories of each split.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the JSON result here and a Markdown table beside it (.md).")
+@click.pass_context
+def tomi(ctx: click.Context, data: Path, embedder_name: str, stories: int | None,
+         out: Path | None) -> None:
+    """ToMi belief tracking answered from the graph's participation records."""
+    import time
+
+    from enfold.bench import tomi_graph as tg
+    from enfold.bench.report import write_result
+    from enfold.embed import make_embedder
+
+    as_json = bool(getattr(ctx.find_root().obj, "as_json", False))
+    t0 = time.perf_counter()
+    embedder = make_embedder(embedder_name)
+    systems, details = tg.run(data, embedder=embedder, stories=stories,
+                              progress=None if as_json else
+                              (lambda m: click.echo(m, err=True)))
+    config = {"embedder": embedder.name, "planner": "local", "data": str(data),
+              "stories": stories, "semantics": {"enfold": "tomi", "enfold_strict": "strict"}}
+    result = write_result("tomi", config, systems, time.perf_counter() - t0, out,
+                          extra=details)
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    for name, m in systems.items():
+        click.echo(f"{name:<14} accuracy {m['accuracy']}  ({m['n']} questions)")
+        click.echo("  " + "  ".join(f"{k}={v}" for k, v in m["by_kind"].items()))
+    click.echo(f"CogniFold (paper): {details['published']['CogniFold ToMi accuracy']}")
+    click.echo(f"graph records differing from the story's: {details['records_mismatched']} "
+               f"of {details['stories']} stories")
+    click.echo(f"note: {details['note']}")
+    click.echo(f"elapsed {result['elapsed_s']:.1f} s")
+    if out is not None:
+        click.echo(f"wrote {out} and {out.with_suffix('.md')}")

@@ -12,7 +12,7 @@ nothing, so completion reaches a fixed point.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from enfold.consolidate.clock import Stamp
@@ -33,6 +33,11 @@ def has_concept_neighbour(graph: WorkingGraph, cid: str) -> bool:
     if any(dst in concepts for (_, dst) in graph.out.get(cid, {})):
         return True
     return any(src in concepts for (_, src) in graph.inn.get(cid, {}))
+
+
+def _other_concept(graph: WorkingGraph, cid: str) -> Callable[[str], bool]:
+    concepts = graph.by_kind[NodeKind.CONCEPT]
+    return lambda i: i != cid and i in concepts
 
 
 def complete(
@@ -57,8 +62,7 @@ def complete(
         vec = graph.node_vectors.get(cid)
         if vec is None:
             continue
-        hits = graph.node_vectors.search(
-            vec, settings.knn_k, accept=lambda i: i != cid and i in concepts)
+        hits = graph.node_vectors.search(vec, settings.knn_k, accept=_other_concept(graph, cid))
         for other, cos in hits:
             if cos < settings.knn_min_cosine:
                 break

@@ -25,8 +25,9 @@ Floors, and what is never lost:
   PARTICIPATES) decay, but never below ``provenance_floor`` and are never removed;
 * *evidence* edges — an edge from an event into a node that lists that event in its
   ``grounded_in`` (a REINFORCES into the concept it corroborated, a TRIGGERS into the intent
-  it raised) — never fall below ``prune_floor`` and are never removed either, so every event
-  stays reachable from each concept and intent it grounded;
+  it raised) — and PART_OF edges (a parent theme lists its children's events as its own
+  provenance and reaches them through its children) never fall below ``prune_floor`` and are
+  never removed either, so every event stays reachable from each concept it grounded;
 * every other ("derived") edge that falls below ``prune_floor`` is **archived**: removed from
   the graph, with its full before-state written to the op log (``ARCHIVE_EDGE``, under both
   endpoints), so ``history()`` still shows it and nothing is lost;
@@ -47,11 +48,11 @@ from dataclasses import dataclass, field
 
 from enfold.consolidate.clock import Stamp
 from enfold.graph import EdgeKey, WorkingGraph
-from enfold.model import ONTOLOGY, Edge, NodeKind
+from enfold.model import ONTOLOGY, Edge, EdgeType, NodeKind
 from enfold.settings import Settings
 
 #: Edges an incremental pass decays when no budget is given.
-DECAY_SWEEP = 2048
+DECAY_SWEEP = 1024
 
 
 @dataclass
@@ -80,6 +81,9 @@ def last_written(graph: WorkingGraph, edge: Edge, stamp: Stamp) -> float | None:
 
 
 def _is_evidence(graph: WorkingGraph, edge: Edge, grounded: dict[str, frozenset[str]]) -> bool:
+    """An edge through which a derived node reaches its evidence (see the module)."""
+    if edge.type is EdgeType.PART_OF:
+        return True
     src = graph.nodes.get(edge.src)
     if src is None or src.kind is not NodeKind.EVENT:
         return False

@@ -59,7 +59,7 @@ _CONCEPT_EDGES = (EdgeType.GROUNDS, EdgeType.REINFORCES)
 @dataclass
 class FactResult:
     formed: int = 0
-    extended: int = 0
+    extended: int = 0  # facts formed earlier that gained support
     visited: int = 0  # seed events examined
     writer_failures: int = 0
 
@@ -139,7 +139,7 @@ class FactIndex:
             self.merged(graph.resolve(new), old)
         return items
 
-    def keys(self) -> list[tuple[str, str]]:
+    def pairs(self) -> list[tuple[str, str]]:
         return sorted((p, c) for c, by in self.events.items() for p in by)
 
 
@@ -151,6 +151,8 @@ class _Consolidator:
         self.result = FactResult()
         self._pairs: dict[str, tuple[set[str], set[str]]] = {}
         self._supporters: dict[tuple[str, str], set[str]] = {}
+        self._formed: set[str] = set()
+        self._extended: set[str] = set()
 
     # ---------------------------------------------------------------- reading
     def pairs(self, ev: str) -> tuple[set[str], set[str]]:
@@ -202,7 +204,7 @@ class _Consolidator:
             if covering:
                 fact = min(covering, key=lambda f: (min(abs(ts - float(f.attrs["first"])),
                                                         abs(ts - float(f.attrs["last"]))), f.id))
-                self.close(self.extend(fact, [ev], p, c), p, c)
+                self.close(self.extend(fact, [ev], p, c), p, c, [ev])
                 continue
             taken = self.supporters(p, c)
             cand = [x for x in self.events_in(p, c, ts - self.window, ts + self.window)
@@ -216,18 +218,31 @@ class _Consolidator:
                 if j - i > len(best):
                     best = cand[i:j]
             if len(best) >= self.s.fact_min_events:
-                self.close(self.form(p, c, [e for _, e in best]), p, c)
+                members = [e for _, e in best]
+                self.close(self.form(p, c, members), p, c, members)
 
-    def close(self, fact: Node, p: str, c: str) -> None:
-        """Extend ``fact`` with every event its envelope now reaches, until none is left."""
-        while True:
+    def close(self, fact: Node, p: str, c: str, added: Sequence[str]) -> None:
+        """Extend ``fact`` with every event within the window of the events just ``added``,
+        and so on, until none is left.
+
+        Consecutive supporters of a fact are never more than the window apart (a fact starts
+        as a window and grows by events within the window of its envelope), so any event the
+        grown envelope now reaches lies within the window of one of the new supporters: the
+        search never has to look at the fact's whole history.
+        """
+        frontier = list(added)
+        while frontier:
             taken = self.supporters(p, c)
-            more = [e for _, e in self.events_in(p, c, float(fact.attrs["first"]) - self.window,
-                                                 float(fact.attrs["last"]) + self.window)
-                    if e not in taken]
+            more: dict[str, None] = {}
+            for ev in frontier:
+                ts = self.g.nodes[ev].ts
+                for _, other in self.events_in(p, c, ts - self.window, ts + self.window):
+                    if other not in taken:
+                        more[other] = None
             if not more:
                 return
-            fact = self.extend(fact, more, p, c)
+            fact = self.extend(fact, list(more), p, c)
+            frontier = list(more)
 
     # ------------------------------------------------------------- writing
     def centroid(self, events: Iterable[str]) -> np.ndarray | None:
@@ -295,6 +310,7 @@ class _Consolidator:
                       f"{self.s.fact_window_days:g} days")
         self.index.add_fact(fact)
         self._supporters.setdefault((p, c), set()).update(events)
+        self._formed.add(fact.id)
         self.result.formed += 1
         return fact
 
@@ -325,7 +341,9 @@ class _Consolidator:
         self.stamp.op(g, "UPDATE_NODE", fact.id, before, after,
                       f"consolidation: {len(new)} more event(s) support the fact")
         self._supporters.setdefault((p, c), set()).update(new)
-        self.result.extended += 1
+        if fact.id not in self._formed and fact.id not in self._extended:
+            self._extended.add(fact.id)
+            self.result.extended += 1
         return updated
 
 
@@ -356,7 +374,7 @@ def consolidate_facts(
     work = _Consolidator(graph, settings, stamp, index, writer)
     seeds: dict[tuple[str, str], list[tuple[float, str]]] = {}
     if events is None:
-        for p, c in index.keys():
+        for p, c in index.pairs():
             seeds[(p, c)] = index.events[c][p]
     else:
         for ev in dict.fromkeys(events):

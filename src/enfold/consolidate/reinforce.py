@@ -17,12 +17,12 @@ reaches a fixed point and the next pass at the same state does nothing.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from enfold.consolidate.clock import Stamp
 from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, NodeKind
-from enfold.plan import AddEdge, UpdatePlan
+from enfold.plan import AddEdge, Operation, UpdatePlan
 from enfold.settings import Settings
 from enfold.write.apply import execute
 
@@ -34,6 +34,7 @@ MAX_ROUNDS = 8
 class ReinforceResult:
     reinforced: int = 0  # events attached to a concept
     visited: int = 0  # unattached events examined
+    attached: list[tuple[str, str]] = field(default_factory=list)  # (event, concept)
 
 
 def unattached(graph: WorkingGraph, event_id: str) -> bool:
@@ -75,7 +76,7 @@ def accumulate(
             break
         step = max(1, settings.max_ops_per_plan)
         for i in range(0, len(found), step):
-            ops = [AddEdge(src=ev, dst=cid, type=EdgeType.REINFORCES,
+            ops: list[Operation] = [AddEdge(src=ev, dst=cid, type=EdgeType.REINFORCES,
                            reasoning=f"consolidation: the event corroborates the concept "
                                      f"(cosine {cos:.2f} ≥ {threshold:.2f})")
                    for ev, cid, cos in found[i:i + step]]
@@ -83,6 +84,7 @@ def accumulate(
                                planner="consolidate", reasoning="accumulation",
                                operations=ops), graph, settings, at=stamp.at)
         result.reinforced += len(found)
+        result.attached += [(ev, cid) for ev, cid, _ in found]
         attached = {ev for ev, _, _ in found}
         pool = [e for e in pool if e not in attached]
     return result

@@ -142,37 +142,27 @@ def consolidate(
         events = None if area is None else _kind_subset(graph, area, NodeKind.EVENT)
         concepts: list[str] | None = (None if area is None
                                       else _kind_subset(graph, area, NodeKind.CONCEPT))
+        scope = concepts
         attached: set[str] = set()
         merged: list[tuple[str, str]] = []
-        for round_ in range(_MAX_ROUNDS):
+        for _ in range(_MAX_ROUNDS):
             acc = accumulate(graph, settings, stamp, threshold=threshold, events=events)
             visited["events"] += acc.visited
             report.reinforced += acc.reinforced
-            if acc.reinforced:
-                hit = {e.dst for ev in events or graph.of_kind(NodeKind.EVENT)
-                       for e in graph.out_edges(ev) if e.plan_id == stamp.plan_id}
-                attached.update(ev for ev in events or () if graph.out_edges(ev))
-            else:
-                hit = set()
-            region_concepts = concepts if round_ == 0 else sorted(
-                {graph.resolve(k) for k, _ in merged[-report.merged or len(merged):]} | hit)
-            if round_ > 0 and not region_concepts:
-                break
-            mres = compress(graph, settings, stamp, region=region_concepts)
+            attached.update(ev for ev, _ in acc.attached)
+            mres = compress(graph, settings, stamp, region=scope)
             visited["concepts"] += mres.visited
             report.merged += mres.merged
             merged += mres.pairs
-            if not mres.merged and not acc.reinforced and round_ > 0:
+            if not acc.reinforced and not mres.merged:
                 break
-            if not mres.merged and not acc.reinforced:
-                break
-        # 3. facts
+            # Only what moved can have become a duplicate or attract an event.
+            scope = sorted({graph.resolve(c) for _, c in acc.attached}
+                           | {graph.resolve(k) for k, _ in mres.pairs})
+        # 3. facts (the index follows this pass's merges through the graph's aliases)
         index = sched.facts(rebuild=full)
-        for keep, absorb in merged:
-            index.merged(graph.resolve(keep), absorb)
-        index.aliases_seen = len(graph.aliases)
-        merged_keys = sorted({(p, graph.resolve(keep)) for keep, _ in merged
-                              for p in index.events.get(graph.resolve(keep), {})})
+        survivors = sorted({graph.resolve(k) for k, _ in merged})
+        merged_keys = [(p, c) for c in survivors for p in sorted(index.events.get(c, {}))]
         fact_events = None if events is None else sorted({*events, *attached})
         facts = consolidate_facts(graph, settings, stamp, index, events=fact_events,
                                   keys=merged_keys, writer=writer)
@@ -187,8 +177,7 @@ def consolidate(
         visited["edges"] += dres.visited
         # 5. completion
         comp = complete(graph, settings, stamp,
-                        region=None if area is None else {
-                            *(concepts or ()), *(graph.resolve(k) for k, _ in merged)})
+                        region=None if area is None else {*(concepts or ()), *survivors})
         report.linked = comp.linked
         visited["concepts"] += comp.visited
         # bookkeeping: the pass clock, the consolidated sequence number, the audit record
