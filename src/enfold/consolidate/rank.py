@@ -62,6 +62,7 @@ class IncrementalPageRank:
         self._free: list[int] = []
         self._scores = np.zeros(0, dtype=np.float64)
         self._top = 0.0
+        self._leaders: list[str] = []
         self.dirty = 0
         self.iterations_last = 0
         for e in graph.all_edges():
@@ -137,6 +138,12 @@ class IncrementalPageRank:
         self.iterations_last = it
         self._scores = r
         self._top = float(r.max()) if len(r) else 0.0
+        self._leaders = []  # top() is cached per refresh
+
+    @property
+    def edges(self) -> int:
+        """Live edges tracked."""
+        return len(self._slot)
 
     def score(self, node_id: str) -> float:
         """The node's PageRank normalized so that the top node has 1.0 (0 if unknown)."""
@@ -150,10 +157,12 @@ class IncrementalPageRank:
                 if i < len(self._scores) and x in self.graph.nodes}
 
     def top(self, k: int) -> list[str]:
-        """The k highest-ranked nodes still in the graph."""
+        """The k highest-ranked nodes still in the graph (computed once per refresh)."""
         if not len(self._scores):
             return []
-        take = min(len(self._scores), k * 2 + 16)
-        idx = np.argpartition(-self._scores, take - 1)[:take]
-        idx = idx[np.argsort(-self._scores[idx])]
-        return [self._names[i] for i in idx if self._names[i] in self.graph.nodes][:k]
+        if len(self._leaders) < k:
+            take = min(len(self._scores), k * 2 + 16)
+            idx = np.argpartition(-self._scores, take - 1)[:take]
+            idx = idx[np.argsort(-self._scores[idx])]
+            self._leaders = [self._names[i] for i in idx]
+        return [n for n in self._leaders if n in self.graph.nodes][:k]

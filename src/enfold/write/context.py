@@ -31,6 +31,7 @@ from enfold.settings import Settings
 
 _TYPE_BONUS = {NodeKind.CONCEPT: 1.0, NodeKind.INTENT: 0.8}
 _RECENT = 200
+PAGERANK_CHURN = 0.002  # refresh PageRank after events ≈ 0.2% of the edge count
 
 
 @dataclass(frozen=True)
@@ -148,9 +149,15 @@ class ContextAssembler:
                     and node.attrs.get("start") is not None:
                 bisect.insort(self.deadlines, (float(node.attrs["start"]), node_id))
         self.since_refresh += 1
-        if self.since_refresh >= self.s.pagerank_every:
+        # A refresh costs O(edges); spacing refreshes by a fixed share of the graph keeps
+        # the amortized cost per event constant as the graph grows.
+        due = max(self.s.pagerank_every, int(self.graph_edges() * PAGERANK_CHURN))
+        if self.since_refresh >= due:
             self.rank.refresh()
             self.since_refresh = 0
+
+    def graph_edges(self) -> int:
+        return self.rank.edges
 
     def score(self, node: Node, now_ts: float, max_access: int,
               urgent: dict[str, float] | None = None) -> Scored:
