@@ -14,8 +14,8 @@ from __future__ import annotations
 import base64
 import json
 import threading
-from datetime import datetime, timezone
 from collections.abc import Iterable, Iterator, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Self
 
@@ -337,7 +337,7 @@ class Memory:
         self.fold(ns)
         with self._lock(ns):
             g = self.graph(ns)
-            when = None if at is None else datetime.fromtimestamp(to_epoch(at), tz=timezone.utc)
+            when = None if at is None else datetime.fromtimestamp(to_epoch(at), tz=UTC)
             analysis = analyze(query, at=when,
                                known_people=[g.nodes[p].text for p in g.of_kind(NodeKind.PERSON)])
             qvec = None
@@ -381,7 +381,7 @@ class Memory:
         """Recall, then ask the configured LLM to answer from the pack. Without an LLM the
         pack comes back with ``answer=None`` and a note: no answer is ever fabricated."""
         pack = self.recall(query, k=k, at=at, namespace=namespace)
-        client = next((getattr(p, "client") for p in self.planners if hasattr(p, "client")),
+        client = next((p.client for p in self.planners if hasattr(p, "client")),
                       None)
         if client is None:
             pack.note = "no LLM is configured: no answer was generated; the evidence is above"

@@ -44,7 +44,7 @@ def run(data: Path | None, *, embedder: Any) -> tuple[dict[str, dict[str, Any]],
     n = 0
     cosines: list[float] = []
     for item in items:
-        utterances = [item.fact, *item.claims]
+        utterances: list[Any] = [item.fact, *item.claims]
         texts = [u.text for u in utterances]
         vecs = np.asarray(embedder.embed(texts), dtype=np.float32)
         cosines.append(float(vecs[0] @ vecs[1]))

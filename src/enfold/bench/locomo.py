@@ -55,7 +55,8 @@ def run(
 
     convs = load_locomo(data)[:conversations]
     systems = ("enfold", "bm25", "dense", "hybrid")
-    hits = {s: {k: {c: [] for c in CATEGORIES} for k in KS} for s in systems}
+    hits: dict[str, dict[int, dict[int, list[float]]]] = {
+        s: {k: {c: [] for c in CATEGORIES} for k in KS} for s in systems}
     latency: list[float] = []
     n_questions = 0
     ingest_s = 0.0

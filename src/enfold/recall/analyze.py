@@ -17,17 +17,17 @@ from enfold.write.people import extract_people
 from enfold.write.timex import extract_times
 
 _COMPARISON = re.compile(r"\b(both|in common|compare|compared|difference|differ|same as|"
-                         r"versus|vs\.?|while|whereas|also)\b", re.I)
+                         r"versus|vs\.?|while|whereas|also)\b", re.IGNORECASE)
 _ATTRIBUTION = re.compile(
     r"\b(?:what|how)\s+(?:does|did|do)\s+(?P<holder>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)\s+"
     r"(?:think|believe|feel|say|said|claim|prefer|love|hate|like|want|expect|hope|worry)\b"
     r"|\b(?P<holder2>[A-Z][\w'-]+)(?:'s)?\s+(?:opinion|view|take|thoughts?)\b"
-    r"|\bwho\s+(?:said|thinks|believes|claimed|feels|prefers|argued)\b", re.I)
+    r"|\bwho\s+(?:said|thinks|believes|claimed|feels|prefers|argued)\b", re.IGNORECASE)
 _OPINION_WORDS = re.compile(r"\b(think|thinks|believe|believes|opinion|feel|feels|view|"
-                            r"said|says|claim|claims)\b", re.I)
+                            r"said|says|claim|claims)\b", re.IGNORECASE)
 _VERIFY = re.compile(r"^\s*(is it true|did|does|was|were|has|have|is|are)\b|\bis it true\b",
-                     re.I)
-_WHEN = re.compile(r"\bwhen\b|\bwhat (?:date|day|time|year|month)\b|\bhow long\b", re.I)
+                     re.IGNORECASE)
+_WHEN = re.compile(r"\bwhen\b|\bwhat (?:date|day|time|year|month)\b|\bhow long\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
