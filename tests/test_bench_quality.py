@@ -13,7 +13,7 @@ LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "l
 
 
 def _run(*args: str) -> dict:
-    proc = subprocess.run([sys.executable, "-m", "enfold", "--json", "bench", *args],
+    proc = subprocess.run([sys.executable, "-m", "enfold", "--json", "bench", *args], check=False,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
