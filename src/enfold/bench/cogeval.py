@@ -120,8 +120,10 @@ def intent_support(graph: WorkingGraph, intent_id: str) -> int:
 def concept_text(graph: WorkingGraph, concept_id: str) -> str:
     """What a system concept is compared by: its label, keywords and summary."""
     node = graph.nodes[concept_id]
-    keywords = node.attrs.get("keywords") or []
-    parts = [node.text, ", ".join(str(k) for k in keywords), str(node.attrs.get("summary") or "")]
+    keywords = [str(k) for k in node.attrs.get("keywords") or []]
+    if all(k.lower() in node.text.lower() for k in keywords):
+        keywords = []  # the label is made of them already; do not weigh them twice
+    parts = [node.text, ", ".join(keywords), str(node.attrs.get("summary") or "")]
     return ". ".join(p for p in parts if p.strip())
 
 
@@ -296,9 +298,9 @@ def render_summary(result: dict[str, Any], threshold: float = 0.75) -> str:
         markdown_table(per_rows, ["scenario", "gold_f1", "purity", "chain_discovery",
                                   "modularity", "compression", "concepts", "intents"]),
         "",
-        f"{result.get('scenarios')} scenarios, embedder {result['config'].get('embedder')}, "
-        f"elapsed {result['elapsed_s']:.1f} s. The paper's numbers come from its own "
-        "scenarios and an LLM planner; only metrics defined the same way are shown beside "
-        "ours.",
+        (f"{result.get('scenarios')} scenarios, embedder {result['config'].get('embedder')}, "
+         f"elapsed {result['elapsed_s']:.1f} s. The paper's numbers come from its own "
+         "scenarios and an LLM planner; only metrics defined the same way are shown beside "
+         "ours."),
     ]
     return "\n".join(lines)
