@@ -37,7 +37,7 @@ from enfold.settings import Settings
 Lexical = Callable[[str, Iterable[NodeKind], int], list[tuple[str, float]]]
 NEIGHBOUR_SHARE = 0.5  # neighbouring turns rank well below the turn they neighbour
 NEIGHBOUR_SOURCES = 5  # only the best evidence brings its neighbours
-OPINION_PENALTY = 0.5  # factual questions: a claim-bearing utterance counts half
+FACT_MARGIN = 0.7  # a plain account within 70% of an opinion's score goes before it
 _DERIVED = (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM, NodeKind.INTENT)
 
 
@@ -124,13 +124,6 @@ def recall(
         sig.add("claims>ground", ground(graph, claims), weight=2.0)
 
     fused = rrf(sig.lists, k=settings.rrf_k, weights=sig.weights)
-    if not analysis.asks_opinion:
-        # "What happened" is answered by facts, not by someone's view of them: utterances
-        # that carry a claim yield to plain accounts (CogMem's semantic-collapse guard).
-        for e in fused:
-            if _is_opinion(graph, e):
-                fused[e] *= OPINION_PENALTY
-                sig.paths.setdefault(e, []).append("opinion-demoted")
     order = [e for e in ranked(fused) if e in graph.by_kind[NodeKind.EVENT]]
     evidence = order[:k]
     if neighbours and evidence:
@@ -147,6 +140,8 @@ def recall(
         fused.update(extra)
         order = [e for e in ranked(fused) if e in graph.by_kind[NodeKind.EVENT]]
         evidence = order[:k]
+    if not analysis.asks_opinion:
+        evidence = _facts_first(graph, evidence, fused, sig.paths)
     pack.steps.append({"op": "fuse", "signals": len(sig.lists), "evidence": len(evidence)})
 
     pack.evidence = [_item(graph, e, fused[e], sig.paths.get(e, [])) for e in evidence]
@@ -160,6 +155,25 @@ def recall(
     for lst in (pack.concepts, pack.facts, pack.intents):
         del lst[k:]
     return pack
+
+
+def _facts_first(graph: WorkingGraph, evidence: list[str], fused: Scores,
+                 paths: dict[str, list[str]]) -> list[str]:
+    """For a question about what happened, a plain account outranks a nearby opinion.
+
+    CogMem's semantic-collapse guard, applied as a local reordering: when the best evidence
+    is someone's view and a claim-free utterance scores within ``FACT_MARGIN`` of it among
+    the top three, the plain account goes first. Only the order within the top three
+    changes, so opinions stay in the evidence (they are often what a question is about).
+    """
+    if not evidence or not _is_opinion(graph, evidence[0]):
+        return evidence
+    top = fused[evidence[0]]
+    for i, e in enumerate(evidence[1:3], 1):
+        if not _is_opinion(graph, e) and fused[e] >= FACT_MARGIN * top:
+            paths.setdefault(e, []).append("fact-before-opinion")
+            return [e, *evidence[:i], *evidence[i + 1:]]
+    return evidence
 
 
 def _is_opinion(graph: WorkingGraph, event_id: str) -> bool:
