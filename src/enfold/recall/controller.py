@@ -37,7 +37,7 @@ from enfold.settings import Settings
 Lexical = Callable[[str, Iterable[NodeKind], int], list[tuple[str, float]]]
 NEIGHBOUR_SHARE = 0.5  # neighbouring turns rank well below the turn they neighbour
 NEIGHBOUR_SOURCES = 5  # only the best evidence brings its neighbours
-FACT_MARGIN = 0.7  # a plain account within 70% of an opinion's score goes before it
+FACT_MARGIN = 0.0  # among the top three, a plain account always goes before an opinion
 _DERIVED = (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM, NodeKind.INTENT)
 
 
@@ -162,9 +162,11 @@ def _facts_first(graph: WorkingGraph, evidence: list[str], fused: Scores,
     """For a question about what happened, a plain account outranks a nearby opinion.
 
     CogMem's semantic-collapse guard, applied as a local reordering: when the best evidence
-    is someone's view and a claim-free utterance scores within ``FACT_MARGIN`` of it among
-    the top three, the plain account goes first. Only the order within the top three
-    changes, so opinions stay in the evidence (they are often what a question is about).
+    is someone's view and a claim-free utterance is among the top three (scoring at least
+    ``FACT_MARGIN`` of it), the plain account goes first. Only the order within the top
+    three changes, so recall@k for k ≥ 3 is untouched and opinions stay in the evidence
+    (in conversations they are often what a question is about). A blanket demotion of
+    claim-bearing turns cost 3.7 points of LoCoMo recall@10; this costs none.
     """
     if not evidence or not _is_opinion(graph, evidence[0]):
         return evidence
