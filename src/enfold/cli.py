@@ -360,6 +360,96 @@ def ask(obj: Ctx, question: str, k: int | None, at: str | None) -> None:
     obj.out(pack.to_dict(), _render_pack(pack))
 
 
+def _intent_line(node: Any) -> str:
+    from datetime import UTC, datetime
+
+    a = node.attrs
+    due = a.get("due")
+    when = (f" due {datetime.fromtimestamp(float(due), tz=UTC):%Y-%m-%d %H:%M}"
+            if due is not None else "")
+    mark = " ✓" if a.get("confirmed") else ""
+    return (f"[{a.get('category', '?')}] {node.text}{when}  ({a.get('status', 'pending')}"
+            f"{mark}, score {float(a.get('score') or 0):.2f})  {node.id}")
+
+
+@cli.command()
+@click.option("--status", "-s", default="pending", show_default=True,
+              type=click.Choice(["pending", "suppressed", "deferred", "resolved", "rejected",
+                                 "expired", "open", "all"]),
+              help="Which intents to list.")
+@click.option("--category", "-c", default=None,
+              help="Only this category (deadline, habit, follow_up, goal, ...).")
+@click.pass_obj
+def intents(obj: Ctx, status: str, category: str | None) -> None:
+    """Intents that emerged from the memory: deadlines, habits, follow-ups and goals."""
+    found = obj.memory().intents(status=status, category=category)
+    obj.out([n.to_dict() for n in found],
+            "\n".join(_intent_line(n) for n in found) or f"no {status} intents")
+
+
+@cli.command()
+@click.argument("intent_id")
+@click.argument("kind", type=click.Choice(["accept", "modify", "defer", "reject"]))
+@click.option("--label", default=None, help="The corrected label (with 'modify').")
+@click.pass_obj
+def feedback(obj: Ctx, intent_id: str, kind: str, label: str | None) -> None:
+    """Tell enfold what you think of an intent; it calibrates that category (SPEC §7)."""
+    node = obj.memory().feedback(intent_id, kind, label=label)
+    obj.out(node.to_dict(), _intent_line(node))
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--from-end", is_flag=True, help="Skip the lines already in the file.")
+@click.option("--interval", type=click.FloatRange(min=0.05), default=1.0, show_default=True,
+              help="Seconds between polls of the file.")
+@click.option("--once", is_flag=True, help="Fold what the file holds now, then exit.")
+@click.pass_obj
+def watch(obj: Ctx, file: Path, from_end: bool, interval: float, once: bool) -> None:
+    """Tail a JSON Lines file of events, fold each as it arrives and print notifications
+    (an intent emerged, a deadline nears, a dormant concept woke up) as they arise."""
+    import time
+
+    from enfold.events import event_from_mapping
+
+    mem = obj.memory()
+
+    def show(note: Any) -> None:
+        obj.out(note.to_dict(), f"{note.type}: {note.label}"
+                + (f" [{note.category}]" if note.category else "") + f"  {note.node_id}")
+
+    mem.subscribe(show)
+    pos = file.stat().st_size if from_end and file.exists() else 0
+    lineno, buf = 0, b""
+    try:
+        while True:
+            size = file.stat().st_size if file.exists() else 0
+            if size < pos:  # truncated or replaced: start over (adds are idempotent)
+                pos, buf, lineno = 0, b"", 0
+            if size > pos:
+                with open(file, "rb") as fh:
+                    fh.seek(pos)
+                    buf += fh.read(size - pos)
+                pos = size
+            if once and buf and not buf.endswith(b"\n"):
+                buf += b"\n"  # the last line of a finished file needs no newline
+            *lines, buf = buf.split(b"\n")
+            for raw in lines:
+                lineno += 1
+                if not raw.strip():
+                    continue
+                try:
+                    data = json.loads(raw.decode("utf-8"))
+                    mem.add_many([event_from_mapping(data, mem.settings)])
+                except (ValueError, EnfoldError) as exc:
+                    click.echo(f"enfold: {file}: line {lineno}: skipped ({exc})", err=True)
+            if once:
+                return
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        pass
+
+
 @cli.command(name="settings")
 @click.pass_obj
 def settings_cmd(obj: Ctx) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Self
@@ -25,7 +25,9 @@ from pydantic import ValidationError
 from enfold.errors import ConfigError, InputError, NamespaceError, NotFound, PlanError
 from enfold.events import EventIn, event_from_mapping, event_record, make_event
 from enfold.graph import ChangeSet, WorkingGraph
+from enfold.intents import IntentEngine, IntentReport, list_intents
 from enfold.model import Edge, Node, NodeKind, OpRecord, now, valid_namespace
+from enfold.notify import Notification, Notifier, Subscription
 from enfold.plan import UpdatePlan
 from enfold.recall.pack import ContextPack
 from enfold.settings import Settings
@@ -65,6 +67,10 @@ class Memory:
         self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
         self._failures: dict[str, int] = {}
+        self.notifier = Notifier()
+        self.intent_engine = IntentEngine(self.settings,
+                                          embedder_name=getattr(embedder, "name", None),
+                                          labeler=self._llm_labeler())
 
     # ---------------------------------------------------------------- opening
     @classmethod
@@ -236,12 +242,32 @@ class Memory:
         return [a.id for a in appended]
 
     def fold(self, namespace: str | None = None, *, limit: int | None = None) -> FoldReport:
-        """Fold pending events of a namespace (in log order) and return what was done."""
+        """Fold pending events of a namespace (in log order) and return what was done.
+
+        The intent layer's notifications are published once folding has released the
+        namespace, so a subscriber may call back into the memory."""
         ns = self._ns(namespace)
-        with self._lock(ns):
-            folder = Folder(self.graph(ns), self.store, self.settings, self.planners,
-                            self.embedder, on_failure=self._count_failure)
-            return folder.fold(limit=limit)
+        outbox: list[Notification] = []
+        try:
+            with self._lock(ns):
+                folder = Folder(self.graph(ns), self.store, self.settings, self.planners,
+                                self.embedder, on_failure=self._count_failure,
+                                hook=self.intent_engine,
+                                on_commit=lambda r: outbox.extend(r.notifications))
+                return folder.fold(limit=limit)
+        finally:
+            self.notifier.publish(outbox)
+
+    def _llm_labeler(self) -> Callable[[str, Any, str], str] | None:
+        """Intent labels by the LLM in llm mode (None: templates)."""
+        client = next((c for p in self.planners if (c := getattr(p, "client", None))), None)
+        if client is None:
+            return None
+        from enfold.write.planner_llm import LLMWriter
+
+        writer = LLMWriter(client)
+        return lambda category, evidence, ns: writer.intent_label(
+            list(evidence), namespace=ns, category=category)
 
     def _count_failure(self, event: Node, planner: str, exc: BaseException) -> None:
         self._failures[planner] = self._failures.get(planner, 0) + 1
@@ -258,6 +284,64 @@ class Memory:
                             errors=[str(e) for e in exc.errors()]) from exc
         with self._lock(ns):
             return apply_plan(p, self.graph(ns), self.store, self.settings, at=now())
+
+    # ---------------------------------------------------------------- intents
+    def intents(self, *, status: str | Iterable[str] | None = "pending",
+                category: str | None = None, namespace: str | None = None) -> list[Node]:
+        """Intents (deadlines, habits, follow-ups, goals): ``status`` ``"pending"`` by
+        default, or ``"open"``, ``"all"``, a status or a list of them; soonest due first."""
+        ns = self._ns(namespace)
+        self.fold(ns)
+        with self._lock(ns):
+            return list_intents(self.graph(ns), status=status, category=category)
+
+    def feedback(self, intent_id: str, kind: str, *, label: str | None = None,
+                 namespace: str | None = None) -> Node:
+        """accept / modify (with a new ``label``) / defer / reject an intent; moves its
+        category's calibration (SPEC §7, Eq. 2). Returns the updated intent."""
+        ns = self._ns(namespace)
+        with self._lock(ns):
+            g = self.graph(ns)
+            g.begin()
+            try:
+                node = self.intent_engine.feedback(g, intent_id, kind, label=label, at=now())
+                self.store.commit(ns, g.changes())
+            except BaseException:
+                g.rollback()
+                raise
+            g.commit()
+            return node
+
+    def tick(self, at: Any = None, *, namespace: str | None = None) -> IntentReport:
+        """Move the intent clock without an event (default: now): expire overdue intents and
+        announce near deadlines."""
+        from enfold.events import to_epoch
+
+        ns = self._ns(namespace)
+        self.fold(ns)
+        with self._lock(ns):
+            g = self.graph(ns)
+            g.begin()
+            try:
+                report = self.intent_engine.tick(g, now() if at is None else to_epoch(at))
+                self.store.commit(ns, g.changes())
+            except BaseException:
+                g.rollback()
+                raise
+            g.commit()
+        self.notifier.publish(report.notifications)
+        return report
+
+    def subscribe(self, callback: Callable[[Notification], object], *,
+                  types: Iterable[str] | None = None) -> Callable[[], None]:
+        """Be told when an intent emerges, its deadline nears or a dormant concept wakes:
+        ``callback(notification)`` after the change commits. Returns the unsubscriber."""
+        return self.notifier.subscribe(callback, types=types)
+
+    def notifications(self, *, types: Iterable[str] | None = None,
+                      maxsize: int = 1000) -> Subscription:
+        """An async iterator of notifications (create it inside a running event loop)."""
+        return self.notifier.stream(types=types, maxsize=maxsize)
 
     # ------------------------------------------------------------------- read
     def get(self, node_id: str, *, namespace: str | None = None) -> Node:

@@ -14,7 +14,7 @@ import hashlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -30,6 +30,14 @@ if TYPE_CHECKING:
     from enfold.embed import Embedder
 
 log = logging.getLogger("enfold.fold")
+
+
+class FoldHook(Protocol):
+    """Runs inside each event's transaction after its plan (the intent layer); what it
+    returns is handed to ``Folder.on_commit`` once that transaction has committed."""
+
+    def on_event(self, event: Node, graph: WorkingGraph, result: ApplyResult | None = None,
+                 *, at: float | None = None) -> Any: ...
 
 
 class Planner(Protocol):
@@ -89,6 +97,8 @@ class Folder:
     embedder: Embedder | None
     on_plan: Callable[[Node, UpdatePlan, ApplyResult], None] | None = None
     on_failure: Callable[[Node, str, BaseException], None] | None = None
+    hook: FoldHook | None = None
+    on_commit: Callable[[Any], None] | None = None
 
     def fold(self, limit: int | None = None, batch: int = 256) -> FoldReport:
         report = FoldReport()
@@ -122,6 +132,8 @@ class Folder:
                 self._admit(event, vec)
                 plan = planner.plan(event, self.graph)
                 result = execute(plan, self.graph, self.settings, at=at)
+                hooked = self.hook.on_event(event, self.graph, result, at=at) \
+                    if self.hook is not None else None
                 self.store.commit(self.graph.namespace, self.graph.changes(), cursor=seq)
             except EnfoldError as exc:
                 self.graph.rollback()
@@ -139,6 +151,8 @@ class Folder:
             after = getattr(planner, "after_apply", None)
             if after is not None:
                 after(event, self.graph, result)
+            if hooked is not None and self.on_commit is not None:
+                self.on_commit(hooked)
             report.plans += 1
             report.created += len(result.created)
             report.reinforced += len(result.reinforced)

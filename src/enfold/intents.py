@@ -1,0 +1,1044 @@
+"""Intents, the prefrontal layer: emergence, lifecycle and feedback calibration (SPEC §7).
+
+Everything here is a plain function (or an :class:`IntentEngine` method) over the working
+graph, run inside an open graph transaction; changes go through the executor
+(:func:`enfold.write.apply.execute`, planner ``"intents"``), so they are validated against the
+ontology and written to the op log like any plan. What should be told to the user comes back
+as :class:`~enfold.notify.Notification` values for the caller to publish *after* the commit.
+
+**Emergence**, after each folded event (:meth:`IntentEngine.on_event`):
+
+* *deadline* / *follow_up* — the planner turns explicit obligations into intents (with a due
+  time: deadline; without: follow_up). Here each is admitted: linked by TRIGGERS from the
+  concepts its events belong to and from its nearest concept, merged into an open intent for
+  the same need instead of duplicating it, and gated by its category's threshold. A later event
+  that mentions the due day (and is related to the intent) grounds it further.
+* *habit* — a concept one person acts on (events by one source that state no obligation)
+  on ≥ ``habit_min_events`` distinct days within ``habit_window_days`` ("Keep up:
+  <concept>"), TRIGGERS from the concept, grounded in those events.
+* *goal* — a connected group of ≥ 3 recently active concepts (PART_OF, RELATED_TO,
+  DERIVED_FROM or shared grounding events) whose weighted density reaches ``intent_density``.
+
+Every category is judged on one scale: an evidence *score* against a threshold of 1.0 scaled by
+the category's calibration. Habit score = distinct days in the window / ``habit_min_events``;
+goal score = weighted density / ``intent_density``; an explicit obligation scores
+:data:`EXPLICIT_SCORE`. A score under the threshold does not emerge: a habit or goal is simply
+not created; an explicit obligation the planner already wrote is kept as ``suppressed`` (not
+listed, never notified) and emerges if later evidence reinforces it past the threshold.
+
+**Lifecycle**: ``pending`` → ``resolved`` | ``rejected`` | ``deferred``; ``expired`` once the
+stream clock (the newest event's ``ts``) passes the due time; ``suppressed`` before emergence.
+An event with a completion cue ("Submitted the NSF proposal!", or the past tense of the
+obligation's own verb: "Sent Omar the budget") resolves the open intent it is about (key terms
+shared with the cue's clause, backed by embedding similarity), unless it names that intent's
+due day as still ahead. Each change is appended to ``attrs["history"]``.
+
+**Reactivation**: an event reinforcing a concept silent for :data:`DORMANT_DAYS` is reported
+with the open intents that concept triggers.
+
+**Calibration** (Eq. 2): w_c ← (1 − α)·w_c + α·s_t per category, kept in the namespace's graph
+meta (:data:`CALIBRATION_KEY`); θ_c = base / w_c clamped to [0.5, 3]·base.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from enfold.errors import EnfoldError, InputError, NotFound
+from enfold.graph import WorkingGraph
+from enfold.model import EdgeType, Node, NodeKind, OpRecord, now
+from enfold.notify import (
+    DEADLINE_NEAR,
+    INTENT_EMERGED,
+    INTENT_EXPIRED,
+    INTENT_RESOLVED,
+    REACTIVATED,
+    Notification,
+)
+from enfold.plan import AddEdge, AddNode, MergeNodes, Operation, UpdateNode, UpdatePlan
+from enfold.settings import Settings
+from enfold.write.annotate import has_resolution_cue
+from enfold.write.apply import ApplyResult, execute, label_similarity
+from enfold.write.calibration import thresholds_for
+from enfold.write.keyphrases import terms
+
+__all__ = [
+    "CALIBRATION_KEY", "CATEGORIES", "DORMANT_DAYS", "EXPLICIT_SCORE", "FEEDBACK_KINDS", "OPEN",
+    "STATUSES", "IntentEngine", "IntentReport", "Labeler", "Links", "apply_weight",
+    "category_weights", "concept_links", "concepts_of", "cue_fragments", "densest_group",
+    "density", "due_end", "feedback_score", "grounding_connections", "habit_days",
+    "list_intents", "obligation_verb", "past_forms", "proactivity", "symmetric", "threshold",
+]
+
+DAY = 86_400.0
+CATEGORIES = ("deadline", "habit", "follow_up", "goal")
+STATUSES = ("pending", "suppressed", "deferred", "resolved", "rejected", "expired")
+#: Statuses of an intent still waiting for something (it can be resolved or expire).
+OPEN = frozenset({"pending", "deferred", "suppressed"})
+FEEDBACK_KINDS = ("accept", "modify", "defer", "reject")
+CALIBRATION_KEY = "intents.calibration"
+
+#: Evidence score of an explicit obligation (the threshold is 1.0 at w = 1). Dated ones are
+#: the stronger statement: with the SPEC's EMA, three straight rejections of follow-ups
+#: (w ≈ 0.54) suppress new ones, four of deadlines (w ≈ 0.47).
+EXPLICIT_SCORE = {"deadline": 2.0, "follow_up": 1.75}
+EXPLICIT_DEFAULT = 1.75
+#: The threshold multiplier's clamp: θ_c ∈ [0.5, 3]·base (SPEC §7 "clamped").
+THRESHOLD_CLAMP = (0.5, 3.0)
+#: A concept silent this long and then reinforced is "reactivated" (the paper's Vienna hotel
+#: example); two weeks is long enough to have dropped out of a person's working memory.
+DORMANT_DAYS = 14.0
+#: A goal needs each of its concepts active within this many days of the stream clock.
+GOAL_ACTIVE_DAYS = 14.0
+#: Concepts explored around the event's concepts when looking for a goal group (bounds cost).
+GOAL_SCAN = 24
+#: An expired intent can still be resolved by a completion reported this late.
+LATE_RESOLUTION_DAYS = 7.0
+#: Grounding events looked at per concept (recent end) for habits and shared grounding.
+RECENT_EVENTS = 64
+#: A term in more than this share of the stream's events is too common to tie a completion
+#: to an intent (applied once the stream has 20 events).
+COMMON_TERM_SHARE = 0.3
+MAX_SCORE = 10.0
+MAX_HISTORY = 50
+_DAYLIKE = frozenset({"day", "datetime"})
+_STRUCTURAL = (EdgeType.PART_OF, EdgeType.RELATED_TO, EdgeType.DERIVED_FROM)
+_CONCEPT_EDGES = (EdgeType.GROUNDS, EdgeType.REINFORCES)
+
+Labeler = Callable[[str, Sequence[str], str], str]
+"""Writes a goal's label from (category, evidence texts, namespace) — the LLM in llm mode.
+Habits need none: "Keep up: <concept>" reuses the concept's label, the LLM's in llm mode;
+explicit obligations keep the words they were stated in."""
+
+
+# ------------------------------------------------------------------ calibration (Eq. 2)
+def category_weights(graph: WorkingGraph) -> dict[str, float]:
+    """The per-category feedback weights w_c of a namespace (absent: 1.0)."""
+    raw = graph.meta.get(CALIBRATION_KEY)
+    if not isinstance(raw, dict):
+        return {}
+    return {str(k): float(v) for k, v in raw.items() if isinstance(v, (int, float))}
+
+
+def apply_weight(weight: float, score: float, alpha: float) -> float:
+    """One step of Eq. 2: w ← (1 − α)·w + α·s."""
+    return (1.0 - alpha) * weight + alpha * score
+
+
+def threshold(weight: float, base: float = 1.0) -> float:
+    """θ_c = base / w_c, clamped to [0.5, 3]·base: rejected categories need more evidence."""
+    lo, hi = THRESHOLD_CLAMP
+    if weight <= 0:
+        return hi * base
+    return min(hi * base, max(lo * base, base / weight))
+
+
+def feedback_score(settings: Settings, kind: str) -> float:
+    scores = {"accept": settings.feedback_accept, "modify": settings.feedback_modify,
+              "defer": settings.feedback_defer, "reject": settings.feedback_reject}
+    if kind not in scores:
+        raise InputError(f"unknown feedback {kind!r} (use {', '.join(FEEDBACK_KINDS)})")
+    return scores[kind]
+
+
+# ----------------------------------------------------------------------------- reading
+def status_of(node: Node) -> str:
+    return str(node.attrs.get("status") or "pending")
+
+
+def category_of(node: Node) -> str:
+    return str(node.attrs.get("category") or "goal")
+
+
+def list_intents(graph: WorkingGraph, *, status: str | Iterable[str] | None = "pending",
+                 category: str | None = None) -> list[Node]:
+    """Intents by status (``"pending"`` by default; ``"open"``, ``"all"`` or any status or
+    list of them) and category; soonest due first, then highest score."""
+    if status is None or status == "all":
+        wanted: set[str] | None = None
+    elif isinstance(status, str):
+        wanted = set(OPEN) if status == "open" else {status}
+    else:
+        wanted = set(status)
+    if wanted is not None and wanted - set(STATUSES):
+        raise InputError(f"unknown status {min(wanted - set(STATUSES))!r} "
+                         f"(use {', '.join(STATUSES)}, open or all)")
+    out = [n for n in (graph.nodes[i] for i in graph.of_kind(NodeKind.INTENT))
+           if (wanted is None or status_of(n) in wanted)
+           and (category is None or category_of(n) == category)]
+    out.sort(key=lambda n: (n.attrs.get("due") is None, float(n.attrs.get("due") or 0.0),
+                            -float(n.attrs.get("score") or 0.0), n.created_at, n.id))
+    return out
+
+
+def grounding_connections(graph: WorkingGraph, intent_id: str) -> int:
+    """Events and concepts with an edge into an intent (the paper's grounding connections)."""
+    return len({e.src for e in graph.in_edges(intent_id)
+                if (n := graph.nodes.get(e.src)) is not None
+                and n.kind in (NodeKind.EVENT, NodeKind.CONCEPT)})
+
+
+def proactivity(graph: WorkingGraph, min_support: int = 2) -> float:
+    """Share of intents with ≥ ``min_support`` grounding connections (CogEval; 0 if none)."""
+    counts = [grounding_connections(graph, i) for i in graph.of_kind(NodeKind.INTENT)]
+    return sum(c >= min_support for c in counts) / len(counts) if counts else 0.0
+
+
+def concepts_of(graph: WorkingGraph, event_id: str) -> list[str]:
+    """The concepts an event grounds or reinforces."""
+    concepts = graph.by_kind[NodeKind.CONCEPT]
+    return list(dict.fromkeys(e.dst for e in graph.out_edges(event_id)
+                              if e.type in _CONCEPT_EDGES and e.dst in concepts))
+
+
+def due_end(graph: WorkingGraph, node: Node) -> float | None:
+    """When an intent is overdue: the end of its deadline's time anchor, else its due."""
+    ends = [float(t.attrs["end"]) for e in graph.in_edges(node.id)
+            if e.type is EdgeType.DEADLINE_FOR and (t := graph.nodes.get(e.src)) is not None
+            and isinstance(t.attrs.get("end"), (int, float))]
+    if ends:
+        return max(ends)
+    due = node.attrs.get("due")
+    return float(due) if isinstance(due, (int, float)) else None
+
+
+def _day(ts: float) -> int:
+    return math.floor(ts / DAY)
+
+
+def habit_days(graph: WorkingGraph, concept_id: str, at_ts: float, window_days: float,
+               source: str | None = None) -> list[str]:
+    """The concept's occurrences in (at − window, at], one per distinct (UTC) day, oldest
+    first. An occurrence is an event of the concept by ``source`` (a habit is someone's)
+    that does not state an obligation: saying "I need to call the dentist" on three days
+    is not a habit of calling the dentist."""
+    node = graph.nodes[concept_id]
+    lo = at_ts - window_days * DAY
+    events = [graph.nodes[e] for e in node.grounded_in[-RECENT_EVENTS:] if e in graph.nodes]
+    by_day: dict[int, str] = {}
+    for ev in sorted(events, key=lambda n: n.ts):
+        if (lo < ev.ts <= at_ts and ev.attrs.get("source") == source
+                and not any(e.type is EdgeType.TRIGGERS for e in graph.out_edges(ev.id))):
+            by_day.setdefault(_day(ev.ts), ev.id)
+    return list(by_day.values())
+
+
+def concept_links(graph: WorkingGraph, concept_id: str) -> dict[str, float]:
+    """Weighted links of a concept to other concepts: structural edges (their weight) and
+    shared grounding events (overlap |A∩B| / min(|A|, |B|)); the stronger one counts.
+
+    Shared grounding counts events with a GROUNDS/REINFORCES edge into both concepts: a
+    parent theme's provenance holds its children's events by construction, which is the
+    PART_OF edge's business, not extra evidence of convergence.
+    """
+    concepts = graph.by_kind[NodeKind.CONCEPT]
+    out: dict[str, float] = {}
+    events: list[str] = []
+    for other, e in graph.neighbors(concept_id):
+        if e.type in _STRUCTURAL and other in concepts and other != concept_id:
+            out[other] = max(out.get(other, 0.0), e.weight)
+        elif e.type in _CONCEPT_EDGES and e.dst == concept_id:
+            events.append(e.src)
+    shared: Counter[str] = Counter()
+    for ev in events[-RECENT_EVENTS:]:
+        for e in graph.out_edges(ev):
+            if e.type in _CONCEPT_EDGES and e.dst != concept_id and e.dst in concepts:
+                shared[e.dst] += 1
+    for other, k in shared.items():
+        size = min(len(events), len(graph.nodes[other].grounded_in))
+        out[other] = max(out.get(other, 0.0), min(1.0, k / max(1, size)))
+    return out
+
+
+Links = dict[str, dict[str, float]]
+
+
+def symmetric(links: Links) -> Links:
+    """Pair weights among the keys of ``links``, symmetric (the stronger direction wins)."""
+    out: Links = {a: {} for a in links}
+    for a, row in links.items():
+        for b, x in row.items():
+            if b in out and b != a:
+                out[a][b] = out[b][a] = max(x, out[a].get(b, 0.0))
+    return out
+
+
+def density(group: Sequence[str], links: Links) -> float:
+    """Weighted density: the sum of pair weights over the number of pairs (reference)."""
+    n = len(group)
+    if n < 2:
+        return 0.0
+    total = sum(links[a].get(b, 0.0) for i, a in enumerate(group) for b in group[i + 1:])
+    return total / (n * (n - 1) / 2)
+
+
+def densest_group(links: Links, min_size: int = 3) -> tuple[list[str], float]:
+    """Greedy peeling (Charikar) over symmetric ``links``: drop the node of least weighted
+    degree until ``min_size`` remain; the densest connected group met on the way, or
+    ``([], 0.0)``. O(n²) with degrees kept up to date."""
+    deg = {a: sum(row.values()) for a, row in links.items()}
+    total = sum(deg.values()) / 2
+    alive = set(links)
+    best: tuple[list[str], float] = ([], 0.0)
+    while len(alive) >= min_size:
+        n = len(alive)
+        d = total / (n * (n - 1) / 2)
+        if d > best[1] and _connected(alive, links):
+            best = (sorted(alive), d)
+        if n == min_size:
+            break
+        weakest = min(alive, key=lambda a: (deg[a], a))
+        alive.discard(weakest)
+        total -= deg[weakest]
+        for b, x in links[weakest].items():
+            if b in alive:
+                deg[b] -= x
+    return best
+
+
+def _connected(group: set[str], links: Links) -> bool:
+    start = next(iter(group))
+    seen = {start}
+    stack = [start]
+    while stack:
+        for b, x in links[stack.pop()].items():
+            if x > 0 and b in group and b not in seen:
+                seen.add(b)
+                stack.append(b)
+    return len(seen) == len(group)
+
+
+_LIMIT = r"(?:until|till|before|by|due|deadline|left\s+(?:until|till|before))\s+(?:on\s+)?"
+
+
+def _names_as_limit(text: str, time: Node) -> bool:
+    """Whether ``text`` names the time anchor as a limit ("sixteen days until the 13th")."""
+    for expr in time.attrs.get("expressions") or []:
+        expr = re.sub(r"^(?:by|due|before|until)\s+", "", str(expr), flags=re.IGNORECASE)
+        if expr and re.search(_LIMIT + re.escape(expr), text, re.IGNORECASE):
+            return True
+    return False
+
+
+# ------------------------------------------------------------------ resolution matching
+_FRAGMENT = re.compile(r"[^.!?;:\n,]+")
+_TO_VERB = re.compile(r"\b(?:to|[Rr]emind\s+(?:me|us)\s+to)\s+([a-z]+)\b")
+_IRREGULAR = {
+    "send": {"sent"}, "pay": {"paid"}, "buy": {"bought"}, "make": {"made"},
+    "write": {"wrote", "written"}, "give": {"gave", "given"}, "take": {"took", "taken"},
+    "bring": {"brought"}, "get": {"got", "gotten"}, "do": {"did", "done"},
+    "find": {"found"}, "tell": {"told"}, "sell": {"sold"}, "leave": {"left"},
+    "put": {"put"}, "set": {"set"}, "read": {"read"}, "build": {"built"},
+    "meet": {"met"}, "go": {"went", "gone"}, "see": {"saw", "seen"}, "pick": {"picked"},
+    "hand": {"handed"}, "return": {"returned"}, "renew": {"renewed"}, "call": {"called"},
+}
+_VOWELS = frozenset("aeiou")
+
+
+def past_forms(verb: str) -> set[str]:
+    """Past forms of an English verb (irregular table, then -ed / -d / -ied / doubling)."""
+    verb = verb.lower()
+    if verb in _IRREGULAR:
+        return set(_IRREGULAR[verb])
+    if verb.endswith("e"):
+        return {verb + "d"}
+    if verb.endswith("y") and len(verb) > 2 and verb[-2] not in _VOWELS:
+        return {verb[:-1] + "ied"}
+    forms = {verb + "ed"}
+    if (len(verb) >= 3 and verb[-1] not in _VOWELS | {"w", "x", "y"}
+            and verb[-2] in _VOWELS and verb[-3] not in _VOWELS):
+        forms.add(verb + verb[-1] + "ed")  # submit → submitted, plan → planned
+    return forms
+
+
+def obligation_verb(text: str) -> str | None:
+    """The action of an obligation ("I need to *send* the budget")."""
+    m = _TO_VERB.search(text)
+    return m.group(1) if m else None
+
+
+def completes(verb: str, text: str) -> str | None:
+    """The fragment of ``text`` reporting ``verb`` done ("Sent Omar the budget"), if any."""
+    forms = past_forms(verb)
+    for m in _FRAGMENT.finditer(text):
+        frag = m.group(0)
+        words = [w.lower() for w in re.findall(r"[A-Za-z']+", frag)]
+        for i, w in enumerate(words):
+            if w in forms and not any(x in ("not", "never", "haven't", "hasn't", "didn't",
+                                            "if", "when", "once", "yet")
+                                      for x in words[max(0, i - 3):i]):
+                return frag
+    return None
+
+
+def cue_fragments(text: str) -> list[str]:
+    """The clauses of ``text`` that report something completed."""
+    frags = [m.group(0).strip() for m in _FRAGMENT.finditer(text)]
+    found = [f for f in frags if f and has_resolution_cue(f)]
+    if not found and has_resolution_cue(text):
+        found = [text]
+    return found
+
+
+# ------------------------------------------------------------------------------ engine
+@dataclass
+class IntentReport:
+    """What the intent layer did for one event (or one feedback)."""
+
+    emerged: list[str] = field(default_factory=list)
+    reinforced: list[str] = field(default_factory=list)
+    suppressed: list[str] = field(default_factory=list)
+    resolved: list[str] = field(default_factory=list)
+    expired: list[str] = field(default_factory=list)
+    linked: int = 0
+    notifications: list[Notification] = field(default_factory=list)
+
+
+@dataclass
+class _State:
+    """Derived, unpersisted per-graph state (rebuildable from the graph)."""
+
+    clock: float = float("-inf")
+    # Intents that can still change by themselves: open ones, and expired ones a late
+    # completion may still resolve. Checked on use, so a stale entry is harmless.
+    live: dict[str, None] = field(default_factory=dict)
+    count: int = -1  # intents in the graph when ``live`` was last in step
+
+
+def _live(node: Node, clock: float) -> bool:
+    status = status_of(node)
+    if status == "expired":
+        end = node.attrs.get("due_end")
+        return isinstance(end, (int, float)) and end >= clock - LATE_RESOLUTION_DAYS * DAY
+    return status in OPEN
+
+
+class IntentEngine:
+    """The intent layer of one memory; its per-namespace state lives in ``graph.state``."""
+
+    def __init__(self, settings: Settings | None = None, *, embedder_name: str | None = None,
+                 labeler: Labeler | None = None) -> None:
+        self.s = settings or Settings()
+        cal = thresholds_for(embedder_name)
+        self.related_threshold = cal["parent"]  # "same broader theme"
+        self.cluster_threshold = cal["cluster"]  # "would cluster into one concept"
+        self.assign_threshold = cal["assign"]  # "belongs to this concept"
+        self.labeler = labeler
+
+    # ------------------------------------------------------------------------ state
+    def state(self, graph: WorkingGraph, *, new: int = 0) -> _State:
+        """The graph's intent state; rebuilt when intents changed behind the engine's back
+        (``new``: intents the caller knows were just added and is about to admit)."""
+        st = graph.state.get("intents")
+        if not isinstance(st, _State):
+            st = _State()
+            st.clock = max((graph.nodes[e].ts for e in graph.of_kind(NodeKind.EVENT)),
+                           default=float("-inf"))
+            graph.state["intents"] = st
+        if st.count + new != graph.count(NodeKind.INTENT):
+            st.live = {i: None for i in graph.of_kind(NodeKind.INTENT)
+                       if _live(graph.nodes[i], st.clock)}
+            st.count = graph.count(NodeKind.INTENT)
+        return st
+
+    def weight(self, graph: WorkingGraph, category: str) -> float:
+        return category_weights(graph).get(category, 1.0)
+
+    def threshold(self, graph: WorkingGraph, category: str) -> float:
+        """The evidence score an intent of ``category`` needs to emerge (1.0 at w = 1)."""
+        return threshold(self.weight(graph, category))
+
+    # ------------------------------------------------------------------- per event
+    def on_event(self, event: Node, graph: WorkingGraph, result: ApplyResult | None = None,
+                 *, at: float | None = None) -> IntentReport:
+        """Run the intent layer for a just-folded event, inside the open transaction."""
+        created = list(result.created.values()) if result is not None else []
+        new_intents = [i for i in created if i in graph.by_kind[NodeKind.INTENT]]
+        st = self.state(graph, new=len(new_intents))
+        clock = max(st.clock, event.ts)
+        tx = _Tx(self, graph, st, event, clock, now() if at is None else at)
+        concepts = concepts_of(graph, event.id)
+        for iid in new_intents:
+            if iid in graph.nodes:
+                tx.admit(iid, concepts)
+        for cid in created:
+            if cid in graph.by_kind[NodeKind.CONCEPT]:
+                tx.link_new_concept(cid)
+        tx.deadline_references(concepts)
+        tx.resolutions()
+        for cid in concepts:
+            tx.habit(cid)
+        if concepts:
+            tx.goals(concepts)
+        for cid in concepts:
+            if cid not in created:
+                tx.reactivation(cid)
+        tx.tick()
+        st.clock = clock
+        st.count = graph.count(NodeKind.INTENT)
+        return tx.report
+
+    def tick(self, graph: WorkingGraph, clock: float, *, at: float | None = None
+             ) -> IntentReport:
+        """Expire overdue intents and announce near deadlines at stream time ``clock``."""
+        st = self.state(graph)
+        st.clock = max(st.clock, clock)
+        tx = _Tx(self, graph, st, None, st.clock, now() if at is None else at)
+        tx.tick()
+        st.count = graph.count(NodeKind.INTENT)
+        return tx.report
+
+    # --------------------------------------------------------------------- feedback
+    def feedback(self, graph: WorkingGraph, intent_id: str, kind: str, *,
+                 label: str | None = None, at: float | None = None) -> Node:
+        """Apply user feedback to an intent, inside the open transaction; returns the intent.
+
+        Updates the category's weight (Eq. 2) and the intent: accept → confirmed (stays
+        pending), modify → confirmed with the new ``label``, defer → deferred, reject →
+        rejected. The op log gets the status change and a ``FEEDBACK`` record with the weight
+        before and after; no event is invented.
+        """
+        score = feedback_score(self.s, kind)
+        node = graph.get(intent_id)
+        if node is None or node.kind is not NodeKind.INTENT:
+            raise NotFound(f"no intent {intent_id!r} in namespace {graph.namespace!r}")
+        if label is not None and (not label.strip() or len(label) > self.s.max_node_text):
+            raise InputError("a modified label must be non-empty text")
+        if label is not None and kind != "modify":
+            raise InputError("only 'modify' feedback changes the label")
+        st = self.state(graph)
+        wall = now() if at is None else at
+        category = category_of(node)
+        weights = category_weights(graph)
+        before = weights.get(category, 1.0)
+        after = apply_weight(before, score, self.s.intent_ema_alpha)
+        graph.set_meta(CALIBRATION_KEY, {**weights, category: round(after, 6)})
+        status = {"accept": "pending", "modify": "pending", "defer": "deferred",
+                  "reject": "rejected"}[kind]
+        tx = _Tx(self, graph, st, None, st.clock if math.isfinite(st.clock) else node.ts, wall,
+                 plan_prefix="fb")
+        attrs: dict[str, Any] = {"feedback": kind}
+        if kind in ("accept", "modify"):
+            attrs["confirmed"] = True
+        if status != status_of(node):
+            tx.set_status(node.id, status, f"user feedback: {kind}", by="feedback",
+                          extra=attrs, text=label)
+        else:
+            tx.apply([UpdateNode(id=node.id, text=label, attrs=attrs,
+                                 reasoning=f"user feedback: {kind}")], f"feedback {kind}")
+        graph.add_op(OpRecord(graph.namespace, 0, tx.plan_id, "FEEDBACK", node.id,
+                              {"category": category, "weight": before},
+                              {"kind": kind, "score": score, "weight": after},
+                              f"user feedback {kind}: w[{category}] {before:.3f} → "
+                              f"{after:.3f}", wall))
+        return graph.nodes[node.id]
+
+
+class _Tx:
+    """One pass of the intent layer over one event, in the open transaction."""
+
+    def __init__(self, engine: IntentEngine, graph: WorkingGraph, st: _State,
+                 event: Node | None, clock: float, at: float, plan_prefix: str = "it") -> None:
+        self.e, self.g, self.st = engine, graph, st
+        # Feedback and ticks have no event: a placeholder keeps the per-event code simple.
+        self.event = event or Node("", graph.namespace, NodeKind.EVENT, "", {"ts": clock})
+        self.s = engine.s
+        self.clock, self.at = clock, at
+        self.plan_id = f"{plan_prefix}_{uuid.uuid4().hex[:20]}"
+        self.report = IntentReport()
+        self._n = 0
+
+    # ------------------------------------------------------------------ plumbing
+    def apply(self, ops: list[Operation], reasoning: str) -> ApplyResult:
+        self._n += 1
+        plan = UpdatePlan(plan_id=f"{self.plan_id}.{self._n}", event_id=self.event.id or None,
+                          namespace=self.g.namespace, planner="intents", reasoning=reasoning,
+                          operations=ops)
+        return execute(plan, self.g, self.s, at=self.at)
+
+    def notify(self, type_: str, node_id: str, **detail: Any) -> None:
+        node = self.g.nodes[node_id]
+        due = node.attrs.get("due") if node.kind is NodeKind.INTENT else None
+        self.report.notifications.append(Notification(
+            type_, self.g.namespace, node_id, node.text, self.clock,
+            category_of(node) if node.kind is NodeKind.INTENT else None,
+            float(due) if isinstance(due, (int, float)) else None,
+            self.event.id or None, detail))
+
+    def history(self, node: Node | None, status: str, reason: str, by: str) -> list[Any]:
+        """``node``'s history with a new status entry (None: a fresh history)."""
+        hist = list(node.attrs.get("history") or []) if node is not None else []
+        entry: dict[str, Any] = {"status": status, "at": self.clock, "by": by,
+                                 "reason": reason}
+        if self.event.id and self.event.kind is NodeKind.EVENT:
+            entry["event"] = self.event.id
+        if by == "feedback":
+            entry["wall"] = self.at
+        hist.append(entry)
+        return hist[:1] + hist[-(MAX_HISTORY - 1):] if len(hist) > MAX_HISTORY else hist
+
+    def set_status(self, iid: str, status: str, reason: str, *, by: str = "rule",
+                   extra: dict[str, Any] | None = None, text: str | None = None) -> None:
+        node = self.g.nodes[iid]
+        attrs = {**(extra or {}), "status": status,
+                 "history": self.history(node, status, reason, by)}
+        self.apply([UpdateNode(id=iid, text=text, attrs=attrs,
+                               reasoning=f"intent {status}: {reason}")], f"intent {status}")
+        if _live(self.g.nodes[iid], self.clock):
+            self.st.live[iid] = None
+        else:
+            self.st.live.pop(iid, None)
+
+    def live(self, *, dated: bool = False) -> list[Node]:
+        """The live intents (open, or expired but still resolvable), pruning the rest."""
+        out = []
+        for iid in list(self.st.live):
+            node = self.g.nodes.get(iid)
+            if node is None or not _live(node, self.clock):
+                self.st.live.pop(iid, None)
+            elif not dated or node.attrs.get("due") is not None:
+                out.append(node)
+        return out
+
+    def emerges(self, category: str, score: float) -> bool:
+        return score >= self.e.threshold(self.g, category) - 1e-9
+
+    def label(self, category: str, template: str, evidence: Sequence[str]) -> str:
+        if self.e.labeler is not None:
+            try:
+                text = self.e.labeler(category, evidence, self.g.namespace).strip()
+                if text:
+                    return text[:200]
+            except EnfoldError:
+                pass  # the template is the fallback
+        return template
+
+    def texts(self, node: Node, limit: int = 5) -> list[str]:
+        return [self.g.nodes[e].text for e in node.grounded_in[:limit] if e in self.g.nodes]
+
+    def reinforce(self, iid: str, events: Sequence[str], concepts: Sequence[str], reason: str,
+                  *, score: float | None = None, fresh: Sequence[str] | None = None) -> None:
+        """More evidence for an existing intent: score up, grounding and TRIGGERS extended;
+        a suppressed intent that now clears its threshold emerges. ``fresh``: the events new
+        to the intent, when a merge has already added them to its grounding."""
+        node = self.g.nodes[iid]
+        events = [e for e in dict.fromkeys(events) if e in self.g.by_kind[NodeKind.EVENT]]
+        new = [e for e in events if e not in node.grounded_in]
+        fresh = new if fresh is None else list(fresh)
+        old = float(node.attrs.get("score") or 0.0)
+        new_score = min(MAX_SCORE, max(old + (self.s.strength_reinforce if fresh else 0.0),
+                                       score or 0.0))
+        last = max([float(node.attrs.get("last_ts") or 0.0),
+                    *(self.g.nodes[e].ts for e in fresh if e in self.g.nodes)])
+        ops: list[Operation] = []
+        if new or new_score != old:
+            ops.append(UpdateNode(
+                id=iid, grounded_in=new, reasoning=reason,
+                attrs={"score": round(new_score, 6), "last_ts": last,
+                       "reinforced": int(node.attrs.get("reinforced") or 0) + 1}))
+        ops += [AddEdge(src=e, dst=iid, type=EdgeType.GROUNDS, reasoning=reason) for e in new
+                if not any(x.dst == iid for x in self.g.out_edges(e))]
+        linked = [c for c in dict.fromkeys(concepts)
+                  if c in self.g.by_kind[NodeKind.CONCEPT]
+                  and self.g.edge(c, EdgeType.TRIGGERS, iid) is None]
+        ops += [AddEdge(src=c, dst=iid, type=EdgeType.TRIGGERS, reasoning=reason)
+                for c in linked]
+        if not ops:
+            return
+        self.apply(ops, reason)
+        self.report.linked += len(linked)
+        self.report.reinforced.append(iid)
+        node = self.g.nodes[iid]
+        if status_of(node) == "suppressed" and self.emerges(category_of(node), new_score):
+            self.set_status(iid, "pending", "reinforced past its category's threshold")
+            self.emerged(iid)
+
+    def emerged(self, iid: str) -> None:
+        self.report.emerged.append(iid)
+        self.notify(INTENT_EMERGED, iid)
+
+    def link(self, iid: str, concepts: Iterable[str], reason: str) -> None:
+        ops: list[Operation] = [
+            AddEdge(src=c, dst=iid, type=EdgeType.TRIGGERS, reasoning=reason)
+            for c in dict.fromkeys(concepts)
+            if c in self.g.by_kind[NodeKind.CONCEPT]
+            and self.g.edge(c, EdgeType.TRIGGERS, iid) is None]
+        if ops:
+            self.apply(ops, reason)
+            self.report.linked += len(ops)
+
+    # --------------------------------------------------------- explicit obligations
+    def centroid(self, event_ids: Iterable[str]) -> np.ndarray | None:
+        vecs = [v for v in (self.g.event_vectors.get(e) for e in event_ids) if v is not None]
+        if not vecs:
+            return None
+        c = np.mean(np.stack(vecs), axis=0)
+        n = float(np.linalg.norm(c))
+        return c / n if n > 0 else None
+
+    def supporting(self, node: Node, concepts: Sequence[str]) -> list[str]:
+        """The concepts of the intent's events, plus its nearest concept if close enough."""
+        out = list(concepts)
+        for e in node.grounded_in:
+            out += concepts_of(self.g, e)
+        c = self.centroid(node.grounded_in)
+        if c is not None and len(self.g.node_vectors):
+            members = self.g.by_kind[NodeKind.CONCEPT]
+            for cid, cos in self.g.node_vectors.search(c, 1, accept=members.__contains__):
+                if cos >= self.e.cluster_threshold:
+                    out.append(cid)
+        return list(dict.fromkeys(out))
+
+    def key_terms(self, text: str) -> set[str]:
+        """Distinctive unigrams of a text (no completion verbs, no stream-wide words)."""
+        found = {t for t in terms(text) if " " not in t and not has_resolution_cue(t)}
+        stats = getattr(self.g.state.get("local_planner"), "terms", None)
+        docs = getattr(stats, "docs", 0)
+        if stats is not None and docs >= 20:
+            found = {t for t in found if stats.df.get(t, 0) <= COMMON_TERM_SHARE * docs}
+        return found
+
+    def duplicate_of(self, node: Node, category: str, support: Sequence[str]) -> str | None:
+        """An open intent for the same need as ``node`` (None: it is new).
+
+        Same need: a near-identical label; or the same action on a shared object ("renew
+        my passport" / "remind me to renew the passport"); or mostly the same key terms; or
+        a shared supporting concept with two shared key terms — and, when both are dated,
+        the same due day (a dated one also matches on the day plus one shared term or
+        concept). Explicit deadlines and follow-ups are compared across the two categories.
+        """
+        explicit = {"deadline", "follow_up"}
+        cats = explicit if category in explicit else {category}
+        due = node.attrs.get("due")
+        mine = self.key_terms(node.text)
+        verb = obligation_verb(node.text)
+        for other in self.live():
+            iid = other.id
+            if iid == node.id or category_of(other) not in cats or status_of(other) not in OPEN:
+                continue
+            names = [other.text, *other.attrs.get("aliases", [])]
+            if max(label_similarity(node.text, n) for n in names) >= self.s.merge_threshold:
+                return iid
+            odue = other.attrs.get("due")
+            both_dated = due is not None and odue is not None
+            if both_dated and abs(float(due or 0.0) - float(odue or 0.0)) >= DAY:
+                continue
+            theirs = self.key_terms(other.text)
+            shared = mine & theirs
+            theirs_c = {e.src for e in self.g.in_edges(iid) if e.type is EdgeType.TRIGGERS}
+            shared_concept = bool(theirs_c & set(support))
+            same_action = verb is not None and verb == obligation_verb(other.text) \
+                and bool(shared - {verb})
+            overlap = len(shared) / max(1, len(mine | theirs))
+            if (same_action or overlap >= 0.5 or (shared_concept and len(shared) >= 2)
+                    or (both_dated and (shared_concept or shared))):
+                return iid
+        return None
+
+    def admit(self, iid: str, concepts: Sequence[str]) -> None:
+        """A planner-written intent: link, deduplicate, then gate by calibration."""
+        node = self.g.nodes[iid]
+        category = category_of(node)
+        support = self.supporting(node, concepts)
+        dup = self.duplicate_of(node, category, support)
+        if dup is not None:
+            kept = self.g.nodes[dup]
+            fresh = [e for e in node.grounded_in if e not in kept.grounded_in]
+            self.apply([MergeNodes(keep=dup, absorb=iid,
+                                   reasoning="the same need as an open intent")],
+                       "duplicate intent merged")
+            self.st.live.pop(iid, None)
+            if node.attrs.get("due") is not None and kept.attrs.get("due") is None:
+                # "renew the passport" is now "renew the passport by June": it has a due.
+                merged = self.g.nodes[dup]
+                self.apply([UpdateNode(id=dup, reasoning="the need now has a due time", attrs={
+                    "category": "deadline", "due": node.attrs["due"],
+                    "due_end": due_end(self.g, merged)})], "intent gained a due time")
+            if node.attrs.get("source") == "llm" and kept.attrs.get("source") != "llm":
+                # The model's label says it better than a verbatim obligation clause.
+                aliases = [a for a in self.g.nodes[dup].attrs.get("aliases", [])
+                           if a != node.text]
+                self.apply([UpdateNode(id=dup, text=node.text, reasoning="the LLM's label",
+                                       attrs={"aliases": [kept.text, *aliases]})],
+                           "intent relabelled")
+            self.reinforce(dup, node.grounded_in, support,
+                           "the same need stated again: reinforced, not duplicated",
+                           fresh=fresh)
+            return
+        score = float(EXPLICIT_SCORE.get(category, EXPLICIT_DEFAULT))
+        end = due_end(self.g, node)
+        if end is not None and end <= self.clock:
+            status, reason = "expired", "due before it was stated"
+        elif self.emerges(category, score):
+            status, reason = "pending", "explicit obligation"
+        else:
+            status, reason = "suppressed", (f"below the {category} threshold "
+                                            f"{self.e.threshold(self.g, category):.2f}")
+        attrs: dict[str, Any] = {
+            "category": category, "status": status, "score": score,
+            "last_ts": max((self.g.nodes[e].ts for e in node.grounded_in if e in self.g.nodes),
+                           default=self.clock),
+            "history": self.history(None, status, reason, "rule"),
+            "source": node.attrs.get("source") or "planner",
+        }
+        if end is not None:
+            attrs["due_end"] = end
+        self.apply([UpdateNode(id=iid, attrs=attrs, reasoning=f"intent admitted: {reason}")],
+                   "intent admitted")
+        self.link(iid, support, "supporting concept of the intent")
+        self.st.live[iid] = None
+        if status == "pending":
+            self.emerged(iid)
+        elif status == "suppressed":
+            self.report.suppressed.append(iid)
+
+    def link_new_concept(self, cid: str) -> None:
+        """A concept just formed from events that ground intents: TRIGGERS into them."""
+        concept = self.g.nodes[cid]
+        for ev in concept.grounded_in:
+            for e in list(self.g.out_edges(ev)):
+                target = self.g.nodes.get(e.dst)
+                if (e.type in (EdgeType.TRIGGERS, EdgeType.GROUNDS) and target is not None
+                        and target.kind is NodeKind.INTENT and status_of(target) != "expired"):
+                    self.link(target.id, [cid], "the concept its evidence belongs to")
+
+    def deadline_references(self, concepts: Sequence[str]) -> None:
+        """An event naming an open intent's due day, and related to it, grounds it."""
+        ev = self.event
+        days = [t for e in self.g.out_edges(ev.id) if e.type is EdgeType.MENTIONS
+                and (t := self.g.nodes.get(e.dst)) is not None and t.kind is NodeKind.TIME
+                and t.attrs.get("granularity") in _DAYLIKE
+                and isinstance(t.attrs.get("start"), (int, float))]
+        if not days:
+            return
+        vec = self.g.event_vectors.get(ev.id)
+        for node in self.live(dated=True):
+            iid = node.id
+            if status_of(node) not in OPEN or ev.id in node.grounded_in:
+                continue
+            due = float(node.attrs.get("due") or 0.0)
+            if not any(float(t.attrs["start"]) <= due < float(t.attrs.get("end") or due + 1)
+                       for t in days):
+                continue
+            sims = self.g.event_vectors.similarities(vec, node.grounded_in) \
+                if vec is not None else {}
+            related = (max(sims.values(), default=0.0) >= self.e.related_threshold
+                       or any(_names_as_limit(ev.text, t) for t in days)
+                       or bool(self.key_terms(ev.text) & self.key_terms(" ".join(
+                           [node.text, *self.texts(node)]))))
+            if related:
+                self.reinforce(iid, [ev.id], concepts, "the event refers to the intent's "
+                               "due day")
+
+    # ------------------------------------------------------------------ resolution
+    def resolutions(self) -> None:
+        """Close the open intent a completion report is about ("Submitted the NSF proposal")."""
+        ev = self.event
+        cues = cue_fragments(ev.text)
+        words = {w.lower() for w in re.findall(r"[A-Za-z]+", ev.text)}
+        candidates = []
+        for node in self.live():
+            if ev.id in node.grounded_in or category_of(node) == "habit":
+                continue  # a habit is kept up, never "done"
+            verb = obligation_verb(node.text) if node.attrs.get("source") == "obligation" \
+                else None
+            if cues or (verb is not None and past_forms(verb) & words):
+                candidates.append((node, verb))
+        if not candidates:
+            return
+        looks_ahead = [t for e in self.g.out_edges(ev.id) if e.type is EdgeType.MENTIONS
+                       and (t := self.g.nodes.get(e.dst)) is not None
+                       and t.kind is NodeKind.TIME
+                       and float(t.attrs.get("end") or 0.0) > ev.ts]
+        vec = self.g.event_vectors.get(ev.id)
+        best: dict[str, tuple[float, str]] = {}  # fragment -> (score, intent)
+        for node, verb in candidates:
+            due = node.attrs.get("due")
+            if due is not None and any(float(t.attrs.get("start") or 0.0) <= float(due)
+                                       < float(t.attrs.get("end") or 0.0) for t in looks_ahead):
+                continue  # the event looks forward to this very deadline: not done yet
+            frags = list(cues)
+            if verb is not None and (frag := completes(verb, ev.text)) is not None:
+                frags.append(frag)
+            if not frags:
+                continue
+            theirs = self.key_terms(" ".join([node.text, *self.texts(node)]))
+            sims = self.g.event_vectors.similarities(vec, node.grounded_in) \
+                if vec is not None else {}
+            cos = max(sims.values(), default=0.0)
+            for frag in frags:
+                mine = self.key_terms(frag)
+                shared = len(mine & theirs)
+                if (shared >= 2 or (shared >= 1 and cos >= self.e.cluster_threshold)
+                        or (not mine and cos >= self.e.assign_threshold)):
+                    score = shared + cos
+                    if score > best.get(frag, (-1.0, ""))[0]:
+                        best[frag] = (score, node.id)
+        for _score, iid in sorted(best.values(), reverse=True):
+            if status_of(self.g.nodes[iid]) == "resolved":
+                continue
+            self.set_status(iid, "resolved", f"completion reported: {ev.text[:120]!r}",
+                            extra={"resolved_by": ev.id})
+            self.reinforce(iid, [ev.id], [], "the event reports it done")
+            self.report.resolved.append(iid)
+            self.notify(INTENT_RESOLVED, iid)
+
+    # ---------------------------------------------------------------------- habits
+    def existing(self, concepts: Iterable[str], category: str) -> list[str]:
+        """Intents of ``category`` (any status but expired) triggered by these concepts."""
+        out: dict[str, None] = {}
+        for cid in concepts:
+            for e in self.g.out_edges(cid):
+                n = self.g.nodes.get(e.dst)
+                if (e.type is EdgeType.TRIGGERS and n is not None
+                        and n.kind is NodeKind.INTENT and category_of(n) == category
+                        and status_of(n) != "expired"):
+                    out[n.id] = None
+        return list(out)
+
+    def habit(self, cid: str) -> None:
+        concept = self.g.nodes[cid]
+        if concept.attrs.get("level"):
+            return  # a parent theme spans several activities: not one habit
+        days = habit_days(self.g, cid, self.event.ts, self.s.habit_window_days,
+                          self.event.attrs.get("source"))
+        score = len(days) / max(1, self.s.habit_min_events)
+        found = self.existing([cid], "habit")
+        for extra in found[1:]:  # concepts merged by consolidation: one habit each
+            self.apply([MergeNodes(keep=found[0], absorb=extra,
+                                   reasoning="two habits of one concept")], "habits merged")
+        if found:
+            self.reinforce(found[0], days, [cid], "the habit occurred again", score=score)
+            return
+        if not self.emerges("habit", score):
+            return
+        label = f"Keep up: {concept.text}"  # in llm mode the concept's label is the LLM's
+        ops: list[Operation] = [AddNode(
+            ref="habit", kind=NodeKind.INTENT, text=label, grounded_in=days,
+            reasoning=(f"{len(days)} occurrences on distinct days within "
+                       f"{self.s.habit_window_days:g} days"),
+            attrs={"category": "habit", "status": "pending", "score": round(score, 6),
+                   "due": None, "source": "habit", "concept": cid,
+                   "last_ts": self.g.nodes[days[-1]].ts,
+                   "history": self.history(None, "pending", "recurring pattern", "rule")})]
+        ops.append(AddEdge(src=cid, dst="habit", type=EdgeType.TRIGGERS,
+                           reasoning="the recurring concept"))
+        ops += [AddEdge(src=e, dst="habit", type=EdgeType.GROUNDS,
+                        reasoning="an occurrence of the habit") for e in days]
+        iid = self.apply(ops, "habit emerged").created["habit"]
+        self.st.live[iid] = None
+        self.report.linked += 1
+        self.emerged(iid)
+
+    # ----------------------------------------------------------------------- goals
+    def goals(self, seeds: Sequence[str]) -> None:
+        g = self.g
+        active_from = self.clock - GOAL_ACTIVE_DAYS * DAY
+
+        def active(cid: str) -> bool:
+            n = g.nodes.get(cid)
+            return n is not None and float(n.attrs.get("last_ts") or n.created_at) >= active_from
+
+        links: Links = {}
+        queue = [c for c in seeds if active(c)]
+        seen = set(queue)
+        while queue and len(links) < GOAL_SCAN:
+            cid = queue.pop(0)
+            links[cid] = concept_links(g, cid)
+            for other in links[cid]:
+                if other not in seen and active(other):
+                    seen.add(other)
+                    queue.append(other)
+        if len(links) < 3:
+            return
+        links = symmetric(links)
+        group, dens = densest_group(links)
+        if not group:
+            return
+        score = dens / max(1e-9, self.s.intent_density)
+        found = self.existing(group, "goal")
+        for iid in found:  # two concepts in common: the same convergence, grown or shifted
+            members = set(g.nodes[iid].attrs.get("concepts") or [])
+            if len(members & set(group)) >= 2:
+                self.apply([UpdateNode(id=iid, attrs={"concepts": sorted(members | set(group))},
+                                       reasoning="the goal's concept group grew")],
+                           "goal group")
+                self.reinforce(iid, [self.event.id], group, "activity in the goal's concepts",
+                               score=score)
+                return
+        if not self.emerges("goal", score):
+            return
+        central = max(group, key=lambda a: (sum(links[a].get(b, 0.0) for b in group), a))
+        others = [g.nodes[c].text for c in group if c != central]
+        evidence = [self.event.id]
+        for c in group:
+            evidence += g.nodes[c].grounded_in[-1:]
+        evidence = list(dict.fromkeys(e for e in evidence if e in g.by_kind[NodeKind.EVENT]))
+        template = f"Goal: {g.nodes[central].text} (with {', '.join(others[:2])})"
+        label = self.label("goal", template, [g.nodes[e].text for e in evidence])
+        ops: list[Operation] = [AddNode(
+            ref="goal", kind=NodeKind.INTENT, text=label, grounded_in=evidence,
+            reasoning=(f"{len(group)} converging concepts, weighted density {dens:.2f} ≥ "
+                       f"{self.e.threshold(g, 'goal') * self.s.intent_density:.2f}"),
+            attrs={"category": "goal", "status": "pending", "score": round(score, 6),
+                   "due": None, "source": "density", "concepts": sorted(group),
+                   "density": round(dens, 6), "last_ts": self.event.ts,
+                   "history": self.history(None, "pending", "converging concepts",
+                                           "rule")})]
+        ops += [AddEdge(src=c, dst="goal", type=EdgeType.TRIGGERS,
+                        reasoning="a concept of the converging group") for c in group]
+        ops.append(AddEdge(src=self.event.id, dst="goal", type=EdgeType.GROUNDS,
+                           reasoning="the event that completed the group"))
+        iid = self.apply(ops, "goal emerged").created["goal"]
+        self.st.live[iid] = None
+        self.report.linked += len(group)
+        self.emerged(iid)
+
+    # ---------------------------------------------------------------- reactivation
+    def reactivation(self, cid: str) -> None:
+        """A concept silent for ≥ DORMANT_DAYS and reinforced now wakes its intents."""
+        node = self.g.nodes[cid]
+        ev = self.event
+        before = [self.g.nodes[e].ts for e in node.grounded_in[-RECENT_EVENTS:]
+                  if e != ev.id and e in self.g.nodes]
+        if not before:
+            return
+        gap = ev.ts - max(before)
+        if gap < DORMANT_DAYS * DAY:
+            return
+        intents = [e.dst for e in self.g.out_edges(cid) if e.type is EdgeType.TRIGGERS
+                   and (n := self.g.nodes.get(e.dst)) is not None and status_of(n) in OPEN]
+        self.notify(REACTIVATED, cid, dormant_days=round(gap / DAY, 2), intents=intents)
+
+    # ------------------------------------------------------------------------ tick
+    def tick(self) -> None:
+        """Expire what is overdue; announce deadlines entering the urgency window."""
+        window = self.s.urgency_window_h * 3600.0
+        for node in sorted(self.live(dated=True), key=lambda n: float(n.attrs["due"])):
+            iid = node.id
+            if status_of(node) not in OPEN:
+                continue
+            end = node.attrs.get("due_end")
+            end = float(end) if isinstance(end, (int, float)) else due_end(self.g, node)
+            if end is not None and end < self.clock:
+                was = status_of(node)
+                self.set_status(iid, "expired", "its due time passed on the stream clock")
+                self.report.expired.append(iid)
+                if was == "pending":
+                    self.notify(INTENT_EXPIRED, iid)
+                continue
+            left = float(node.attrs["due"]) - self.clock
+            if (status_of(node) == "pending" and 0.0 <= left < window
+                    and not node.attrs.get("near_notified")):
+                self.apply([UpdateNode(id=iid, attrs={"near_notified": self.clock},
+                                       reasoning="its deadline entered the urgency window")],
+                           "deadline near")
+                self.notify(DEADLINE_NEAR, iid, hours_left=round(left / 3600.0, 2))
