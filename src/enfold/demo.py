@@ -93,5 +93,5 @@ def render_summary(s: dict[str, Any]) -> str:
     lines += ["", "Intents:"]
     for i in s["intents"]:
         due = f" (due {i['due']})" if i["due"] else ""
-        lines.append(f"  • [{i['category']}] {i['label']}{due}")
+        lines.append(f"  • [{i['category']}] {i['label']}{due} — {i['status']}")
     return "\n".join(lines)
