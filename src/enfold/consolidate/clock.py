@@ -1,6 +1,7 @@
 """The two clocks of a consolidation pass: the stream's (event time) and the wall's.
 
-Consolidation measures time on the **stream's clock** — the time of the newest event — so
+Consolidation measures time on the **stream's clock** — the time of the newest event
+(:func:`event_time`) — so
 that replaying a year of conversation in a minute decays and consolidates the graph as
 living through that year would (SPEC §4.3 makes the same choice for context assembly).
 Edges, however, only carry wall-clock stamps (``created_at``/``updated_at``). To tell when an
@@ -30,32 +31,13 @@ CLOCK_KEY = "consolidate.clock"
 MAX_CLOCK = 1024
 
 
-def stream_time(node: Node) -> float | None:
-    """When a node was last active on the stream's clock, or None if it has no such time.
-
-    Events: their ``ts``. Concepts: the ts of their newest grounding event (``last_ts``).
-    Claims: ``valid_from``. Facts: the end of their envelope. Intents: their newest
-    lifecycle entry. People and time anchors are not activity: None.
-    """
-    a = node.attrs
-    value: Any
-    if node.kind is NodeKind.EVENT:
-        return node.ts
-    if node.kind is NodeKind.CONCEPT:
-        value = a.get("last_ts")
-    elif node.kind is NodeKind.CLAIM:
-        value = a.get("valid_from")
-    elif node.kind is NodeKind.FACT:
-        value = a.get("last")
-    elif node.kind is NodeKind.INTENT:
-        history = a.get("history")
-        stamps = [h.get("at") for h in history if isinstance(h, dict)] \
-            if isinstance(history, list) else []
-        value = max((float(s) for s in stamps if isinstance(s, (int, float))), default=None)
-    else:
-        return None
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
-        else None
+def event_time(node: Node) -> float:
+    """Where an event puts the stream's clock: its ``ts``, but never later than when it
+    was ingested — a calendar entry for next month does not move "now" to next month."""
+    ingested = node.attrs.get("ingested_at")
+    if isinstance(ingested, (int, float)) and not isinstance(ingested, bool):
+        return min(node.ts, float(ingested))
+    return node.ts
 
 
 @dataclass
@@ -102,9 +84,9 @@ class PassClock:
 
 
 def newest_event_ts(graph: WorkingGraph) -> float | None:
-    """The stream's "now": the time of the newest event in the graph (a full scan)."""
+    """The stream's "now": the newest :func:`event_time` in the graph (a full scan)."""
     events = graph.by_kind[NodeKind.EVENT]
-    return max((graph.nodes[e].ts for e in events), default=None)
+    return max((event_time(graph.nodes[e]) for e in events), default=None)
 
 
 @dataclass

@@ -12,9 +12,10 @@ nothing, so completion reaches a fixed point.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from enfold.consolidate.centroids import ConceptCentroids
 from enfold.consolidate.clock import Stamp
 from enfold.graph import WorkingGraph
 from enfold.model import ONTOLOGY, Edge, EdgeType, NodeKind
@@ -28,16 +29,25 @@ class CompleteResult:
     visited: int = 0  # concepts examined
 
 
+#: Edge types that can join two concepts (from the ontology).
+_CONCEPT_TO_CONCEPT = tuple(t for t, r in ONTOLOGY.items()
+                            if NodeKind.CONCEPT in r.sources and NodeKind.CONCEPT in r.targets)
+
+
 def has_concept_neighbour(graph: WorkingGraph, cid: str) -> bool:
+    """True when an edge joins ``cid`` to another concept, in either direction.
+
+    A concept's in-edges are mostly its events (thousands for a popular one), so incoming
+    concept edges are looked up from the other concepts' side when that is cheaper.
+    """
     concepts = graph.by_kind[NodeKind.CONCEPT]
     if any(dst in concepts for (_, dst) in graph.out.get(cid, {})):
         return True
-    return any(src in concepts for (_, src) in graph.inn.get(cid, {}))
-
-
-def _other_concept(graph: WorkingGraph, cid: str) -> Callable[[str], bool]:
-    concepts = graph.by_kind[NodeKind.CONCEPT]
-    return lambda i: i != cid and i in concepts
+    inn = graph.inn.get(cid, {})
+    if len(inn) <= len(concepts) * len(_CONCEPT_TO_CONCEPT):
+        return any(src in concepts for (_, src) in inn)
+    return any((t, other) in inn for other in concepts for t in _CONCEPT_TO_CONCEPT
+               if other != cid)
 
 
 def complete(
@@ -46,6 +56,7 @@ def complete(
     stamp: Stamp,
     *,
     region: Iterable[str] | None = None,
+    centroids: ConceptCentroids | None = None,
 ) -> CompleteResult:
     """Link the orphan concepts of ``region`` (all concepts when None) to their kNN.
     Runs inside an open graph transaction."""
@@ -54,6 +65,7 @@ def complete(
     todo = sorted(concepts) if region is None else sorted(
         {graph.resolve(x) for x in region} & concepts.keys())
     prior = ONTOLOGY[EdgeType.RELATED_TO].prior
+    near = centroids if centroids is not None else ConceptCentroids(graph)
     for cid in todo:
         result.visited += 1
         if has_concept_neighbour(graph, cid):
@@ -62,7 +74,7 @@ def complete(
         vec = graph.node_vectors.get(cid)
         if vec is None:
             continue
-        hits = graph.node_vectors.search(vec, settings.knn_k, accept=_other_concept(graph, cid))
+        hits = near.nearest(vec, settings.knn_k, accept=cid.__ne__)
         for other, cos in hits:
             if cos < settings.knn_min_cosine:
                 break

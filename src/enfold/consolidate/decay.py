@@ -10,9 +10,9 @@ in ten small steps gives the same weight as one big step.
 
 Which stream time an edge was last written at:
 
-* an edge touching an event: the later of the event's ``ts`` (events are folded once, so
-  their edges are written while the stream stands at their time) and the pass clock at the
-  edge's ``updated_at``;
+* an edge touching an event: the later of the event's time (:func:`event_time`: events are
+  folded once, so their edges are written while the stream stands at their time) and the
+  pass clock at the edge's ``updated_at``;
 * any other edge: the pass clock at ``updated_at`` — exact for edges a pass wrote, a lower
   bound (by at most one pass interval) for edges a plan wrote between passes;
 * an edge written before the namespace's first pass that touches no event has no stream
@@ -31,28 +31,39 @@ Floors, and what is never lost:
 * every other ("derived") edge that falls below ``prune_floor`` is **archived**: removed from
   the graph, with its full before-state written to the op log (``ARCHIVE_EDGE``, under both
   endpoints), so ``history()`` still shows it and nothing is lost;
+* edges touching a time anchor that has not come yet (a deadline, an appointment) do not
+  decay until it has: a pending deadline is not stale however long ago it was mentioned;
+  once it has passed, they age from its end;
 * events and nodes are never touched.
 
-A full pass decays every edge. An incremental pass decays a bounded, rotating slice of the
-graph (:class:`DecaySweep`): decay is a function of time, not of what changed, so the slice
-keeps the pass's cost flat while every edge is brought up to date once per sweep cycle.
+A full pass decays every edge. Decay is a function of time, not of what changed, so an
+incremental pass cannot limit it to its region; instead it takes the edges that have waited
+longest from a queue of those that can still fade (:class:`DecayQueue`), up to a budget,
+and only once they have aged :data:`DECAY_STEP_H` stream hours. Edges at their floor leave
+the queue, so its length — and the pass's decay work — follows the stream's recent rate,
+not the size of the graph.
 :func:`decay_reference` is the one-edge formula the tests check the fast path against.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
-from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from enfold.consolidate.clock import Stamp
+from enfold.consolidate.clock import PassClock, Stamp, event_time
 from enfold.graph import EdgeKey, WorkingGraph
-from enfold.model import ONTOLOGY, Edge, EdgeType, NodeKind
+from enfold.model import ONTOLOGY, Edge, EdgeType, Node, NodeKind
 from enfold.settings import Settings
 
-#: Edges an incremental pass decays when no budget is given.
-DECAY_SWEEP = 1024
+#: Edges an incremental pass decays at most, per event in its region (and at least
+#: :data:`DECAY_MIN`), when no budget is given: decay work grows with the batch, not the graph.
+DECAY_PER_EVENT = 10
+DECAY_MIN = 256
+#: An incremental pass decays an edge only once it has aged this many stream hours since it
+#: was last written (≈ 11% of its weight at δ = 0.005/h), so work is not spent on slivers.
+DECAY_STEP_H = 24.0
 
 
 @dataclass
@@ -71,13 +82,38 @@ def decay_reference(weight: float, hours: float, delta: float, floor: float | No
 
 
 def last_written(graph: WorkingGraph, edge: Edge, stamp: Stamp) -> float | None:
-    """The stream time at which ``edge`` was last written (None: unknown; see the module)."""
+    """The stream time from which ``edge`` ages (None: unknown; see the module)."""
     best = stamp.clock.stream_at(edge.updated_at)
     for node_id in (edge.src, edge.dst):
         node = graph.nodes.get(node_id)
-        if node is not None and node.kind is NodeKind.EVENT:
-            best = node.ts if best is None else max(best, node.ts)
+        if node is None:
+            continue
+        t: float | None = None
+        if node.kind is NodeKind.EVENT:
+            t = event_time(node)
+        elif node.kind is NodeKind.TIME and stamp.now_ts is not None:
+            end = _anchor_end(node)
+            t = end if end is not None and end <= stamp.now_ts else None
+        if t is not None:
+            best = t if best is None else max(best, t)
     return best
+
+
+def _anchor_end(node: Node) -> float | None:
+    end = node.attrs.get("end", node.attrs.get("start"))
+    return float(end) if isinstance(end, (int, float)) and not isinstance(end, bool) else None
+
+
+def _pending_time(graph: WorkingGraph, edge: Edge, now_ts: float) -> float | None:
+    """When the edge touches a time anchor that has not come yet, its end: a pending
+    deadline or appointment is not stale, however long ago it was mentioned."""
+    for node_id in (edge.src, edge.dst):
+        node = graph.nodes.get(node_id)
+        if node is not None and node.kind is NodeKind.TIME:
+            end = _anchor_end(node)
+            if end is not None and end >= now_ts:
+                return end
+    return None
 
 
 def _is_evidence(graph: WorkingGraph, edge: Edge, grounded: dict[str, frozenset[str]]) -> bool:
@@ -101,9 +137,13 @@ def decay_edges(
     stamp: Stamp,
     *,
     keys: Iterable[EdgeKey] | None = None,
+    queue: DecayQueue | None = None,
+    min_hours: float = 0.0,
 ) -> DecayResult:
     """Decay the edges ``keys`` (all edges when None) to the stream time ``stamp.now_ts``.
 
+    Edges younger than ``min_hours`` of stream time, and edges waiting for a time anchor,
+    are left for later — put back on ``queue`` (if given) for when they are due.
     Runs inside an open graph transaction; see the module docstring for the rules.
     """
     result = DecayResult()
@@ -123,7 +163,14 @@ def decay_edges(
             hours = (stamp.at - edge.updated_at) / 3600.0 if edge.updated_at > 0 else 0.0
         else:
             hours = (now_ts - since) / 3600.0
-        if hours <= 0.0:
+        anchor = _pending_time(graph, edge, now_ts)
+        if anchor is not None:
+            if queue is not None:
+                queue.push(key, anchor)
+            continue
+        if hours <= 0.0 or hours < min_hours:
+            if queue is not None:
+                queue.push(key, now_ts if since is None else since)
             continue
         rule = ONTOLOGY[edge.type]
         if rule.provenance:
@@ -141,44 +188,72 @@ def decay_edges(
             stamp.op(graph, "ARCHIVE_EDGE", edge.dst, edge.to_dict(), None, reason)
             result.pruned += 1
         elif new < edge.weight:
+            # The write re-queues the edge through the scheduler's edge listener.
             graph.put_edge(edge.with_changes(weight=new, updated_at=stamp.at))
             result.decayed += 1
+        # An edge that did not change sits at its floor: it leaves the queue until a plan
+        # writes it again (which queues it again).
     return result
 
 
 @dataclass
-class DecaySweep:
-    """A rotating cursor over the graph's edges, for incremental passes.
+class DecayQueue:
+    """The edges that may still decay, oldest first, for incremental passes.
 
-    Sources are visited in turn and each source's out-edges in budget-sized slices, so a hub
-    (a person with thousands of PARTICIPATES edges) is spread over several passes instead of
-    making one of them slow. Edges added during a cycle are met in the next one.
+    Keyed by the stream time an edge was last written (an estimate is enough: the key only
+    orders the work; the decay itself reads the exact time from the pass clock). Every edge
+    write enqueues the edge (the scheduler's listener calls :meth:`push`); a pass pops the
+    edges at least ``min_hours`` old, oldest first, up to its budget. An edge that reaches
+    its floor, or is archived, is not enqueued again — so the queue holds only what can
+    still fade, which depends on the stream's rate and the decay constant, not on the size
+    of the graph, and an incremental pass's decay work stays flat.
+    Entries are lazily deleted: a popped key whose edge is gone is skipped.
     """
 
-    queue: deque[str] = field(default_factory=deque)
-    current: list[EdgeKey] = field(default_factory=list)
-    pos: int = 0
-    cycles: int = 0
+    heap: list[tuple[float, EdgeKey]] = field(default_factory=list)
 
-    def next_keys(self, graph: WorkingGraph, budget: int) -> list[EdgeKey]:
-        """Up to ``budget`` edge keys, continuing where the previous call stopped."""
-        keys: list[EdgeKey] = []
-        refilled = False
-        while len(keys) < budget:
-            if self.pos < len(self.current):
-                take = self.current[self.pos:self.pos + budget - len(keys)]
-                self.pos += len(take)
-                keys.extend(take)
-                continue
-            if not self.queue:
-                if refilled:
-                    break
-                self.queue.extend(graph.out.keys())
-                self.cycles += 1
-                refilled = True
-                if not self.queue:
-                    break
-            src = self.queue.popleft()
-            self.current = [(src, t, d) for (t, d) in graph.out.get(src, {})]
-            self.pos = 0
-        return keys
+    @classmethod
+    def build(cls, graph: WorkingGraph, settings: Settings, clock: PassClock) -> DecayQueue:
+        """Every edge that can still fade (above its floor), by when it was written."""
+        queue = cls()
+        grounded: dict[str, frozenset[str]] = {}
+        for edge in graph.all_edges():
+            if can_fade(graph, edge, settings, grounded):
+                queue.heap.append((written_estimate(graph, edge, clock), edge.key))
+        heapq.heapify(queue.heap)
+        return queue
+
+    def push(self, key: EdgeKey, stream_ts: float) -> None:
+        heapq.heappush(self.heap, (stream_ts, key))
+
+    def pop_due(self, before: float, budget: int) -> list[EdgeKey]:
+        """Up to ``budget`` distinct keys last written at or before stream time ``before``."""
+        out: dict[EdgeKey, None] = {}
+        while self.heap and len(out) < budget and self.heap[0][0] <= before:
+            out[heapq.heappop(self.heap)[1]] = None
+        return list(out)
+
+    def __len__(self) -> int:
+        return len(self.heap)
+
+
+def can_fade(graph: WorkingGraph, edge: Edge, settings: Settings,
+             grounded: dict[str, frozenset[str]] | None = None) -> bool:
+    """False when decay can no longer change ``edge``: it sits at its floor."""
+    if ONTOLOGY[edge.type].provenance:
+        return edge.weight > settings.provenance_floor
+    if edge.weight > settings.prune_floor:
+        return True
+    return not _is_evidence(graph, edge, {} if grounded is None else grounded)
+
+
+def written_estimate(graph: WorkingGraph, edge: Edge, clock: PassClock) -> float:
+    """The stream time ``edge`` was last written at, as far as ``clock`` knows (a lower
+    bound; -inf when unknown, so that such an edge is looked at first)."""
+    best = clock.stream_at(edge.updated_at)
+    for node_id in (edge.src, edge.dst):
+        node = graph.nodes.get(node_id)
+        if node is not None and node.kind is NodeKind.EVENT:
+            t = event_time(node)
+            best = t if best is None else max(best, t)
+    return best if best is not None else float("-inf")

@@ -42,7 +42,6 @@ from enfold.errors import EnfoldError
 from enfold.graph import WorkingGraph
 from enfold.model import ONTOLOGY, Edge, EdgeType, Node, NodeKind, new_id
 from enfold.settings import Settings
-from enfold.write.apply import node_diff
 
 log = logging.getLogger("enfold.consolidate")
 
@@ -79,10 +78,12 @@ def event_pairs(graph: WorkingGraph, event_id: str) -> tuple[list[str], list[str
 
 @dataclass
 class FactIndex:
-    """Events by (concept, person), sorted by time; facts by (person, concept)."""
+    """Events by (concept, person), sorted by time; facts by (person, concept); the facts
+    each event supports."""
 
     events: dict[str, dict[str, list[tuple[float, str]]]] = field(default_factory=dict)
     facts: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    support: dict[str, set[str]] = field(default_factory=dict)  # event -> fact ids
     aliases_seen: int = 0
 
     @classmethod
@@ -114,6 +115,11 @@ class FactIndex:
             lst = self.facts.setdefault((p, c), [])
             if fact.id not in lst:
                 lst.append(fact.id)
+        self.add_support(fact.id, fact.grounded_in)
+
+    def add_support(self, fact_id: str, events: Iterable[str]) -> None:
+        for ev in events:
+            self.support.setdefault(ev, set()).add(fact_id)
 
     def merged(self, keep: str, absorb: str) -> None:
         """Node ``absorb`` was merged into ``keep`` (a concept or a person): re-key."""
@@ -150,7 +156,7 @@ class _Consolidator:
         self.window = settings.fact_window_days * DAY
         self.result = FactResult()
         self._pairs: dict[str, tuple[set[str], set[str]]] = {}
-        self._supporters: dict[tuple[str, str], set[str]] = {}
+        self._fact_ids: dict[tuple[str, str], set[str]] = {}
         self._formed: set[str] = set()
         self._extended: set[str] = set()
 
@@ -163,12 +169,16 @@ class _Consolidator:
             self._pairs[ev] = got
         return got
 
-    def events_in(self, p: str, c: str, lo: float, hi: float) -> list[tuple[float, str]]:
-        """Events of (p, c) with lo ≤ ts ≤ hi, checked against the graph."""
+    def events_in(self, p: str, c: str, lo: float, hi: float, *, free: bool = False
+                  ) -> list[tuple[float, str]]:
+        """Events of (p, c) with lo ≤ ts ≤ hi, checked against the graph; ``free``: only
+        those that support no fact of (p, c) yet (checked first: it is the cheaper test)."""
         lst = self.index.events.get(c, {}).get(p, [])
         i, j = bisect.bisect_left(lst, (lo, "")), bisect.bisect_right(lst, (hi, "\uffff"))
         out = []
         for ts, ev in lst[i:j]:
+            if free and self.supported(ev, p, c):
+                continue
             people, concepts = self.pairs(ev)
             if p in people and c in concepts:
                 out.append((ts, ev))
@@ -181,19 +191,23 @@ class _Consolidator:
         self.index.facts[(p, c)] = [f.id for f in found]
         return found
 
-    def supporters(self, p: str, c: str) -> set[str]:
-        got = self._supporters.get((p, c))
-        if got is None:
-            got = {e for f in self.facts_of(p, c) for e in f.grounded_in}
-            self._supporters[(p, c)] = got
-        return got
+    def supported(self, ev: str, p: str, c: str) -> bool:
+        """Does ``ev`` already support a fact of (p, c)?"""
+        fids = self.index.support.get(ev)
+        if not fids:
+            return False
+        mine = self._fact_ids.get((p, c))
+        if mine is None:
+            mine = {f.id for f in self.facts_of(p, c)}
+            self._fact_ids[(p, c)] = mine
+        return not fids.isdisjoint(mine)
 
     # ------------------------------------------------------------- settling
     def settle(self, p: str, c: str, seeds: Sequence[tuple[float, str]]) -> None:
         """Form or extend the facts of (p, c) so that each seed event is accounted for."""
         for ts, ev in sorted(seeds):
             self.result.visited += 1
-            if ev in self.supporters(p, c):
+            if self.supported(ev, p, c):
                 continue
             people, concepts = self.pairs(ev)
             if p not in people or c not in concepts:
@@ -206,9 +220,7 @@ class _Consolidator:
                                                         abs(ts - float(f.attrs["last"]))), f.id))
                 self.close(self.extend(fact, [ev], p, c), p, c, [ev])
                 continue
-            taken = self.supporters(p, c)
-            cand = [x for x in self.events_in(p, c, ts - self.window, ts + self.window)
-                    if x[1] not in taken]
+            cand = self.events_in(p, c, ts - self.window, ts + self.window, free=True)
             stamps = [x[0] for x in cand]
             best: list[tuple[float, str]] = []
             for i, start in enumerate(stamps):
@@ -232,13 +244,12 @@ class _Consolidator:
         """
         frontier = list(added)
         while frontier:
-            taken = self.supporters(p, c)
             more: dict[str, None] = {}
             for ev in frontier:
                 ts = self.g.nodes[ev].ts
-                for _, other in self.events_in(p, c, ts - self.window, ts + self.window):
-                    if other not in taken:
-                        more[other] = None
+                for _, other in self.events_in(p, c, ts - self.window, ts + self.window,
+                                               free=True):
+                    more[other] = None
             if not more:
                 return
             fact = self.extend(fact, list(more), p, c)
@@ -309,7 +320,7 @@ class _Consolidator:
                       f"consolidation: {len(events)} events of {person!r} on {theme!r} within "
                       f"{self.s.fact_window_days:g} days")
         self.index.add_fact(fact)
-        self._supporters.setdefault((p, c), set()).update(events)
+        self._fact_ids.setdefault((p, c), set()).add(fact.id)
         self._formed.add(fact.id)
         self.result.formed += 1
         return fact
@@ -317,8 +328,8 @@ class _Consolidator:
     def extend(self, fact: Node, events: list[str], p: str, c: str) -> Node:
         """Add ``events`` to the support of ``fact``, the fact of (person p, concept c)."""
         g = self.g
-        had = set(fact.grounded_in)
-        new = [e for e in dict.fromkeys(events) if e not in had]
+        new = [e for e in dict.fromkeys(events)
+               if fact.id not in self.index.support.get(e, ())]
         if not new:
             return fact
         new.sort(key=lambda e: (g.nodes[e].ts, e))
@@ -337,10 +348,15 @@ class _Consolidator:
         if add is not None:
             g.set_vector(fact.id, add * len(new) if old is None
                          else old * len(fact.grounded_in) + add * len(new))
-        before, after = node_diff(fact, updated)
-        self.stamp.op(g, "UPDATE_NODE", fact.id, before, after,
+        changed = sorted(k for k in set(attrs) | set(fact.attrs)
+                         if attrs.get(k) != fact.attrs.get(k))
+        # The op-log diff, as node_diff writes it, without walking the whole support.
+        self.stamp.op(g, "UPDATE_NODE", fact.id,
+                      {"id": fact.id, "attrs": {k: fact.attrs.get(k) for k in changed}},
+                      {"id": fact.id, "attrs": {k: attrs.get(k) for k in changed},
+                       "grounded_in_added": new},
                       f"consolidation: {len(new)} more event(s) support the fact")
-        self._supporters.setdefault((p, c), set()).update(new)
+        self.index.add_support(fact.id, new)
         if fact.id not in self._formed and fact.id not in self._extended:
             self._extended.add(fact.id)
             self.result.extended += 1

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from enfold.consolidate.centroids import ConceptCentroids
 from enfold.consolidate.clock import Stamp
 from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, Node, NodeKind
@@ -116,11 +117,16 @@ def duplicate_pairs_reference(graph: WorkingGraph, settings: Settings) -> set[fr
 
 
 class _Labels:
-    """Normalized names of every concept, built once per pass and kept in step with merges."""
+    """Normalized names of every concept, built once per pass and kept in step with merges.
+
+    Each name keeps a :class:`difflib.SequenceMatcher` with it as the second sequence, whose
+    analysis difflib caches, so comparing a candidate against all concepts only re-sets the
+    first sequence.
+    """
 
     def __init__(self, graph: WorkingGraph) -> None:
         self.graph = graph
-        self.norm: dict[str, list[str]] = {}
+        self.norm: dict[str, list[tuple[str, difflib.SequenceMatcher[str]]]] = {}
         for cid in graph.of_kind(NodeKind.CONCEPT):
             self.refresh(cid)
 
@@ -128,26 +134,28 @@ class _Labels:
         node = self.graph.nodes.get(cid)
         if node is None:
             self.norm.pop(cid, None)
-        else:
-            self.norm[cid] = [n for n in dict.fromkeys(normalize_label(x) for x in names(node))
-                              if n]
+            return
+        found = dict.fromkeys(normalize_label(x) for x in names(node))
+        self.norm[cid] = [(n, difflib.SequenceMatcher(None, "", n)) for n in found if n]
 
     def matches(self, cid: str, threshold: float) -> list[tuple[str, float]]:
-        """Concepts whose label similarity to ``cid`` reaches ``threshold`` (exact, as
-        :func:`label_similarity`; difflib's quick upper bounds prune most pairs)."""
-        mine = self.norm.get(cid, [])
+        """Concepts whose label similarity to ``cid`` reaches ``threshold`` — exactly
+        :func:`label_similarity`; difflib's cheap upper bounds prune most pairs first."""
+        mine = [x for x, _ in self.norm.get(cid, [])]
         out: list[tuple[str, float]] = []
         for other, theirs in self.norm.items():
             if other == cid:
                 continue
             best = 0.0
             for x in mine:
-                for y in theirs:
+                for y, sm in theirs:
                     if x == y:
                         best = 1.0
                         break
-                    sm = difflib.SequenceMatcher(None, x, y)
-                    if sm.real_quick_ratio() < threshold or sm.quick_ratio() < threshold:
+                    if 2.0 * min(len(x), len(y)) / (len(x) + len(y)) < threshold:
+                        continue  # difflib's real_quick_ratio
+                    sm.set_seq1(x)
+                    if sm.quick_ratio() < threshold:
                         continue
                     best = max(best, sm.ratio())
                 if best >= 1.0:
@@ -157,17 +165,17 @@ class _Labels:
         return out
 
 
-def find_duplicate(graph: WorkingGraph, settings: Settings, cid: str, labels: _Labels
-                   ) -> tuple[str, float] | None:
+def find_duplicate(graph: WorkingGraph, settings: Settings, cid: str, labels: _Labels,
+                   centroids: ConceptCentroids | None = None) -> tuple[str, float] | None:
     """The most similar concept ``cid`` may merge with, if one reaches the threshold."""
     thr = settings.merge_threshold
     node = graph.nodes[cid]
     scores: dict[str, float] = dict(labels.matches(cid, thr))
     vec = graph.node_vectors.get(cid)
-    concepts = graph.by_kind[NodeKind.CONCEPT]
     if vec is not None and level(node) == 0:
-        hits = graph.node_vectors.search(
-            vec, 8, accept=lambda i: i != cid and i in concepts and level(graph.nodes[i]) == 0)
+        near = centroids if centroids is not None else ConceptCentroids(graph)
+        hits = near.nearest(
+            vec, 8, accept=lambda i: i != cid and level(graph.nodes[i]) == 0)
         for other, cos in hits:
             if cos >= thr:
                 scores[other] = max(scores.get(other, 0.0), cos)
@@ -197,6 +205,7 @@ def compress(
     stamp: Stamp,
     *,
     region: Iterable[str] | None = None,
+    centroids: ConceptCentroids | None = None,
 ) -> MergeResult:
     """Merge near-duplicate concepts, starting from the concepts of ``region`` (all when
     None). A survivor is examined again, since absorbing moved its centroid and aliases.
@@ -208,6 +217,7 @@ def compress(
     if not start:
         return result
     labels = _Labels(graph)
+    near = centroids if centroids is not None else ConceptCentroids(graph)
     work = deque(start)
     queued = set(start)
     while work:
@@ -216,7 +226,7 @@ def compress(
         if cid not in concepts:
             continue
         result.visited += 1
-        found = find_duplicate(graph, settings, cid, labels)
+        found = find_duplicate(graph, settings, cid, labels, near)
         if found is None:
             continue
         other, score = found
@@ -228,6 +238,7 @@ def compress(
         _keep_newest_activity(graph, stamp, keep, an)
         labels.refresh(absorb)
         labels.refresh(keep)
+        near.invalidate()
         result.merged += 1
         result.pairs.append((keep, absorb))
         if keep not in queued:

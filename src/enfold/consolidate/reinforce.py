@@ -19,6 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from enfold.consolidate.centroids import ConceptCentroids
 from enfold.consolidate.clock import Stamp
 from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, NodeKind
@@ -44,6 +47,12 @@ def unattached(graph: WorkingGraph, event_id: str) -> bool:
                    for e in graph.out_edges(event_id))
 
 
+def _vector(graph: WorkingGraph, event_id: str) -> np.ndarray:
+    vec = graph.event_vectors.get(event_id)
+    assert vec is not None  # the pool holds embedded events only
+    return vec
+
+
 def accumulate(
     graph: WorkingGraph,
     settings: Settings,
@@ -51,6 +60,7 @@ def accumulate(
     *,
     threshold: float,
     events: Iterable[str] | None = None,
+    centroids: ConceptCentroids | None = None,
 ) -> ReinforceResult:
     """Attach unattached events (of ``events``; all when None) to their nearest concept
     when its cosine reaches ``threshold``. Runs inside an open graph transaction."""
@@ -63,15 +73,13 @@ def accumulate(
             if e in evs and graph.event_vectors.get(e) is not None and unattached(graph, e)]
     pool.sort(key=lambda e: (graph.nodes[e].ts, e))
     result.visited = len(pool)
+    near = centroids if centroids is not None else ConceptCentroids(graph)
     for _ in range(MAX_ROUNDS):
-        found: list[tuple[str, str, float]] = []
-        for ev in pool:
-            vec = graph.event_vectors.get(ev)
-            if vec is None:
-                continue
-            hits = graph.node_vectors.search(vec, 1, accept=concepts.__contains__)
-            if hits and hits[0][1] >= threshold:
-                found.append((ev, hits[0][0], hits[0][1]))
+        if not pool:
+            break
+        vecs = np.stack([_vector(graph, e) for e in pool])
+        found = [(ev, hit[0], hit[1]) for ev, hit in zip(pool, near.best_for(vecs))
+                 if hit is not None and hit[1] >= threshold]
         if not found:
             break
         step = max(1, settings.max_ops_per_plan)
@@ -83,6 +91,7 @@ def accumulate(
             execute(UpdatePlan(plan_id=stamp.plan_id, namespace=graph.namespace,
                                planner="consolidate", reasoning="accumulation",
                                operations=ops), graph, settings, at=stamp.at)
+        near.invalidate()
         result.reinforced += len(found)
         result.attached += [(ev, cid) for ev, cid, _ in found]
         attached = {ev for ev, _, _ in found}

@@ -10,7 +10,8 @@ inside an open graph transaction and returns a :class:`ConsolidationReport`. Its
    two concepts duplicates);
 3. **facts** — form and extend facts from the region's events (and the events just
    attached), and for the concepts just merged;
-4. **decay** — every edge on a full pass; a bounded rotating slice on an incremental one;
+4. **decay** — every edge on a full pass; on an incremental one, the edges that have waited
+   longest among those that can still fade, up to a budget;
 5. **completion** — link the region's orphan concepts to their nearest concepts (after
    decay, so that a link decay has just archived is restored at once, not a pass later).
 
@@ -18,8 +19,9 @@ Each step reaches a fixed point, so a second full pass right after the first cha
 
 :func:`run_pass` is the I/O around it: take the scheduler's dirty set, open the transaction,
 run the pass, commit graph and store together (or roll both back and give the dirty set
-back), log the report. :func:`maybe_consolidate` is what the write path calls after each
-folded event: it runs an incremental pass when one is due.
+back), log the report. The write path asks the :class:`Scheduler` after each folded event
+(``Scheduler.of(graph, settings).tick(1)``) and calls :func:`run_pass` when it says a pass
+is due.
 """
 
 from __future__ import annotations
@@ -30,10 +32,17 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from enfold.consolidate.centroids import ConceptCentroids
 from enfold.consolidate.claims import reconcile_claims
 from enfold.consolidate.clock import CLOCK_KEY, PassClock, Stamp, newest_event_ts
 from enfold.consolidate.complete import complete
-from enfold.consolidate.decay import DECAY_SWEEP, decay_edges
+from enfold.consolidate.decay import (
+    DECAY_MIN,
+    DECAY_PER_EVENT,
+    DECAY_STEP_H,
+    DecayResult,
+    decay_edges,
+)
 from enfold.consolidate.facts import FactWriter, consolidate_facts
 from enfold.consolidate.merge import compress
 from enfold.consolidate.reinforce import accumulate
@@ -46,7 +55,7 @@ from enfold.write.calibration import thresholds_for
 
 log = logging.getLogger("enfold.consolidate")
 
-__all__ = ["ConsolidationReport", "Scheduler", "consolidate", "maybe_consolidate", "run_pass"]
+__all__ = ["ConsolidationReport", "Scheduler", "consolidate", "run_pass"]
 
 _MAX_ROUNDS = 8  # accumulation/compression rounds; each round strictly shrinks the work
 
@@ -103,11 +112,13 @@ def consolidate(
     """Run one consolidation pass inside the graph's open transaction.
 
     ``region``: node ids to consolidate around (None: the whole graph, a full pass).
-    ``now_ts``: the stream time (default: the newest event's ``ts``). ``writer``: writes fact
+    ``now_ts``: the stream time (default: the newest event's time, see
+    :func:`enfold.consolidate.clock.event_time`). ``writer``: writes fact
     statements (LLM mode); failures fall back to the extractive statement.
     ``assign_threshold``: cosine at which accumulation attaches an event to a concept
     (default: ``settings.assign_threshold`` or the embedder's calibration).
-    ``decay_budget``: edges an incremental pass decays (default :data:`DECAY_SWEEP`).
+    ``decay_budget``: edges an incremental pass decays at most (default: ten per event of
+    the region, at least 256; see :mod:`enfold.consolidate.decay`).
     """
     t0 = time.perf_counter()
     full = region is None
@@ -125,6 +136,7 @@ def consolidate(
     if stream_now is not None:
         clock.sample(at, stream_now)
     stamp = Stamp(at=at, now_ts=stream_now, clock=clock)
+    sched.clock = clock
     report = ConsolidationReport(full=full, region=0 if area is None else len(area),
                                  pass_id=stamp.plan_id, now_ts=stream_now)
     visited = {"concepts": 0, "events": 0, "claims": 0, "edges": 0}
@@ -143,14 +155,16 @@ def consolidate(
         concepts: list[str] | None = (None if area is None
                                       else _kind_subset(graph, area, NodeKind.CONCEPT))
         scope = concepts
+        near = ConceptCentroids(graph)
         attached: set[str] = set()
         merged: list[tuple[str, str]] = []
         for _ in range(_MAX_ROUNDS):
-            acc = accumulate(graph, settings, stamp, threshold=threshold, events=events)
+            acc = accumulate(graph, settings, stamp, threshold=threshold, events=events,
+                             centroids=near)
             visited["events"] += acc.visited
             report.reinforced += acc.reinforced
             attached.update(ev for ev, _ in acc.attached)
-            mres = compress(graph, settings, stamp, region=scope)
+            mres = compress(graph, settings, stamp, region=scope, centroids=near)
             visited["concepts"] += mres.visited
             report.merged += mres.merged
             merged += mres.pairs
@@ -170,16 +184,27 @@ def consolidate(
         report.writer_failures = facts.writer_failures
         visited["events"] += facts.visited
         # 4. decay
-        keys = None if full else sched.sweep.next_keys(
-            graph, DECAY_SWEEP if decay_budget is None else decay_budget)
-        dres = decay_edges(graph, settings, stamp, keys=keys)
+        if full:
+            dres = decay_edges(graph, settings, stamp)
+        elif stream_now is not None:
+            queue = sched.decay()
+            budget = decay_budget if decay_budget is not None else max(
+                DECAY_MIN, DECAY_PER_EVENT * len(events or ()))
+            keys = queue.pop_due(stream_now - DECAY_STEP_H * 3600.0, budget)
+            dres = decay_edges(graph, settings, stamp, keys=keys, queue=queue,
+                               min_hours=DECAY_STEP_H)
+        else:
+            dres = DecayResult()
         report.decayed, report.pruned = dres.decayed, dres.pruned
         visited["edges"] += dres.visited
         # 5. completion
         comp = complete(graph, settings, stamp,
-                        region=None if area is None else {*(concepts or ()), *survivors})
+                        region=None if area is None else {*(concepts or ()), *survivors},
+                        centroids=near)
         report.linked = comp.linked
         visited["concepts"] += comp.visited
+        if full:
+            sched.decay(rebuild=True)
         # bookkeeping: the pass clock, the consolidated sequence number, the audit record
         if report.changed and stream_now is not None:
             graph.set_meta(CLOCK_KEY, clock.to_meta())
@@ -229,20 +254,3 @@ def run_pass(
     log.info("consolidation %s of %s: %s", "full pass" if full else "pass", graph.namespace,
              {k: v for k, v in report.to_dict().items() if v and k != "visited"})
     return report
-
-
-def maybe_consolidate(
-    graph: WorkingGraph,
-    store: Store,
-    settings: Settings,
-    *,
-    events: int = 0,
-    writer: FactWriter | None = None,
-    embedder_name: str | None = None,
-) -> ConsolidationReport | None:
-    """Note ``events`` newly folded events; run an incremental pass if one is due (every
-    ``consolidate_every`` events, or after ``consolidate_idle_s`` idle seconds)."""
-    sched = Scheduler.of(graph, settings)
-    if not sched.tick(events):
-        return None
-    return run_pass(graph, store, settings, writer=writer, embedder_name=embedder_name)

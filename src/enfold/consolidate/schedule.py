@@ -8,10 +8,13 @@ by a pass itself are not marked (the pass pauses the listener), so a pass does n
 another one.
 
 The **region** of an incremental pass is the dirty set plus the 1-hop neighbours of its
-nodes, except that hubs (nodes with more than :data:`HUB_DEGREE` edges: the main speaker,
-a concept reinforced by thousands of events) are included but not expanded — their
-neighbourhood is most of the graph, and expanding it would make the pass's cost grow with
-the graph instead of with what changed.
+nodes that a pass acts on (concepts, claims, facts, intents), except that hubs (nodes with
+more than :data:`HUB_DEGREE` edges: the main speaker, a concept reinforced by thousands of
+events) are included but not expanded — their neighbourhood is most of the graph, and
+expanding it would make the pass's cost grow with the graph instead of with what changed.
+Events enter a region only through their own edges: an event whose people or concepts
+changed (a new event, a merge that moved its REINFORCES edge) is an endpoint of a changed
+edge; the unchanged events of a touched concept need nothing.
 
 A pass is **due** when the region is not empty and either ``consolidate_every`` events were
 folded since the last pass, or ``consolidate_idle_s`` seconds passed since the last activity.
@@ -20,7 +23,9 @@ After a restart the dirty set is rebuilt from the event log: the events whose se
 is past the one recorded by the last pass (meta ``consolidate.seq``), with their neighbours.
 
 The scheduler also keeps the passes' rebuildable indexes (facts by person and concept,
-claims by holder/target/predicate family) and the decay sweep's cursor.
+claims by holder/target/predicate family) and the queue of edges that can still decay
+(:class:`enfold.consolidate.decay.DecayQueue`), which its listener feeds with every edge
+written.
 """
 
 from __future__ import annotations
@@ -28,7 +33,8 @@ from __future__ import annotations
 from typing import Any
 
 from enfold.consolidate.claims import ClaimIndex
-from enfold.consolidate.decay import DecaySweep
+from enfold.consolidate.clock import PassClock, event_time
+from enfold.consolidate.decay import DecayQueue, can_fade, written_estimate
 from enfold.consolidate.facts import FactIndex
 from enfold.graph import EdgeKey, WorkingGraph
 from enfold.model import Edge, NodeKind, now
@@ -38,6 +44,10 @@ STATE_KEY = "consolidation"
 SEQ_KEY = "consolidate.seq"
 #: Nodes with more edges than this are put in a region but not expanded from.
 HUB_DEGREE = 64
+#: The kinds a region grows into: those the passes act on. Events join a region only when
+#: one of their own edges changed (that is when their people or concepts changed); people
+#: and time anchors are never consolidated themselves.
+_EXPAND = frozenset({NodeKind.CONCEPT, NodeKind.CLAIM, NodeKind.FACT, NodeKind.INTENT})
 
 
 class Scheduler:
@@ -50,15 +60,17 @@ class Scheduler:
         self.last_activity = now()
         self.paused = False
         self.passes = 0
-        self.sweep = DecaySweep()
+        self.clock = PassClock.of(graph)  # the latest pass clock (for queue order)
+        self.decay_queue: DecayQueue | None = None
         self.fact_index: FactIndex | None = None
         self.claim_index: ClaimIndex | None = None
         self.seq = _as_int(graph.meta.get(SEQ_KEY))
         self.newest_ts: float | None = None
         for eid in graph.of_kind(NodeKind.EVENT):
             node = graph.nodes[eid]
-            if self.newest_ts is None or node.ts > self.newest_ts:
-                self.newest_ts = node.ts
+            t = event_time(node)
+            if self.newest_ts is None or t > self.newest_ts:
+                self.newest_ts = t
             if _as_int(node.attrs.get("seq")) > self.seq:
                 self.mark(eid)
                 self.mark(*(other for other, _ in graph.neighbors(eid)))
@@ -76,6 +88,9 @@ class Scheduler:
 
     # -------------------------------------------------------------- tracking
     def _on_edge(self, key: EdgeKey, edge: Edge | None) -> None:
+        if edge is not None and self.decay_queue is not None \
+                and can_fade(self.graph, edge, self.settings):
+            self.decay_queue.push(key, written_estimate(self.graph, edge, self.clock))
         if not self.paused:
             self.dirty[key[0]] = None
             self.dirty[key[2]] = None
@@ -98,14 +113,16 @@ class Scheduler:
 
     # --------------------------------------------------------------- regions
     def region(self, dirty: dict[str, None] | None = None) -> set[str]:
-        """The dirty nodes still in the graph and the 1-hop neighbours of the non-hubs."""
+        """The dirty nodes still in the graph and the derived 1-hop neighbours (concepts,
+        claims, facts, intents) of the non-hubs among them."""
         g = self.graph
         ids = self.dirty if dirty is None else dirty
         region = {g.resolve(x) for x in ids}
         region &= g.nodes.keys()
         for node_id in list(region):
             if g.degree(node_id) <= HUB_DEGREE:
-                region.update(other for other, _ in g.neighbors(node_id))
+                region.update(other for other, _ in g.neighbors(node_id)
+                              if g.nodes[other].kind in _EXPAND)
         return region
 
     def take(self) -> dict[str, None]:
@@ -114,8 +131,12 @@ class Scheduler:
         return taken
 
     def restore(self, taken: dict[str, None]) -> None:
-        """Give a failed pass's dirty set back."""
+        """Give a failed pass's dirty set back; its indexes are rebuilt on the next pass."""
         self.dirty.update(taken)
+        self.fact_index = None
+        self.claim_index = None
+        self.decay_queue = None
+        self.clock = PassClock.of(self.graph)
 
     def done(self, *, full: bool) -> None:
         """A pass committed."""
@@ -132,6 +153,11 @@ class Scheduler:
             self.fact_index.sync_aliases(self.graph)
         return self.fact_index
 
+    def decay(self, *, rebuild: bool = False) -> DecayQueue:
+        if self.decay_queue is None or rebuild:
+            self.decay_queue = DecayQueue.build(self.graph, self.settings, self.clock)
+        return self.decay_queue
+
     def claims(self, *, rebuild: bool = False) -> ClaimIndex:
         if self.claim_index is None or rebuild:
             self.claim_index = ClaimIndex.build(self.graph)
@@ -143,8 +169,9 @@ class Scheduler:
             node = self.graph.nodes.get(eid)
             if node is None or node.kind is not NodeKind.EVENT:
                 continue
-            if self.newest_ts is None or node.ts > self.newest_ts:
-                self.newest_ts = node.ts
+            t = event_time(node)
+            if self.newest_ts is None or t > self.newest_ts:
+                self.newest_ts = t
             self.seq = max(self.seq, _as_int(node.attrs.get("seq")))
 
 
