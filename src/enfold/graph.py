@@ -109,6 +109,15 @@ class WorkingGraph:
         for e in self.in_edges(node_id):
             yield e.src, e
 
+    def event_centroid(self, event_ids: Iterable[str]) -> np.ndarray | None:
+        """The normalized mean embedding of the given events (None if none has a vector)."""
+        vecs = [v for v in (self.event_vectors.get(e) for e in event_ids) if v is not None]
+        if not vecs:
+            return None
+        c = np.mean(np.stack(vecs), axis=0)
+        n = float(np.linalg.norm(c))
+        return c / n if n > 0 else None
+
     def vector(self, node_id: str) -> np.ndarray | None:
         v = self.event_vectors.get(node_id)
         return v if v is not None else self.node_vectors.get(node_id)

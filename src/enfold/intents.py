@@ -677,12 +677,7 @@ class _Tx:
 
     # --------------------------------------------------------- explicit obligations
     def centroid(self, event_ids: Iterable[str]) -> np.ndarray | None:
-        vecs = [v for v in (self.g.event_vectors.get(e) for e in event_ids) if v is not None]
-        if not vecs:
-            return None
-        c = np.mean(np.stack(vecs), axis=0)
-        n = float(np.linalg.norm(c))
-        return c / n if n > 0 else None
+        return self.g.event_centroid(event_ids)
 
     def supporting(self, node: Node, concepts: Sequence[str]) -> list[str]:
         """The concepts of the intent's events, plus its nearest concept if close enough."""

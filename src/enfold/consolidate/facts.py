@@ -257,12 +257,7 @@ class _Consolidator:
 
     # ------------------------------------------------------------- writing
     def centroid(self, events: Iterable[str]) -> np.ndarray | None:
-        vecs = [v for v in (self.g.event_vectors.get(e) for e in events) if v is not None]
-        if not vecs:
-            return None
-        c = np.mean(np.stack(vecs), axis=0)
-        n = float(np.linalg.norm(c))
-        return c / n if n > 0 else None
+        return self.g.event_centroid(events)
 
     def central_texts(self, events: list[str]) -> list[str]:
         """Texts of ``events``, the one closest to their centroid first."""

@@ -346,12 +346,7 @@ class _Applier:
         return None
 
     def centroid(self, event_ids: list[str]) -> np.ndarray | None:
-        vecs = [v for v in (self.g.event_vectors.get(e) for e in event_ids) if v is not None]
-        if not vecs:
-            return None
-        c = np.mean(np.stack(vecs), axis=0)
-        n = float(np.linalg.norm(c))
-        return c / n if n > 0 else None
+        return self.g.event_centroid(event_ids)
 
     def reinforce_concept(self, cid: str, events: list[str], reasoning: str) -> None:
         self.absorb_events(cid, events, reasoning, strengthen=True)
