@@ -47,6 +47,19 @@ class GraphSnapshot:
     meta: list[tuple[str, Any]]
 
 
+@dataclass(frozen=True)
+class ApiKey:
+    """An HTTP API key of one namespace, as stored: the SHA-256 of its secret, never the
+    secret itself."""
+
+    id: str
+    namespace: str
+    key_hash: str
+    label: str | None
+    created_at: float
+    revoked_at: float | None = None
+
+
 class Store(Protocol):
     """What enfold needs from a storage backend. Every method is namespace-scoped."""
 
@@ -107,3 +120,28 @@ class Store(Protocol):
     def cache_vectors(
         self, namespace: str, model: str, items: Sequence[tuple[str, np.ndarray]]
     ) -> None: ...
+
+    # namespace leases (one folder per namespace across server processes)
+    def try_lease(self, namespace: str, owner: str, ttl_s: float) -> bool:
+        """Acquire or renew the namespace's lease for ``ttl_s`` seconds; true if ``owner``
+        holds it now (an expired lease of another owner is taken over)."""
+        ...
+
+    def release_lease(self, namespace: str, owner: str) -> None:
+        """Give the lease up (a no-op unless ``owner`` holds it)."""
+        ...
+
+
+class KeyStore(Protocol):
+    """API-key storage for the HTTP server (a backend may lack it: the server then needs
+    ``--no-auth`` or the admin key alone)."""
+
+    def create_api_key(self, key: ApiKey) -> None: ...
+
+    def get_api_key(self, key_id: str) -> ApiKey | None: ...
+
+    def list_api_keys(self, namespace: str | None = None) -> list[ApiKey]: ...
+
+    def revoke_api_key(self, key_id: str, at: float) -> bool:
+        """Mark a key revoked; false if there is no such key (or it was revoked already)."""
+        ...

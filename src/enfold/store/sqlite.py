@@ -21,7 +21,7 @@ import numpy as np
 from enfold.errors import StoreError
 from enfold.graph import ChangeSet
 from enfold.model import Edge, EdgeType, Node, NodeKind, OpRecord, now
-from enfold.store.base import Appended, EventRecord, GraphSnapshot
+from enfold.store.base import ApiKey, Appended, EventRecord, GraphSnapshot
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -451,6 +451,49 @@ class SQLiteStore:
                 [(namespace, model, h, np.asarray(v, dtype=np.float32).tobytes())
                  for h, v in items],
             )
+
+    # ----------------------------------------------------- namespace leases
+    def try_lease(self, namespace: str, owner: str, ttl_s: float) -> bool:
+        at = now()
+        with self._tx() as db:
+            row = db.execute("SELECT owner, expires_at FROM leases WHERE namespace = ?",
+                             (namespace,)).fetchone()
+            if row is not None and row[0] != owner and row[1] > at:
+                return False
+            db.execute("INSERT OR REPLACE INTO leases (namespace, owner, expires_at) "
+                       "VALUES (?, ?, ?)", (namespace, owner, at + ttl_s))
+            return True
+
+    def release_lease(self, namespace: str, owner: str) -> None:
+        with self._tx() as db:
+            db.execute("DELETE FROM leases WHERE namespace = ? AND owner = ?", (namespace, owner))
+
+    # ------------------------------------------------------------- API keys
+    _KEY_COLS = "id, namespace, key_hash, label, created_at, revoked_at"
+
+    def create_api_key(self, key: ApiKey) -> None:
+        with self._tx() as db:
+            db.execute(f"INSERT INTO api_keys ({self._KEY_COLS}) VALUES (?,?,?,?,?,?)",
+                       (key.id, key.namespace, key.key_hash, key.label, key.created_at,
+                        key.revoked_at))
+
+    def get_api_key(self, key_id: str) -> ApiKey | None:
+        rows = self._q(f"SELECT {self._KEY_COLS} FROM api_keys WHERE id = ?", (key_id,))
+        return ApiKey(*rows[0]) if rows else None
+
+    def list_api_keys(self, namespace: str | None = None) -> list[ApiKey]:
+        if namespace is None:
+            rows = self._q(f"SELECT {self._KEY_COLS} FROM api_keys ORDER BY created_at, id")
+        else:
+            rows = self._q(f"SELECT {self._KEY_COLS} FROM api_keys WHERE namespace = ? "
+                           "ORDER BY created_at, id", (namespace,))
+        return [ApiKey(*r) for r in rows]
+
+    def revoke_api_key(self, key_id: str, at: float) -> bool:
+        with self._tx() as db:
+            cur = db.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ? "
+                             "AND revoked_at IS NULL", (at, key_id))
+            return cur.rowcount > 0
 
 
 def _fts_delete(db: sqlite3.Connection, namespace: str, node_id: str) -> None:
