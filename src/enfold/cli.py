@@ -469,6 +469,28 @@ def _attach_bench() -> None:
 _attach_bench()
 
 
+def _attach_mcp() -> None:
+    @cli.command(name="mcp")
+    @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio",
+                  show_default=True, help="stdio for a local agent; http for streamable HTTP.")
+    @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
+    @click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True,
+                  help="HTTP port.")
+    @click.option("--path", default="/mcp", show_default=True, help="HTTP endpoint path.")
+    @click.pass_obj
+    def mcp_cmd(obj: Ctx, transport: str, host: str, port: int, path: str) -> None:
+        """Serve this memory to agents over MCP: tools remember, recall, list_intents and
+        feedback on --namespace."""
+        try:
+            from enfold.mcp_server import run_server
+        except ImportError as exc:
+            fail(f"enfold mcp needs the 'mcp' extra (pip install 'enfold[mcp]'): {exc}")
+        run_server(obj.memory(), transport=transport, host=host, port=port, path=path)
+
+
+_attach_mcp()
+
+
 def main() -> None:
     cli(prog_name="enfold")
 
