@@ -212,6 +212,23 @@ def _llm_lines(stats: dict[str, Any]) -> list[str]:
 
 
 @cli.command()
+@click.option("--incremental", is_flag=True,
+              help="Only the region changed since the last pass (default: the whole graph).")
+@click.pass_obj
+def consolidate(obj: Ctx, incremental: bool) -> None:
+    """Run a consolidation pass: merge duplicate concepts, decay edges, link orphans,
+    form facts, reconcile claims (SPEC §6)."""
+    report = obj.memory().consolidate(full=not incremental)
+    data = report.to_dict()
+    done = {k: v for k, v in data.items() if isinstance(v, int) and not isinstance(v, bool)
+            and v and k not in ("changed", "region")}
+    obj.out(data, f"{'full' if report.full else 'incremental'} pass of {obj.namespace} in "
+                  f"{report.duration_s:.2f}s: "
+                  + (", ".join(f"{k.replace('_', ' ')} {v}" for k, v in done.items())
+                     or "nothing to change"))
+
+
+@cli.command()
 @click.argument("node_id")
 @click.pass_obj
 def show(obj: Ctx, node_id: str) -> None:

@@ -12,9 +12,11 @@
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Self
@@ -37,6 +39,7 @@ from enfold.write.apply import ApplyResult, apply_plan
 from enfold.write.fold import Folder, FoldReport, Planner, text_hash
 
 if TYPE_CHECKING:
+    from enfold.consolidate.run import ConsolidationReport
     from enfold.embed import Embedder
     from enfold.llm import LLMClient, LLMConfig
 
@@ -63,6 +66,9 @@ class Memory:
         self.planners = list(planners)
         self.settings = settings or Settings()
         self.auto_fold = auto_fold
+        # Reads (recall, intents, tick) fold the backlog first, so they see every added
+        # event. A server folding in the background turns this off to keep reads fast.
+        self.fold_on_read = True
         self._graphs: dict[str, WorkingGraph] = {}
         self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
@@ -250,13 +256,52 @@ class Memory:
         outbox: list[Notification] = []
         try:
             with self._lock(ns):
+                self._maybe_consolidate(ns)  # a pass left due by an idle spell runs first
                 folder = Folder(self.graph(ns), self.store, self.settings, self.planners,
                                 self.embedder, on_failure=self._count_failure,
                                 hook=self.intent_engine,
-                                on_commit=lambda r: outbox.extend(r.notifications))
+                                on_commit=lambda r: outbox.extend(r.notifications),
+                                after_event=lambda _: self._maybe_consolidate(ns, events=1))
                 return folder.fold(limit=limit)
         finally:
             self.notifier.publish(outbox)
+
+    def _catch_up(self, ns: str) -> None:
+        if self.fold_on_read:
+            self.fold(ns)
+
+    def consolidate(self, namespace: str | None = None, *, full: bool = True
+                    ) -> ConsolidationReport:
+        """Run a consolidation pass now (SPEC §6): over the whole graph, or with
+        ``full=False`` over what changed since the last pass. Passes also run by themselves
+        every ``consolidate_every`` folded events or after ``consolidate_idle_s`` idle."""
+        from enfold.consolidate.run import run_pass
+
+        ns = self._ns(namespace)
+        self.fold(ns)
+        with self._lock(ns):
+            return run_pass(self.graph(ns), self.store, self.settings, full=full,
+                            writer=self._fact_writer(ns),
+                            embedder_name=getattr(self.embedder, "name", None))
+
+    def _maybe_consolidate(self, ns: str, events: int = 0) -> None:
+        """An incremental pass when one is due: every ``consolidate_every`` folded events,
+        or after ``consolidate_idle_s`` idle (a server calls ``fold()`` now and then)."""
+        from enfold.consolidate.run import Scheduler, run_pass
+
+        g = self.graph(ns)
+        if Scheduler.of(g, self.settings).tick(events):
+            run_pass(g, self.store, self.settings, writer=self._fact_writer(ns),
+                     embedder_name=getattr(self.embedder, "name", None))
+
+    def _fact_writer(self, ns: str) -> Callable[..., str] | None:
+        """Fact statements by the LLM in llm mode (None: extractive)."""
+        client = next((c for p in self.planners if (c := getattr(p, "client", None))), None)
+        if client is None:
+            return None
+        from enfold.write.planner_llm import LLMWriter
+
+        return functools.partial(LLMWriter(client).fact_statement, namespace=ns)
 
     def _llm_labeler(self) -> Callable[[str, Any, str], str] | None:
         """Intent labels by the LLM in llm mode (None: templates)."""
@@ -291,7 +336,7 @@ class Memory:
         """Intents (deadlines, habits, follow-ups, goals): ``status`` ``"pending"`` by
         default, or ``"open"``, ``"all"``, a status or a list of them; soonest due first."""
         ns = self._ns(namespace)
-        self.fold(ns)
+        self._catch_up(ns)
         with self._lock(ns):
             return list_intents(self.graph(ns), status=status, category=category)
 
@@ -318,7 +363,7 @@ class Memory:
         from enfold.events import to_epoch
 
         ns = self._ns(namespace)
-        self.fold(ns)
+        self._catch_up(ns)
         with self._lock(ns):
             g = self.graph(ns)
             g.begin()
@@ -347,8 +392,8 @@ class Memory:
     def get(self, node_id: str, *, namespace: str | None = None) -> Node:
         """A node by id (absorbed ids resolve to their survivor)."""
         ns = self._ns(namespace)
-        g = self.graph(ns)
-        node = g.get(node_id)
+        with self._lock(ns):  # a fold in another thread may hold uncommitted changes
+            node = self.graph(ns).get(node_id)
         if node is not None:
             return node
         alias = self.store.resolve_alias(ns, node_id)
@@ -358,8 +403,18 @@ class Memory:
         return node
 
     def edges(self, node_id: str, *, namespace: str | None = None) -> list[Edge]:
-        g = self.graph(namespace)
-        return list(g.edges_of(g.resolve(node_id)))
+        ns = self._ns(namespace)
+        with self._lock(ns):
+            g = self.graph(ns)
+            return list(g.edges_of(g.resolve(node_id)))
+
+    @contextmanager
+    def reading(self, namespace: str | None = None) -> Iterator[WorkingGraph]:
+        """The working graph of a namespace held still: no fold or write of that namespace
+        runs (in any thread) until the block ends. For readers that walk the graph."""
+        ns = self._ns(namespace)
+        with self._lock(ns):
+            yield self.graph(ns)
 
     def history(self, node_id: str, *, namespace: str | None = None) -> list[OpRecord]:
         """The op-log entries that touched a node, oldest first."""
@@ -418,7 +473,7 @@ class Memory:
         k = self.settings.recall_k if k is None else k
         if k <= 0:
             raise InputError("k must be positive")
-        self.fold(ns)
+        self._catch_up(ns)
         with self._lock(ns):
             g = self.graph(ns)
             when = None if at is None else datetime.fromtimestamp(to_epoch(at), tz=UTC)

@@ -16,7 +16,11 @@ chunks, folding after each chunk as in normal use). Measured in the same run:
   process's peak so far — sizes run in increasing order, so it is that size's peak);
 * node and edge counts (by kind), the database size;
 * ``recall_ms`` p50/p95/p99 when :meth:`Memory.recall` exists (skipped, and said so, until
-  then) and ``consolidate_s`` when :meth:`Memory.consolidate` exists.
+  then);
+* ``incremental_pass_s`` — one incremental consolidation pass over a fixed batch of
+  :data:`PASS_BATCH` new events appended after the ingest (automatic passes held off for
+  that batch): its cost must follow the batch, not the size of the graph behind it;
+  ``full_pass_s`` — a full pass over the whole graph, reported separately.
 
 The stream (:func:`synthetic_events`) is deterministic from a seed and has a constant rate
 (events per day), so the stream of 1k events is a prefix of the stream of 100k: the sizes
@@ -67,6 +71,7 @@ DEFAULT_SIZES_MINILM = (1_000, 10_000)
 CHUNK = 500  # events per add_many call, as a bulk importer would send them
 LAST = 1_000  # the tail over which ms_per_event_last_1k is measured
 RECALL_QUERIES = 50
+PASS_BATCH = 200  # the new events an incremental consolidation pass is timed over
 Progress = Callable[[str], None]
 
 # ----------------------------------------------------------------------------- the stream
@@ -342,7 +347,8 @@ class SizeResult:
     edges_by_type: dict[str, int]
     db_mb: float
     recall_ms: dict[str, float] | None = None
-    consolidate_s: float | None = None
+    incremental_pass_s: float | None = None
+    full_pass_s: float | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -434,7 +440,10 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
             if stats["pending"]:
                 result.notes.append(f"{stats['pending']} events left unfolded")
             result.recall_ms = _recall_latency(mem, seed, result.notes)
-            result.consolidate_s = _consolidate_time(mem, result.notes)
+            result.incremental_pass_s = _incremental_pass_time(mem, size, seed)
+            t0 = time.perf_counter()
+            mem.consolidate()
+            result.full_pass_s = time.perf_counter() - t0
         finally:
             mem.close()
         result.db_mb = sum(f.stat().st_size for f in Path(tmp).iterdir()) / 2**20
@@ -476,14 +485,23 @@ def _recall_latency(mem: Any, seed: int, notes: list[str]) -> dict[str, float] |
     return percentiles(samples)
 
 
-def _consolidate_time(mem: Any, notes: list[str]) -> float | None:
-    consolidate = getattr(mem, "consolidate", None)
-    if consolidate is None:
-        notes.append("consolidation time not measured: Memory.consolidate does not exist yet")
-        return None
-    t0 = time.perf_counter()
-    consolidate()
-    return time.perf_counter() - t0
+def _incremental_pass_time(mem: Any, size: int, seed: int) -> float:
+    """Seconds of one incremental pass over the next :data:`PASS_BATCH` events of the
+    stream, appended and folded with automatic passes held off (so the pass's region is
+    exactly what that batch changed)."""
+    from dataclasses import replace
+
+    batch = list(itertools.islice(synthetic_events(size + PASS_BATCH, seed), size, None))
+    saved = mem.settings
+    mem.settings = replace(saved, consolidate_every=10**12, consolidate_idle_s=math.inf)
+    try:
+        mem.consolidate(full=False)  # settle what the ingest left dirty
+        mem.add_many(batch, chunk=CHUNK)
+        t0 = time.perf_counter()
+        mem.consolidate(full=False)
+        return time.perf_counter() - t0
+    finally:
+        mem.settings = saved
 
 
 def system_metrics(results: Sequence[SizeResult]) -> dict[str, Any]:
@@ -508,7 +526,8 @@ def system_metrics(results: Sequence[SizeResult]) -> dict[str, Any]:
         "embed_ms_per_event": by_size(lambda r: rnd(1000.0 * r.embed_s / r.events)),
         "recall_ms": by_size(lambda r: None if r.recall_ms is None else
                              {k: round(v, 3) for k, v in r.recall_ms.items()}),
-        "consolidate_s": by_size(lambda r: rnd(r.consolidate_s)),
+        "incremental_pass_s": by_size(lambda r: rnd(r.incremental_pass_s, 4)),
+        "full_pass_s": by_size(lambda r: rnd(r.full_pass_s)),
         "rss_mb": by_size(lambda r: rnd(r.rss_mb, 1)),
         "peak_rss_mb": by_size(lambda r: rnd(r.peak_rss_mb, 1)),
         "db_mb": by_size(lambda r: rnd(r.db_mb, 1)),
@@ -607,6 +626,9 @@ def render_summary(run: PerfRun) -> str:
                 "folding share": 1.0 - r.embed_s / r.ingest_s,
                 "RSS MB": r.rss_mb, "nodes": r.nodes, "edges": r.edges,
                 "recall p50 ms": None if r.recall_ms is None else r.recall_ms["p50"],
+                f"pass of {PASS_BATCH} new ms": None if r.incremental_pass_s is None
+                else 1000.0 * r.incremental_pass_s,
+                "full pass s": r.full_pass_s,
             })
     columns = list(rows[0]) if rows else ["embedder"]
     if all(r["recall p50 ms"] is None for r in rows):

@@ -25,9 +25,11 @@ Floors, and what is never lost:
   PARTICIPATES) decay, but never below ``provenance_floor`` and are never removed;
 * *evidence* edges — an edge from an event into a node that lists that event in its
   ``grounded_in`` (a REINFORCES into the concept it corroborated, a TRIGGERS into the intent
-  it raised) — and PART_OF edges (a parent theme lists its children's events as its own
-  provenance and reaches them through its children) never fall below ``prune_floor`` and are
-  never removed either, so every event stays reachable from each concept it grounded;
+  it raised) — and *structural* edges never fall below ``prune_floor`` and are never removed
+  either: PART_OF (a parent theme lists its children's events as its own provenance and
+  reaches them through its children), and an intent's DEADLINE_FOR and TRIGGERS (its due
+  date and its reason are part of what the intent is, open or settled). So every event stays
+  reachable from each concept it grounded, and an intent keeps its deadline;
 * every other ("derived") edge that falls below ``prune_floor`` is **archived**: removed from
   the graph, with its full before-state written to the op log (``ARCHIVE_EDGE``, under both
   endpoints), so ``history()`` still shows it and nothing is lost;
@@ -64,6 +66,10 @@ DECAY_MIN = 256
 #: An incremental pass decays an edge only once it has aged this many stream hours since it
 #: was last written (≈ 11% of its weight at δ = 0.005/h), so work is not spent on slivers.
 DECAY_STEP_H = 24.0
+
+
+#: Edges that are part of what their endpoint is, never archived (see the module).
+STRUCTURAL = frozenset({EdgeType.PART_OF, EdgeType.DEADLINE_FOR, EdgeType.TRIGGERS})
 
 
 @dataclass
@@ -118,7 +124,7 @@ def _pending_time(graph: WorkingGraph, edge: Edge, now_ts: float) -> float | Non
 
 def _is_evidence(graph: WorkingGraph, edge: Edge, grounded: dict[str, frozenset[str]]) -> bool:
     """An edge through which a derived node reaches its evidence (see the module)."""
-    if edge.type is EdgeType.PART_OF:
+    if edge.type in STRUCTURAL:
         return True
     src = graph.nodes.get(edge.src)
     if src is None or src.kind is not NodeKind.EVENT:

@@ -99,6 +99,7 @@ class Folder:
     on_failure: Callable[[Node, str, BaseException], None] | None = None
     hook: FoldHook | None = None
     on_commit: Callable[[Any], None] | None = None
+    after_event: Callable[[Node], None] | None = None  # after each event's commit
 
     def fold(self, limit: int | None = None, batch: int = 256) -> FoldReport:
         report = FoldReport()
@@ -116,6 +117,8 @@ class Folder:
                 cursor = seq
                 report.folded += 1
                 report.last_seq = seq
+                if self.after_event is not None:
+                    self.after_event(event)
         return report
 
     def _admit(self, event: Node, vec: np.ndarray | None) -> None:
