@@ -508,6 +508,17 @@ def _attach_mcp() -> None:
 _attach_mcp()
 
 
+def _attach_server() -> None:
+    """``enfold serve`` and ``enfold keys`` (their imports of FastAPI wait until they run)."""
+    from enfold.server.cli import keys, serve
+
+    cli.add_command(serve)
+    cli.add_command(keys)
+
+
+_attach_server()
+
+
 def main() -> None:
     cli(prog_name="enfold")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -132,6 +132,7 @@ class Store(Protocol):
         ...
 
 
+@runtime_checkable
 class KeyStore(Protocol):
     """API-key storage for the HTTP server (a backend may lack it: the server then needs
     ``--no-auth`` or the admin key alone)."""

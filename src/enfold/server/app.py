@@ -1,0 +1,592 @@
+"""The HTTP API: ``create_app(memory_or_url, settings) -> FastAPI``.
+
+Thin routes over :class:`~enfold.memory.Memory` under ``/v1/namespaces/{ns}``. Appending is
+the only write on the request path (202 once the events are in the log); folding and
+consolidation run in :mod:`enfold.server.workers`, push in :mod:`enfold.server.push`, keys in
+:mod:`enfold.server.auth`. Every error is ``application/problem+json``
+(``{"type", "title", "status", "detail"}``). The page at ``/ui`` comes from
+:mod:`enfold.server.ui` when it is installed.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field, fields
+from http import HTTPStatus
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field
+from sse_starlette.sse import EventSourceResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from enfold.errors import (
+    ConfigError,
+    EnfoldError,
+    InputError,
+    LLMBudgetExceeded,
+    LLMError,
+    NamespaceError,
+    NotFound,
+    PlanError,
+    StoreError,
+)
+from enfold.events import event_from_mapping, event_record
+from enfold.memory import Memory
+from enfold.model import Node, NodeKind, now, valid_namespace
+from enfold.server.auth import Authenticator, Hidden, Unauthorized
+from enfold.server.push import Webhooks, sse_events
+from enfold.server.workers import FoldWorkers, Overloaded
+from enfold.store.base import Appended
+
+log = logging.getLogger("enfold.server")
+
+PROBLEM = "application/problem+json"
+PREFIX = "/v1/namespaces/{ns}"
+
+
+def _s(default: Any, help: str) -> Any:
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """The server's knobs (the library's own live in :class:`enfold.settings.Settings`)."""
+
+    auth: bool = _s(True, "require API keys (False: every request is admin; loopback only)")
+    admin_key: str | None = _s(None, "the admin key (every namespace); None: none")
+    max_body_bytes: int = _s(4 * 1024 * 1024, "largest request body (413 beyond)")
+    max_batch: int = _s(1000, "events in one POST /events (413 beyond)")
+    max_backlog: int = _s(10_000, "unfolded events of a namespace before 429")
+    max_total_backlog: int = _s(50_000, "unfolded events of the server before 503")
+    fold_threads: int = _s(1, "background folding threads (one namespace each at a time)")
+    fold_chunk: int = _s(32, "events folded between lease renewals and reader turns")
+    lease_ttl_s: float = _s(120.0, "seconds a namespace lease lasts unless renewed")
+    scan_interval_s: float = _s(5.0, "seconds between scans for unfolded events")
+    consolidate_interval_s: float = _s(300.0, "seconds between scheduled consolidation "
+                                       "passes of changed namespaces (0: off)")
+    drain_timeout_s: float = _s(30.0, "seconds to finish folding on shutdown")
+    sse_ping_s: float = _s(15.0, "seconds between SSE keep-alive comments")
+    webhooks: tuple[tuple[str, str], ...] = _s((), "(namespace or '*', URL) webhook targets")
+    webhook_secret: str | None = _s(None, "HMAC-SHA256 key that signs webhook bodies")
+    webhook_attempts: int = _s(6, "delivery attempts of one webhook call")
+    webhook_backoff_s: float = _s(0.5, "first retry delay (doubles each attempt)")
+
+
+def settings_help() -> list[tuple[str, Any, str]]:
+    """(name, default, help) of every server setting, for docs and ``--help``."""
+    return [(f.name, f.default, f.metadata["help"]) for f in fields(ServerSettings)]
+
+
+class State:
+    """Everything a request or a worker needs, on ``app.state.enfold``."""
+
+    def __init__(self, memory: Memory, settings: ServerSettings, *, owns_memory: bool) -> None:
+        self.memory = memory
+        self.settings = settings
+        self.owns_memory = owns_memory
+        self.auth = Authenticator(memory.store, admin_key=settings.admin_key,
+                                  enabled=settings.auth)
+        self.workers = FoldWorkers(
+            memory, threads=settings.fold_threads, chunk=settings.fold_chunk,
+            lease_ttl_s=settings.lease_ttl_s, scan_interval_s=settings.scan_interval_s,
+            consolidate_interval_s=settings.consolidate_interval_s,
+            max_backlog=settings.max_backlog, max_total_backlog=settings.max_total_backlog)
+        self.webhooks: Webhooks | None = None
+        if settings.webhooks:
+            if not settings.webhook_secret:
+                raise ConfigError("webhooks need a signing secret (--webhook-secret-file or "
+                                  "ENFOLD_WEBHOOK_SECRET)")
+            self.webhooks = Webhooks(settings.webhooks, settings.webhook_secret,
+                                     attempts=settings.webhook_attempts,
+                                     backoff_s=settings.webhook_backoff_s)
+        self.draining = False
+
+    def start(self) -> None:
+        self.workers.start()
+        if self.webhooks is not None:
+            self.webhooks.start(self.memory.notifier)
+
+    def shutdown(self) -> None:
+        """Stop accepting, fold the backlog (or leave it checkpointed), flush webhooks."""
+        self.draining = True
+        clean = self.workers.drain(self.settings.drain_timeout_s)
+        if not clean:
+            log.warning("drain timed out with %d events unfolded; the next start resumes them",
+                        self.workers.backlog())
+        if self.webhooks is not None:
+            self.webhooks.stop()
+        if self.owns_memory:
+            self.memory.close()
+
+
+# ------------------------------------------------------------------ problem+json
+def problem(status: int, detail: str, *, title: str | None = None, slug: str | None = None,
+            headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
+    phrase = HTTPStatus(status).phrase
+    body = {"type": f"urn:enfold:problem:{slug or phrase.lower().replace(' ', '-')}",
+            "title": title or phrase, "status": status, "detail": detail, **extra}
+    return JSONResponse(body, status_code=status, headers=headers, media_type=PROBLEM)
+
+
+_ERRORS: list[tuple[type[Exception], int, str]] = [
+    (NamespaceError, 400, "invalid-namespace"),
+    (InputError, 400, "invalid-input"),
+    (NotFound, 404, "not-found"),
+    (PlanError, 422, "invalid-plan"),
+    (StoreError, 503, "store-unavailable"),
+    (LLMBudgetExceeded, 429, "llm-budget"),
+    (LLMError, 502, "llm-failed"),
+]
+
+
+def _install_errors(app: FastAPI) -> None:
+    async def unauthorized(request: Request, exc: Exception) -> Response:
+        return problem(401, str(exc), slug="unauthorized",
+                       headers={"WWW-Authenticate": 'Bearer realm="enfold"'})
+
+    async def hidden(request: Request, exc: Exception) -> Response:
+        return problem(404, f"no namespace {exc.args[0]!r}", slug="not-found")
+
+    async def overloaded(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, Overloaded)
+        return problem(exc.status, exc.detail, slug="backlog",
+                       headers={"Retry-After": str(exc.retry_after)})
+
+    async def enfold_error(request: Request, exc: Exception) -> Response:
+        for cls, status, slug in _ERRORS:
+            if isinstance(exc, cls):
+                headers = {"Retry-After": "1"} if status == 503 else None
+                return problem(status, str(exc), slug=slug, headers=headers)
+        log.error("unhandled enfold error on %s: %s", request.url.path, exc)
+        return problem(500, str(exc), slug=type(exc).__name__.lower())
+
+    async def invalid(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", "")}
+                  for e in exc.errors()]
+        first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
+        where = ".".join(str(x) for x in first["loc"])
+        return problem(422, f"{first['msg']} at {where}", slug="invalid-request",
+                       errors=errors)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        return problem(exc.status_code, str(exc.detail), headers=dict(exc.headers or {}))
+
+    app.add_exception_handler(Unauthorized, unauthorized)
+    app.add_exception_handler(Hidden, hidden)
+    app.add_exception_handler(Overloaded, overloaded)
+    app.add_exception_handler(EnfoldError, enfold_error)
+    app.add_exception_handler(RequestValidationError, invalid)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+
+
+# ------------------------------------------------------------------ the guard
+ASGIApp = Callable[[MutableMapping[str, Any], Callable[[], Awaitable[Any]],
+                    Callable[[Any], Awaitable[None]]], Awaitable[None]]
+
+
+class Guard:
+    """Refuses before routing: 503 while draining (except liveness) and 413 for a body over
+    the limit (declared or streamed); the body is read here and replayed to the app."""
+
+    def __init__(self, app: ASGIApp, state: State) -> None:
+        self.app = app
+        self.state = state
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Callable[[], Awaitable[Any]],
+                       send: Callable[[Any], Awaitable[None]]) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.state.draining and scope["path"] != "/healthz":
+            await _send(problem(503, "the server is shutting down", slug="draining",
+                                headers={"Retry-After": "5"}), scope, receive, send)
+            return
+        if scope["method"] not in ("POST", "PUT", "PATCH", "DELETE"):
+            await self.app(scope, receive, send)
+            return
+        limit = self.state.settings.max_body_bytes
+        declared = dict(scope["headers"]).get(b"content-length")
+        too_big = problem(413, f"the request body is larger than {limit} bytes",
+                          slug="body-too-large")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await _send(too_big, scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > limit:
+                await _send(too_big, scope, receive, send)
+                return
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+async def _send(response: Response, scope: MutableMapping[str, Any],
+                receive: Callable[[], Awaitable[Any]],
+                send: Callable[[Any], Awaitable[None]]) -> None:
+    await response(scope, receive, send)
+
+
+# ------------------------------------------------------------------ request models
+class EventBody(BaseModel):
+    """One event; every field but ``text`` is optional (SPEC §9)."""
+
+    model_config = ConfigDict(extra="forbid")
+    text: str
+    ts: float | str | None = Field(None, description="epoch seconds or ISO 8601")
+    source: str | None = None
+    kind: str | None = None
+    id: str | None = Field(None, description="external id: appending it twice is a no-op")
+    meta: dict[str, Any] | None = None
+
+
+class EventBatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    events: list[EventBody] = Field(min_length=1)
+
+
+class Accepted(BaseModel):
+    ids: list[str]
+    created: list[bool]
+
+
+class AnswerBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    query: str = Field(min_length=1)
+    k: int | None = Field(None, ge=1, le=200)
+    at: float | str | None = None
+
+
+class FeedbackBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: str = Field(description="accept | modify | defer | reject")
+    label: str | None = Field(None, description="the new label (modify only)")
+
+
+class ForgetBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    event_id: str
+
+
+# ------------------------------------------------------------------ dependencies
+_bearer = HTTPBearer(auto_error=False, description="a namespace key or the admin key")
+
+
+def _state(request: Request) -> State:
+    state: State = request.app.state.enfold
+    return state
+
+
+StateDep = Annotated[State, Depends(_state)]
+
+
+def _access(ns: str, st: StateDep,
+            credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+            ) -> str:
+    header = f"{credentials.scheme} {credentials.credentials}" if credentials else None
+    st.auth.authorize(header, ns)
+    if not valid_namespace(ns):
+        raise NamespaceError(f"invalid namespace {ns!r}: use 1-128 letters, digits or _ . : @ -")
+    return ns
+
+
+Namespace = Annotated[str, Depends(_access)]
+
+
+def append_events(memory: Memory, namespace: str, events: Sequence[dict[str, Any]],
+                  idempotency_key: str | None) -> list[Appended]:
+    """Validate all, then durably append in one transaction. Events without an ``id`` take
+    the Idempotency-Key as their external id (``KEY`` alone, ``KEY:i`` in a batch), so a
+    retried request finds the events it already stored."""
+    if idempotency_key is not None and not 0 < len(idempotency_key) <= 200:
+        raise InputError("Idempotency-Key must have 1 to 200 characters")
+    records = []
+    at = now()
+    for i, data in enumerate(events):
+        if idempotency_key is not None and data.get("id") is None:
+            data = {**data, "id": idempotency_key if len(events) == 1 else
+                    f"{idempotency_key}:{i}"}
+        try:
+            ev = event_from_mapping(data, memory.settings)
+        except InputError as exc:
+            raise InputError(f"event {i}: {exc}" if len(events) > 1 else str(exc)) from exc
+        records.append(event_record(ev, namespace, at=at))
+    return memory.store.append_events(namespace, records)
+
+
+def _epoch(at: float | str | None) -> float | str | None:
+    """A time parameter: epoch seconds as a number, anything else as given."""
+    if isinstance(at, str):
+        try:
+            value = float(at)
+        except ValueError:
+            return at
+        return value if math.isfinite(value) else at
+    return at
+
+
+def _kinds(kinds: str | None) -> list[NodeKind] | None:
+    if kinds is None or not kinds.strip():
+        return None
+    out = []
+    for name in (k.strip() for k in kinds.split(",") if k.strip()):
+        try:
+            out.append(NodeKind(name))
+        except ValueError:
+            raise InputError(f"unknown node kind {name!r} (use "
+                             f"{', '.join(k.value for k in NodeKind)})") from None
+    return out
+
+
+def _summary(node: Node, degree: int) -> dict[str, Any]:
+    """A node as the graph page draws it."""
+    a = node.attrs
+    out = {"id": node.id, "kind": node.kind.value,
+           "label": str(a.get("label") or node.text[:80]), "text": node.text,
+           "strength": a.get("strength"), "degree": degree}
+    for key in ("status", "category", "due", "ts", "source", "holder"):
+        if a.get(key) is not None:
+            out[key] = a[key]
+    return out
+
+
+# ------------------------------------------------------------------ routes
+api = APIRouter(prefix=PREFIX)
+
+
+@api.post("/events", status_code=202, response_model=Accepted, tags=["events"],
+          summary="Append events (202 once durably logged; folded in the background)")
+def post_events(namespace: Namespace, st: StateDep, body: EventBody | EventBatch,
+                idempotency_key: Annotated[str | None, Header()] = None) -> Accepted:
+    st.workers.admit(namespace)
+    batch = [body] if isinstance(body, EventBody) else body.events
+    if len(batch) > st.settings.max_batch:
+        raise StarletteHTTPException(413, f"{len(batch)} events in one request; the limit is "
+                                          f"{st.settings.max_batch}")
+    appended = append_events(st.memory, namespace,
+                             [e.model_dump(exclude_none=True) for e in batch], idempotency_key)
+    st.workers.appended(namespace, sum(a.created for a in appended))
+    return Accepted(ids=[a.id for a in appended], created=[a.created for a in appended])
+
+
+@api.get("/recall", tags=["read"], summary="Evidence for a question (the ContextPack)")
+def recall(namespace: Namespace, st: StateDep,
+           q: Annotated[str, Query(min_length=1, max_length=4000)],
+           k: Annotated[int, Query(ge=1, le=200)] = 10, at: str | None = None,
+           kinds: str | None = None) -> dict[str, Any]:
+    pack = st.memory.recall(q, k=k, at=_epoch(at), kinds=_kinds(kinds), namespace=namespace)
+    return pack.to_dict()
+
+
+@api.post("/answer", tags=["read"], summary="Recall, then answer with the configured LLM")
+def answer(namespace: Namespace, st: StateDep, body: AnswerBody) -> dict[str, Any]:
+    pack = st.memory.answer(body.query, k=body.k, at=_epoch(body.at), namespace=namespace)
+    return pack.to_dict()
+
+
+@api.get("/intents", tags=["intents"], summary="Intents, soonest due first")
+def intents(namespace: Namespace, st: StateDep, status: str = "pending",
+            category: str | None = None) -> list[dict[str, Any]]:
+    wanted = [s.strip() for s in status.split(",") if s.strip()]
+    nodes = st.memory.intents(status=wanted[0] if len(wanted) == 1 else wanted,
+                              category=category, namespace=namespace)
+    return [n.to_dict() for n in nodes]
+
+
+@api.post("/intents/{intent_id}/feedback", tags=["intents"],
+          summary="accept / modify / defer / reject an intent")
+def feedback(namespace: Namespace, st: StateDep, intent_id: str,
+             body: FeedbackBody) -> dict[str, Any]:
+    return st.memory.feedback(intent_id, body.kind, label=body.label,
+                              namespace=namespace).to_dict()
+
+
+@api.get("/nodes/{node_id}", tags=["read"], summary="A node, its edges and its provenance")
+def node(namespace: Namespace, st: StateDep, node_id: str) -> dict[str, Any]:
+    m = st.memory
+    n = m.get(node_id, namespace=namespace)
+    provenance = []
+    for event_id in n.grounded_in:
+        try:
+            provenance.append(m.get(event_id, namespace=namespace).to_dict())
+        except NotFound:  # forgotten since
+            continue
+    return {"node": n.to_dict(), "edges": [e.to_dict() for e in m.edges(n.id, namespace=namespace)],
+            "provenance": provenance}
+
+
+@api.get("/nodes/{node_id}/history", tags=["read"], summary="The op-log records of a node")
+def history(namespace: Namespace, st: StateDep, node_id: str) -> list[dict[str, Any]]:
+    return [op.to_dict() for op in st.memory.history(node_id, namespace=namespace)]
+
+
+@api.get("/graph", tags=["read"], summary="Nodes and edges for drawing (highest degree first)")
+def graph(namespace: Namespace, st: StateDep, limit: Annotated[int, Query(ge=1, le=5000)] = 500,
+          kinds: str | None = None) -> dict[str, Any]:
+    wanted = _kinds(kinds) or list(NodeKind)
+    with st.memory.reading(namespace) as g:
+        derived = [i for k in wanted if k is not NodeKind.EVENT for i in g.of_kind(k)]
+        events = list(g.of_kind(NodeKind.EVENT)) if NodeKind.EVENT in wanted else []
+        ranked = sorted(derived, key=lambda i: -g.degree(i)) + \
+            sorted(events, key=lambda i: -g.degree(i))
+        chosen = ranked[:limit]
+        keep = set(chosen)
+        nodes = [_summary(g.nodes[i], g.degree(i)) for i in chosen]
+        edges = [{"src": e.src, "dst": e.dst, "type": e.type.value, "weight": e.weight}
+                 for i in chosen for e in g.out_edges(i) if e.dst in keep]
+        return {"nodes": nodes, "edges": edges, "total": len(ranked),
+                "truncated": len(ranked) > limit}
+
+
+@api.get("/search", tags=["read"], summary="Nodes matching a text (lexical + dense anchor)")
+def search(namespace: Namespace, st: StateDep,
+           q: Annotated[str, Query(min_length=1, max_length=1000)],
+           k: Annotated[int, Query(ge=1, le=200)] = 20,
+           kinds: str | None = None) -> list[dict[str, Any]]:
+    import numpy as np
+
+    from enfold.recall.operators import anchor
+
+    m = st.memory
+    qvec = None if m.embedder is None else \
+        np.asarray(m.embedder.embed([q])[0], dtype=np.float32)
+    wanted = _kinds(kinds) or list(NodeKind)
+    with m.reading(namespace) as g:
+        scores = anchor(g, lambda text, knd, n: m.store.search_text(namespace, text, knd, n),
+                        q, qvec, wanted, depth=k, rrf_k=m.settings.rrf_k)
+        best = sorted(scores.items(), key=lambda x: -x[1])[:k]
+        return [{**_summary(g.nodes[i], g.degree(i)), "score": round(s, 6)}
+                for i, s in best if i in g.nodes]
+
+
+@api.get("/stream", tags=["push"], response_class=EventSourceResponse,
+         summary="Server-Sent Events: 'intent' and 'reactivation' notifications")
+async def stream(namespace: Namespace, st: StateDep) -> EventSourceResponse:
+    events = sse_events(st.memory.notifier, namespace, stopping=lambda: st.draining)
+    return EventSourceResponse(events, ping=int(st.settings.sse_ping_s),
+                               headers={"Cache-Control": "no-store"})
+
+
+@api.get("/export", tags=["admin"], response_class=Response,
+         summary="The namespace as JSON Lines (enfold import reads it)")
+def export(namespace: Namespace, st: StateDep) -> Response:
+    buf = io.StringIO()
+    st.memory.export(buf, namespace=namespace)
+    return Response(buf.getvalue(), media_type="application/x-ndjson")
+
+
+@api.post("/forget", tags=["admin"], summary="Delete an event and retract what derives from it")
+def forget(namespace: Namespace, st: StateDep, body: ForgetBody) -> dict[str, Any]:
+    return st.memory.forget(body.event_id, namespace=namespace)
+
+
+@api.delete("", status_code=204, tags=["admin"], summary="Wipe the namespace")
+def wipe(namespace: Namespace, st: StateDep) -> Response:
+    st.memory.wipe(namespace)
+    st.workers.forgot(namespace)
+    return Response(status_code=204)
+
+
+@api.get("/stats", tags=["read"], summary="Counts, backlog and planner usage")
+def stats(namespace: Namespace, st: StateDep) -> dict[str, Any]:
+    out = st.memory.stats(namespace)
+    out["backlog"] = st.workers.backlog(namespace)
+    return out
+
+
+ops = APIRouter(tags=["ops"])
+
+
+@ops.get("/healthz", summary="Liveness")
+def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@ops.get("/readyz", summary="Readiness: workers running and not draining")
+def readyz(st: StateDep) -> Response:
+    if st.draining or not st.workers.started:
+        return problem(503, "not ready", slug="not-ready", headers={"Retry-After": "1"})
+    return JSONResponse({"status": "ready", "backlog": st.workers.backlog(),
+                         "folded": st.workers.stats.folded})
+
+
+# ------------------------------------------------------------------ the app
+def create_app(
+    memory: Memory | str,
+    settings: ServerSettings | None = None,
+    *,
+    embedder: str | None = "minilm",
+    planner: str | None = "local",
+) -> FastAPI:
+    """The ASGI app over a Memory (or a store path/URL it opens with ``embedder`` and
+    ``planner``, and closes at shutdown). Folding moves to background workers: requests
+    never fold (``fold_on_read`` is turned off)."""
+    settings = settings or ServerSettings()
+    owns = isinstance(memory, str)
+    mem = Memory.open(memory, embedder=embedder, planner=planner) if isinstance(memory, str) \
+        else memory
+    try:
+        state = State(mem, settings, owns_memory=owns)
+    except BaseException:
+        if owns:
+            mem.close()
+        raise
+    mem.fold_on_read = False
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await run_in_threadpool(state.start)
+        try:
+            yield
+        finally:
+            await run_in_threadpool(state.shutdown)
+
+    try:
+        app_version = version("enfold")
+    except PackageNotFoundError:
+        app_version = "0"
+    app = FastAPI(title="enfold", version=app_version, lifespan=lifespan,
+                  description="The always-on memory of agents: append events, recall "
+                              "evidence, hear intents. Authenticate with "
+                              "`Authorization: Bearer <key>`.")
+    app.state.enfold = state
+    _install_errors(app)
+    app.include_router(ops)
+    app.include_router(api)
+    try:
+        from enfold.server.ui import router as ui_router
+    except ModuleNotFoundError as exc:
+        if exc.name != "enfold.server.ui":
+            raise
+    else:
+        app.include_router(ui_router)
+    app.add_middleware(Guard, state=state)
+    return app

@@ -1,0 +1,181 @@
+"""``enfold serve`` and ``enfold keys …`` (attached to the main CLI).
+
+The environment is read here (``ENFOLD_ADMIN_KEY``, ``ENFOLD_WEBHOOK_SECRET``), never in the
+server modules. SIGTERM or Ctrl-C drains: new requests get 503, the backlog is folded for up
+to ``--drain-timeout`` seconds (what is left stays logged and resumes on the next start), and
+the process exits 0.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import sys
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import click
+
+_LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+
+
+def _secret(path: Path | None, env: str) -> str | None:
+    """A secret from a file (first line) or the environment; None when neither is set."""
+    if path is not None:
+        value = path.read_text(encoding="utf-8").strip()
+        if not value:
+            raise click.UsageError(f"{path} is empty")
+        return value
+    return os.environ.get(env) or None
+
+
+def _webhook(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+             ) -> tuple[tuple[str, str], ...]:
+    out = []
+    for value in values:
+        ns, sep, url = value.partition("=")
+        if not sep or not ns or not url.startswith(("http://", "https://")):
+            raise click.BadParameter(f"{value!r}: use NAMESPACE=URL (or *=URL), an http(s) URL")
+        out.append((ns, url))
+    return tuple(out)
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--db", "db", default=None, help="Store path or URL [default: the global --db].")
+@click.option("--admin-key-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="File holding the admin key [default: env ENFOLD_ADMIN_KEY].")
+@click.option("--no-auth", is_flag=True, help="No API keys (only on a loopback --host).")
+@click.option("--fold-threads", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Background folding threads.")
+@click.option("--max-backlog", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="Unfolded events of a namespace before POST /events answers 429.")
+@click.option("--max-total-backlog", type=click.IntRange(min=1), default=50_000,
+              show_default=True, help="Unfolded events of the server before 503.")
+@click.option("--consolidate-every", "consolidate_s", type=click.FloatRange(min=0),
+              default=300.0, show_default=True,
+              help="Seconds between scheduled consolidation passes (0: off).")
+@click.option("--drain-timeout", type=click.FloatRange(min=0), default=30.0, show_default=True,
+              help="Seconds to finish folding on shutdown.")
+@click.option("--webhook", "webhooks", multiple=True, callback=_webhook, metavar="NS=URL",
+              help="POST notifications of namespace NS (* for all) to URL; repeatable.")
+@click.option("--webhook-secret-file", type=click.Path(exists=True, dir_okay=False,
+              path_type=Path), default=None,
+              help="File with the webhook signing key [default: env ENFOLD_WEBHOOK_SECRET].")
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
+              default="info", show_default=True)
+@click.pass_obj
+def serve(obj: Any, host: str, port: int, db: str | None, admin_key_file: Path | None,
+          no_auth: bool, fold_threads: int, max_backlog: int, max_total_backlog: int,
+          consolidate_s: float, drain_timeout: float, webhooks: tuple[tuple[str, str], ...],
+          webhook_secret_file: Path | None, log_level: str) -> None:
+    """Run the HTTP API (REST + SSE + webhooks) with background folding."""
+    try:
+        import uvicorn
+
+        from enfold.server.app import ServerSettings, create_app
+    except ImportError as exc:
+        raise click.ClickException(f"the server needs the extra: pip install 'enfold[server]' "
+                                   f"({exc})") from exc
+    if no_auth and host not in _LOOPBACK:
+        raise click.UsageError("--no-auth is only allowed on a loopback --host (127.0.0.1)")
+    settings = ServerSettings(
+        auth=not no_auth, admin_key=_secret(admin_key_file, "ENFOLD_ADMIN_KEY"),
+        max_backlog=max_backlog, max_total_backlog=max_total_backlog, fold_threads=fold_threads,
+        consolidate_interval_s=consolidate_s, drain_timeout_s=drain_timeout,
+        webhooks=webhooks, webhook_secret=_secret(webhook_secret_file, "ENFOLD_WEBHOOK_SECRET"))
+    from enfold.memory import Memory
+
+    memory = Memory.open(db or obj.db, embedder=obj.embedder, planner=obj.planner_name(),
+                         llm=obj.llm_config(), profile=obj.profile)
+    app = create_app(memory, settings)
+    state = app.state.enfold
+    state.owns_memory = True
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            state.draining = True  # refuse new work at once, before uvicorn stops listening
+            super().handle_exit(sig, frame)
+
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on",
+                            timeout_graceful_shutdown=int(drain_timeout) + 5)
+    server = Server(config)
+    click.echo(f"enfold: serving {memory.store.url} on http://{host}:{port} "
+               f"(auth {'off' if no_auth else 'on'})", err=True)
+    server.run()
+    if not server.started:
+        sys.exit(3)
+
+
+@click.group()
+def keys() -> None:
+    """Create, list and revoke API keys (one namespace each, stored hashed)."""
+
+
+def _store(obj: Any) -> Any:
+    from enfold.store import open_store
+
+    return open_store(obj.db)
+
+
+def _when(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return datetime.datetime.fromtimestamp(ts, tz=datetime.UTC).strftime("%Y-%m-%d %H:%M")
+
+
+@keys.command("create")
+@click.option("--namespace", "namespace", default=None,
+              help="The key's namespace [default: the global --namespace].")
+@click.option("--label", default=None, help="A note on who holds the key.")
+@click.pass_obj
+def keys_create(obj: Any, namespace: str | None, label: str | None) -> None:
+    """Create a key; it is printed once and only its hash is stored."""
+    from enfold.server.auth import create_key
+
+    store = _store(obj)
+    try:
+        row, key = create_key(store, namespace or obj.namespace, label=label)
+    finally:
+        store.close()
+    obj.out({"id": row.id, "namespace": row.namespace, "label": row.label, "key": key},
+            f"{key}\n(key id {row.id}, namespace {row.namespace}; shown only now)")
+
+
+@keys.command("list")
+@click.option("--namespace", default=None, help="Only this namespace's keys.")
+@click.pass_obj
+def keys_list(obj: Any, namespace: str | None) -> None:
+    """List keys (ids, namespaces, labels, dates; never the secrets)."""
+    from enfold.server.auth import list_keys
+
+    store = _store(obj)
+    try:
+        rows = list_keys(store, namespace)
+    finally:
+        store.close()
+    data = [{"id": r.id, "namespace": r.namespace, "label": r.label,
+             "created_at": r.created_at, "revoked_at": r.revoked_at} for r in rows]
+    lines = []
+    for r in rows:
+        status = f"revoked {_when(r.revoked_at)}" if r.revoked_at else "active"
+        lines.append(f"{r.id}  {r.namespace:<20} {status:<24} created {_when(r.created_at)}  "
+                     f"{r.label or ''}".rstrip())
+    obj.out(data, "\n".join(lines) if lines else "no keys")
+
+
+@keys.command("revoke")
+@click.argument("key_id")
+@click.pass_obj
+def keys_revoke(obj: Any, key_id: str) -> None:
+    """Revoke a key by its id: requests with it get 401 from then on."""
+    from enfold.server.auth import revoke_key
+
+    store = _store(obj)
+    try:
+        revoke_key(store, key_id)
+    finally:
+        store.close()
+    obj.out({"id": key_id, "revoked": True}, f"revoked {key_id}")

@@ -1,0 +1,201 @@
+"""Push: a Server-Sent Events stream per namespace, and signed webhooks.
+
+Both listen to the memory's :class:`~enfold.notify.Notifier`, which publishes only after the
+change a notification reports has committed. SSE events are named ``intent`` (emerged,
+deadline near, resolved, expired: the notification's ``type`` says which) or
+``reactivation``; the data is the notification as JSON.
+
+A webhook receives ``POST`` with the JSON body ``{"id", "event", "notification"}`` and the
+headers ``X-Enfold-Event``, ``X-Enfold-Delivery`` (the id: deliveries are at least once, so
+receivers can drop repeats) and ``X-Enfold-Signature: sha256=<hex HMAC-SHA256 of the raw
+body with the shared secret>``. A delivery that fails (network error, 5xx, 408, 429) is
+retried with exponential backoff; any other answer ends it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import heapq
+import hmac
+import itertools
+import json
+import logging
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from enfold.notify import REACTIVATED, Notification, Notifier
+
+log = logging.getLogger("enfold.server.push")
+
+SIGNATURE_HEADER = "X-Enfold-Signature"
+_RETRY_STATUSES = frozenset({408, 429}) | frozenset(range(500, 600))
+
+
+def event_name(note: Notification) -> str:
+    return "reactivation" if note.type == REACTIVATED else "intent"
+
+
+async def sse_events(notifier: Notifier, namespace: str, *, stopping: Callable[[], bool],
+                     poll_s: float = 1.0, maxsize: int = 1000
+                     ) -> AsyncIterator[dict[str, str]]:
+    """The SSE messages of one namespace until ``stopping()`` (the server drains) or the
+    client goes away (the task is cancelled)."""
+    async with notifier.stream(namespace=namespace, maxsize=maxsize) as sub:
+        while not stopping():
+            try:
+                note = await asyncio.wait_for(anext(sub), poll_s)
+            except TimeoutError:
+                continue
+            except StopAsyncIteration:
+                return
+            yield {"event": event_name(note), "id": uuid.uuid4().hex,
+                   "data": json.dumps(note.to_dict(), ensure_ascii=False)}
+
+
+def sign(secret: bytes, body: bytes) -> str:
+    """The signature header value of ``body``: ``sha256=<hex>``."""
+    return "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
+
+
+def verify(secret: bytes, body: bytes, header: str) -> bool:
+    """What a receiver does: recompute and compare in constant time."""
+    return hmac.compare_digest(sign(secret, body), header)
+
+
+@dataclass(order=True)
+class _Delivery:
+    due: float
+    order: int
+    url: str = field(compare=False)
+    body: bytes = field(compare=False)
+    event: str = field(compare=False)
+    id: str = field(compare=False)
+    attempt: int = field(default=0, compare=False)
+
+
+@dataclass
+class WebhookStats:
+    delivered: int = 0
+    attempts: int = 0
+    failed: int = 0  # gave up
+
+
+class Webhooks:
+    """Delivers notifications to URLs configured per namespace (``"*"``: every namespace),
+    from one background thread, retrying with exponential backoff."""
+
+    def __init__(
+        self,
+        targets: Sequence[tuple[str, str]],
+        secret: str,
+        *,
+        attempts: int = 6,
+        backoff_s: float = 0.5,
+        timeout_s: float = 5.0,
+        post: Callable[[str, bytes, Mapping[str, str], float], int] | None = None,
+    ) -> None:
+        if not secret:
+            raise ValueError("webhooks need a signing secret")
+        self.targets: dict[str, list[str]] = {}
+        for ns, url in targets:
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"webhook URL must be http(s): {url!r}")
+            self.targets.setdefault(ns, []).append(url)
+        self.secret = secret.encode("utf-8")
+        self.attempts = attempts
+        self.backoff_s = backoff_s
+        self.timeout_s = timeout_s
+        self.stats = WebhookStats()
+        self._post = post or _http_post
+        self._heap: list[_Delivery] = []
+        self._order = itertools.count()
+        self._cond = threading.Condition()
+        self._stop = False
+        self._thread: threading.Thread | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+
+    def start(self, notifier: Notifier) -> None:
+        self._unsubscribe = notifier.subscribe(self.enqueue)
+        self._thread = threading.Thread(target=self._run, name="enfold-webhooks", daemon=True)
+        self._thread.start()
+
+    def stop(self, flush_s: float = 5.0) -> None:
+        """Stop listening; deliver what is due within ``flush_s``, drop the rest (logged)."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        deadline = time.monotonic() + flush_s
+        with self._cond:
+            while self._heap and self._heap[0].due <= deadline and time.monotonic() < deadline:
+                self._cond.wait(0.1)
+            self._stop = True
+            left = len(self._heap)
+            self._cond.notify_all()
+        if left:
+            log.warning("dropping %d undelivered webhook deliveries at shutdown", left)
+        if self._thread is not None:
+            self._thread.join(flush_s + self.timeout_s)
+
+    def enqueue(self, note: Notification) -> None:
+        """The notifier callback (runs in the folding thread: only queues)."""
+        urls = self.targets.get(note.namespace, []) + self.targets.get("*", [])
+        for url in urls:
+            delivery_id = uuid.uuid4().hex
+            body = json.dumps({"id": delivery_id, "event": event_name(note),
+                               "notification": note.to_dict()},
+                              ensure_ascii=False, sort_keys=True).encode("utf-8")
+            with self._cond:
+                heapq.heappush(self._heap, _Delivery(time.monotonic(), next(self._order), url,
+                                                     body, event_name(note), delivery_id))
+                self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._stop and (not self._heap or self._heap[0].due > time.monotonic()):
+                    wait = self._heap[0].due - time.monotonic() if self._heap else 1.0
+                    self._cond.wait(max(0.01, min(wait, 1.0)))
+                if self._stop:
+                    return
+                d = heapq.heappop(self._heap)
+            self._attempt(d)
+            with self._cond:
+                self._cond.notify_all()
+
+    def _attempt(self, d: _Delivery) -> None:
+        headers = {"Content-Type": "application/json", "X-Enfold-Event": d.event,
+                   "X-Enfold-Delivery": d.id, SIGNATURE_HEADER: sign(self.secret, d.body)}
+        self.stats.attempts += 1
+        try:
+            status = self._post(d.url, d.body, headers, self.timeout_s)
+        except OSError as exc:
+            status, reason = 0, str(exc)
+        else:
+            reason = f"HTTP {status}"
+        if 200 <= status < 300:
+            self.stats.delivered += 1
+            return
+        d.attempt += 1
+        if (status and status not in _RETRY_STATUSES) or d.attempt >= self.attempts:
+            self.stats.failed += 1
+            log.warning("webhook %s to %s failed after %d attempts: %s", d.id, d.url,
+                        d.attempt, reason)
+            return
+        d.due = time.monotonic() + self.backoff_s * 2 ** (d.attempt - 1)
+        with self._cond:
+            heapq.heappush(self._heap, d)
+
+
+def _http_post(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> int:
+    req = urllib.request.Request(url, data=body, headers=dict(headers), method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return int(resp.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
