@@ -60,6 +60,26 @@ class ApiKey:
     revoked_at: float | None = None
 
 
+#: The per-namespace tables every backend keeps, with their columns in a canonical order:
+#: what ``enfold migrate`` copies row for row and checksums (leases are transient, not
+#: copied; ``api_keys`` rows carry their namespace too).
+TABLES: dict[str, tuple[str, ...]] = {
+    "events": ("namespace", "seq", "id", "content_hash", "external_id"),
+    "nodes": ("namespace", "id", "kind", "text", "attrs", "grounded_in", "created_at",
+              "updated_at", "last_access", "access_count", "plan_id"),
+    "edges": ("namespace", "src", "type", "dst", "weight", "created_at", "updated_at",
+              "plan_id"),
+    "vectors": ("namespace", "node_id", "dim", "dtype", "data"),
+    "aliases": ("namespace", "old_id", "new_id"),
+    "oplog": ("namespace", "seq", "plan_id", "op", "target", "before", "after", "reasoning",
+              "at"),
+    "cursors": ("namespace", "seq"),
+    "meta": ("namespace", "key", "value"),
+    "embed_cache": ("namespace", "model", "hash", "data"),
+    "api_keys": ("id", "namespace", "key_hash", "label", "created_at", "revoked_at"),
+}
+
+
 class Store(Protocol):
     """What enfold needs from a storage backend. Every method is namespace-scoped."""
 
@@ -146,3 +166,21 @@ class KeyStore(Protocol):
     def revoke_api_key(self, key_id: str, at: float) -> bool:
         """Mark a key revoked; false if there is no such key (or it was revoked already)."""
         ...
+
+
+class RowStore(Protocol):
+    """Raw row access for store-to-store copies (``enfold.store.migrate``)."""
+
+    url: str
+
+    def dump_rows(self, table: str, namespace: str) -> list[tuple[Any, ...]]:
+        """A namespace's rows of one of :data:`TABLES`, in its column order."""
+        ...
+
+    def load_rows(self, table: str, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Insert rows as ``dump_rows`` returned them (derived indexes follow)."""
+        ...
+
+    def namespaces(self) -> list[str]: ...
+
+    def transaction(self) -> AbstractContextManager[None]: ...

@@ -21,7 +21,7 @@ import numpy as np
 from enfold.errors import StoreError
 from enfold.graph import ChangeSet
 from enfold.model import Edge, EdgeType, Node, NodeKind, OpRecord, now
-from enfold.store.base import ApiKey, Appended, EventRecord, GraphSnapshot
+from enfold.store.base import TABLES, ApiKey, Appended, EventRecord, GraphSnapshot
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -494,6 +494,24 @@ class SQLiteStore:
             cur = db.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ? "
                              "AND revoked_at IS NULL", (at, key_id))
             return cur.rowcount > 0
+
+    # ------------------------------------------------- raw rows (migrate)
+    def dump_rows(self, table: str, namespace: str) -> list[tuple[Any, ...]]:
+        """A namespace's rows of one of :data:`~enfold.store.base.TABLES`, in column order."""
+        cols = TABLES[table]
+        return [tuple(r) for r in self._q(
+            f"SELECT {', '.join(cols)} FROM {table} WHERE namespace = ?", (namespace,))]
+
+    def load_rows(self, table: str, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Insert raw rows (``dump_rows`` of another store); the FTS index follows."""
+        cols = TABLES[table]
+        with self._tx() as db:
+            db.executemany(f"INSERT INTO {table} ({', '.join(cols)}) "
+                           f"VALUES ({','.join('?' * len(cols))})", rows)
+            if table == "nodes":
+                for r in rows:
+                    node = self._row_node(r)
+                    _fts_put(db, node.namespace, node.id, node.kind.value, _fts_text(node))
 
 
 def _fts_delete(db: sqlite3.Connection, namespace: str, node_id: str) -> None:
