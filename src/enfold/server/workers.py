@@ -256,6 +256,7 @@ class FoldWorkers:
     def _consolidate(self, ns: str) -> None:
         consolidate = getattr(self.memory, "consolidate", None)
         if callable(consolidate):
+            self._fold(ns)  # counted here: the pass starts with whatever is pending
             consolidate(ns, full=False)
             self.stats.consolidations += 1
 
