@@ -18,6 +18,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -64,62 +65,84 @@ def _get(base: str, path: str) -> Any:
         return json.loads(resp.read())
 
 
+def _seed(db: Path) -> None:
+    with Memory.open(db, namespace=NS, embedder="hash", planner="local") as mem:
+        mem.add_many(demo_events())
+
+
+@contextmanager
+def _serving(db: Path, *options: str) -> Iterator[str]:
+    """Run ``enfold serve`` on ``db`` (hash embedder) until the block ends; yields its URL."""
+    port = _free_port()
+    log_path = db.with_suffix(".serve.log")
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [*_enfold(), "--db", str(db), "--embedder", "hash", "--namespace", NS, "serve",
+             *options, "--host", "127.0.0.1", "--port", str(port)],
+            cwd=db.parent, stdout=log, stderr=subprocess.STDOUT)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                if proc.poll() is not None:
+                    raise AssertionError("enfold serve exited:\n"
+                                         + log_path.read_text(errors="replace")[-3000:])
+                try:
+                    with urllib.request.urlopen(f"{base}/readyz", timeout=2) as resp:
+                        if resp.status == 200:
+                            break
+                except OSError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise AssertionError("enfold serve did not become ready in 60 s")
+                time.sleep(0.2)
+            yield base
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The base URL of ``enfold serve --no-auth`` over a demo-seeded SQLite file."""
-    tmp = tmp_path_factory.mktemp("ui")
-    db = tmp / "demo.db"
-    with Memory.open(db, namespace=NS, embedder="hash", planner="local") as mem:
-        mem.add_many(demo_events())
-    port = _free_port()
-    log = open(tmp / "serve.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [*_enfold(), "--db", str(db), "--embedder", "hash", "--namespace", NS, "serve",
-         "--no-auth", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=tmp, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError("enfold serve exited:\n"
-                                     + (tmp / "serve.log").read_text(errors="replace")[-3000:])
-            try:
-                with urllib.request.urlopen(f"{base}/readyz", timeout=2) as resp:
-                    if resp.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError("enfold serve did not become ready in 60 s")
-            time.sleep(0.2)
+    db = tmp_path_factory.mktemp("ui") / "demo.db"
+    _seed(db)
+    with _serving(db, "--no-auth") as base:
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 @pytest.fixture(scope="module")
-def page(server: str) -> Iterator[Any]:
+def browser() -> Iterator[Any]:
     chromium = _chromium()
     if chromium is None:
         pytest.skip("no Chromium: apt-get install chromium (.ci/run does)")
     with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, headless=True,
-                                    args=["--no-sandbox", "--disable-gpu"])
-        pg = browser.new_page(viewport={"width": 1400, "height": 900})
-        pg.on("pageerror", lambda e: PAGE_ERRORS.append(str(e)))
-        pg.goto(f"{server}/ui")
-        pg.fill("#ns", NS)
-        pg.click("#connect button[type=submit]")
-        pg.wait_for_selector("body[data-ready=true]", timeout=30_000)
-        yield pg
-        browser.close()
+        b = p.chromium.launch(executable_path=chromium, headless=True,
+                              args=["--no-sandbox", "--disable-gpu"])
+        yield b
+        b.close()
+
+
+def _open(browser: Any, base: str, key: str = "") -> Any:
+    """A fresh tab (its own sessionStorage) at /ui with the namespace and key submitted."""
+    pg = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+    pg.on("pageerror", lambda e: PAGE_ERRORS.append(str(e)))
+    pg.goto(f"{base}/ui")
+    pg.fill("#ns", NS)
+    pg.fill("#key", key)
+    pg.click("#connect button[type=submit]")
+    return pg
+
+
+@pytest.fixture(scope="module")
+def page(browser: Any, server: str) -> Any:
+    pg = _open(browser, server)
+    pg.wait_for_selector("body[data-ready=true]", timeout=30_000)
+    return pg
 
 
 def test_page_and_assets_are_served(server: str) -> None:
@@ -224,4 +247,30 @@ def test_accept_and_reject_change_intent_status(page: Any, server: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "ui.png"))
     assert (ARTIFACTS / "ui.png").stat().st_size > 10_000
+    assert not PAGE_ERRORS
+
+
+def test_page_sends_the_key_and_keeps_it_for_the_tab(browser: Any,
+                                                    tmp_path: Path) -> None:
+    from enfold.server.auth import create_key
+
+    db = tmp_path / "auth.db"
+    _seed(db)
+    with Memory.open(db) as mem:
+        own = create_key(mem.store, NS)[1]
+        other = create_key(mem.store, "someone-else")[1]
+    with _serving(db) as base:
+        wrong = _open(browser, base, key=other)  # another namespace's key sees nothing
+        playwright_api.expect(wrong.locator("#status.error")).to_contain_text(
+            "check the namespace and its API key")
+        assert wrong.evaluate("window.enfoldUI.cy") is None
+        assert wrong.locator("#intents li[data-intent]").count() == 0
+
+        right = _open(browser, base, key=own)
+        right.wait_for_selector("body[data-ready=true]", timeout=30_000)
+        assert right.evaluate("window.enfoldUI.cy.nodes().length") > 50
+        assert right.evaluate("sessionStorage.getItem('enfold.key')") == own
+        right.reload()  # the tab remembers the namespace and key: it reopens by itself
+        right.wait_for_selector("body[data-ready=true]", timeout=30_000)
+        assert right.input_value("#ns") == NS
     assert not PAGE_ERRORS
