@@ -95,7 +95,7 @@ def assert_same_graph(a: dict[str, Any], b: dict[str, Any]) -> None:
             np.testing.assert_allclose(v, b[key][i], atol=1e-5, err_msg=f"{key}[{i}]")
 
 
-def fresh_graph_state(m: Memory, path: Path | None) -> dict[str, Any]:
+def fresh_graph_state(m: Memory, path: str | Path | None) -> dict[str, Any]:
     """What a fresh Memory loads from the same store (a new connection for a file)."""
     if path is None:
         snap = m.store.load_graph(NS)
@@ -341,11 +341,12 @@ def test_random_plans_keep_invariants_in_sqlite_file(data: st.DataObject) -> Non
 
 
 # -------------------------------------------------------------- deterministic cases
-@pytest.fixture(params=["memory", "file"])
+@pytest.fixture(params=["memory", "file", "postgres"])
 def mem(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    target = "memory:" if request.param == "memory" else str(tmp_path / "m.db")
+    target = {"memory": "memory:", "file": str(tmp_path / "m.db")}.get(request.param) \
+        or str(request.getfixturevalue("pg_url"))
     m = open_memory(target, max_ops=200)
-    m.test_path = None if request.param == "memory" else Path(target)  # type: ignore[attr-defined]
+    m.test_path = None if request.param == "memory" else target  # type: ignore[attr-defined]
     yield m
     m.close()
 

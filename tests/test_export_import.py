@@ -164,9 +164,10 @@ def test_export_contains_every_part(source: Memory) -> None:
 
 
 @pytest.mark.parametrize("target_ns", ["A", "C"])
-def test_round_trip_into_new_store(source: Memory, tmp_path: Path, target_ns: str) -> None:
+def test_round_trip_into_new_store(source: Memory, store_url: str, target_ns: str) -> None:
+    """Into a new SQLite file or PostgreSQL database: the same export, byte for byte."""
     original = export_text(source, "A")
-    dst = Memory.open(tmp_path / "dst.db", namespace=target_ns, embedder="hash",
+    dst = Memory.open(store_url, namespace=target_ns, embedder="hash",
                       planner=PLANNER)
     try:
         counts = dst.import_(original.splitlines())
@@ -298,14 +299,14 @@ def test_cli_round_trip(source: Memory, tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------------ known bugs
-def test_failed_import_leaves_the_namespace_empty(source: Memory, tmp_path: Path) -> None:
+def test_failed_import_leaves_the_namespace_empty(source: Memory, store_url: str) -> None:
     lines = []
     for line in export_text(source, "A").splitlines():
         obj = json.loads(line)
         if obj["record"] == "op":
             obj["reasoning"] = None
         lines.append(json.dumps(obj))
-    dst = Memory.open(tmp_path / "dst.db", namespace="A", planner=None)
+    dst = Memory.open(store_url, namespace="A", planner=None)
     try:
         with pytest.raises((InputError, StoreError)):
             dst.import_(lines)

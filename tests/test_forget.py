@@ -27,6 +27,7 @@ from enfold import (
 )
 from enfold.graph import WorkingGraph
 from enfold.memory import Memory
+from enfold.store import open_store
 from enfold.write.fold import text_hash
 
 TS = 1_700_000_000
@@ -39,20 +40,25 @@ def export_text(m: Memory, ns: str) -> str:
     return buf.getvalue()
 
 
-def oplog_text(db: Path, ns: str) -> str:
-    with sqlite3.connect(db) as raw:
-        rows = raw.execute("SELECT op, target, before, after, reasoning FROM oplog "
-                           "WHERE namespace = ?", (ns,)).fetchall()
-    return json.dumps(rows)
+def raw_rows(db: str | Path, table: str, ns: str) -> list[tuple[Any, ...]]:
+    """The stored rows of a table, read through a fresh connection of either backend."""
+    store: Any = open_store(db)
+    try:
+        return list(store.dump_rows(table, ns))
+    finally:
+        store.close()
 
 
-def cache_hashes(db: Path, ns: str) -> set[str]:
-    with sqlite3.connect(db) as raw:
-        return {r[0] for r in raw.execute("SELECT hash FROM embed_cache WHERE namespace = ?",
-                                          (ns,))}
+def oplog_text(db: str | Path, ns: str) -> str:
+    # op, target, before, after, reasoning
+    return json.dumps([r[3:8] for r in raw_rows(db, "oplog", ns)])
 
 
-def assert_reload_equal(m: Memory, db: Path, ns: str = "default") -> None:
+def cache_hashes(db: str | Path, ns: str) -> set[str]:
+    return {r[2] for r in raw_rows(db, "embed_cache", ns)}
+
+
+def assert_reload_equal(m: Memory, db: str | Path, ns: str = "default") -> None:
     g = m.graph(ns)
     m2 = Memory.open(db, namespace=ns, planner=None)
     try:
@@ -76,8 +82,8 @@ def no_dangling(g: WorkingGraph) -> None:
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> Any:
-    db = tmp_path / "forget.db"
+def world(store_url: str) -> Any:
+    db = store_url
     m = Memory.open(db, embedder="hash", planner=None)
     ev = [m.add(t, ts=TS + 3600 * i, source="Maya") for i, t in enumerate([
         f"Maya: {SECRET}, went running",          # 0: the one we forget
@@ -218,17 +224,39 @@ def test_forget_then_readd_makes_a_new_event(world: Memory) -> None:
     assert m.stats()["events"] == 4 and m.stats()["pending"] == 0
 
 
+# A genuine store error half-way through the commit: a trigger refusing the FORGET op.
+FAIL_FORGET = {
+    False: [("CREATE TRIGGER no_forget BEFORE INSERT ON oplog WHEN NEW.op = 'FORGET' "
+             "BEGIN SELECT RAISE(ABORT, 'injected'); END")],
+    True: [("CREATE FUNCTION no_forget() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN "
+            "IF NEW.op = ''FORGET'' THEN RAISE EXCEPTION ''injected''; END IF; "
+            "RETURN NEW; END'"),
+           ("CREATE TRIGGER no_forget BEFORE INSERT ON oplog FOR EACH ROW "
+            "EXECUTE FUNCTION no_forget()")],
+}
+
+
+def _sql(m: Memory, statements: list[str]) -> None:
+    """Run raw SQL on the memory's own store connection (SQLite) or pool (PostgreSQL)."""
+    store: Any = m.store
+    for sql in statements:
+        if hasattr(store, "_db"):
+            store._db.execute(sql)
+        else:
+            with store._tx() as conn:
+                conn.execute(sql)
+
+
 def test_forget_is_atomic_when_the_store_fails(world: Memory) -> None:
     m, ids = world, world.ids  # type: ignore[attr-defined]
     before = export_text(m, "default")
     g = m.graph()
     nodes_before = dict(g.nodes)
-    m.store._db.execute(  # type: ignore[attr-defined]
-        "CREATE TRIGGER no_forget BEFORE INSERT ON oplog WHEN NEW.op = 'FORGET' "
-        "BEGIN SELECT RAISE(ABORT, 'injected'); END")
+    _sql(m, FAIL_FORGET[m.store.url.startswith("postgresql://")])
     with pytest.raises(Exception, match="injected"):
         m.forget(ids["ev"][0])
-    m.store._db.execute("DROP TRIGGER no_forget")  # type: ignore[attr-defined]
+    _sql(m, ["DROP TRIGGER no_forget" + (" ON oplog" if m.store.url.startswith("postgres")
+                                         else "")])
     assert dict(g.nodes) == nodes_before
     assert export_text(m, "default") == before
     assert m.get(ids["ev"][0]).text.endswith("went running")
@@ -244,12 +272,14 @@ def test_wipe_takes_one_namespace_and_nothing_else(world: Memory) -> None:
     assert m.store.get_cursor("default") == 0
     assert "default" not in m.namespaces()
     assert set(m.namespaces()) == {"B", "C"}
-    with sqlite3.connect(db) as raw:
-        for table in ("nodes", "events", "edges", "vectors", "aliases", "oplog", "cursors",
-                      "meta", "embed_cache", "node_fts"):
-            n = raw.execute(f"SELECT COUNT(*) FROM {table} WHERE namespace = 'default'"
-                            ).fetchone()[0]
-            assert n == 0, f"{table} still holds rows of the wiped namespace"
+    for table in ("nodes", "events", "edges", "vectors", "aliases", "oplog", "cursors",
+                  "meta", "embed_cache"):
+        assert raw_rows(db, table, "default") == [], f"{table} still holds rows of the wiped " \
+            "namespace"
+    if not db.startswith("postgresql://"):  # SQLite keeps its search index in a table apart
+        with sqlite3.connect(db) as raw:
+            assert raw.execute("SELECT COUNT(*) FROM node_fts WHERE namespace = 'default'"
+                               ).fetchone()[0] == 0
     assert export_text(m, "B") == b_before and export_text(m, "C") == c_before
     assert m.graph().nodes == {}
     # The namespace is usable again, from scratch.
@@ -330,7 +360,6 @@ def test_forget_erases_history_of_nodes_merged_into_removed_ones(tmp_path: Path)
         m.apply(UpdatePlan(operations=[MergeNodes(keep=r.created["a"], absorb=r.created["b"])]))
         m.forget(e)
         assert "Zanzibar" not in oplog_text(db, "default")
-        with sqlite3.connect(db) as raw:
-            assert raw.execute("SELECT COUNT(*) FROM aliases").fetchone()[0] == 0
+        assert raw_rows(db, "aliases", "default") == []
     finally:
         m.close()
