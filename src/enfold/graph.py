@@ -46,6 +46,10 @@ class WorkingGraph:
         self.nodes: dict[str, Node] = {}
         self.out: dict[str, dict[tuple[EdgeType, str], Edge]] = {}
         self.inn: dict[str, dict[tuple[EdgeType, str], Edge]] = {}
+        # The edges between two non-event nodes, under both endpoints: a concept's links to
+        # other concepts, intents, people… without walking the thousands of events that
+        # ground it (see :meth:`links`).
+        self.derived: dict[str, dict[EdgeType, dict[EdgeKey, Edge]]] = {}
         self.by_kind: dict[NodeKind, dict[str, None]] = {k: {} for k in NodeKind}
         self.event_vectors = VectorIndex()
         self.node_vectors = VectorIndex()
@@ -95,6 +99,16 @@ class WorkingGraph:
 
     def degree(self, node_id: str) -> int:
         return len(self.out.get(node_id, {})) + len(self.inn.get(node_id, {}))
+
+    def links(self, node_id: str, types: Iterable[EdgeType] | None = None
+              ) -> Iterator[tuple[str, Edge]]:
+        """Like :meth:`neighbors`, without events: the edges (of ``types``, default all)
+        between ``node_id`` and other non-event nodes. Its cost follows those edges, not
+        the node's degree."""
+        by_type = self.derived.get(node_id, {})
+        for t in by_type if types is None else types:
+            for e in by_type.get(t, {}).values():
+                yield (e.dst if e.src == node_id else e.src), e
 
     def all_edges(self) -> Iterator[Edge]:
         for edges in self.out.values():
@@ -246,13 +260,28 @@ class WorkingGraph:
         else:
             self.out.setdefault(src, {})[(type_, dst)] = edge
             self.inn.setdefault(dst, {})[(type_, src)] = edge
+        if not (self._is_event(src) or self._is_event(dst)):
+            for end in (src, dst):
+                if edge is None:
+                    by_type = self.derived.get(end)
+                    links = None if by_type is None else by_type.get(type_)
+                    if by_type is not None and links is not None:
+                        links.pop(key, None)
+                        if not links:
+                            del by_type[type_]
+                            if not by_type:
+                                del self.derived[end]
+                else:
+                    self.derived.setdefault(end, {}).setdefault(type_, {})[key] = edge
         for listener in self.edge_listeners:
             listener(key, edge)
 
-    def _set_vector(self, node_id: str, vec: np.ndarray | None) -> None:
+    def _is_event(self, node_id: str) -> bool:
         node = self.nodes.get(node_id)
-        is_event = (node is not None and node.kind is NodeKind.EVENT) or node_id.startswith("ev_")
-        index = self.event_vectors if is_event else self.node_vectors
+        return (node is not None and node.kind is NodeKind.EVENT) or node_id.startswith("ev_")
+
+    def _set_vector(self, node_id: str, vec: np.ndarray | None) -> None:
+        index = self.event_vectors if self._is_event(node_id) else self.node_vectors
         if vec is None:
             index.remove(node_id)
         else:

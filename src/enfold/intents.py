@@ -42,6 +42,7 @@ meta (:data:`CALIBRATION_KEY`); θ_c = base / w_c clamped to [0.5, 3]·base.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import uuid
@@ -241,21 +242,44 @@ def concept_links(graph: WorkingGraph, concept_id: str) -> dict[str, float]:
     """
     concepts = graph.by_kind[NodeKind.CONCEPT]
     out: dict[str, float] = {}
-    events: list[str] = []
-    for other, e in graph.neighbors(concept_id):
-        if e.type in _STRUCTURAL and other in concepts and other != concept_id:
+    for other, e in graph.links(concept_id, _STRUCTURAL):
+        if other in concepts and other != concept_id:
             out[other] = max(out.get(other, 0.0), e.weight)
-        elif e.type in _CONCEPT_EDGES and e.dst == concept_id:
-            events.append(e.src)
+    # The most recent events with an edge of their own into the concept, read from the end
+    # of its provenance: the cost follows RECENT_EVENTS, not the concept's size.
+    events, mine = direct_events(graph, concept_id)
     shared: Counter[str] = Counter()
-    for ev in events[-RECENT_EVENTS:]:
+    for ev in events:
         for e in graph.out_edges(ev):
             if e.type in _CONCEPT_EDGES and e.dst != concept_id and e.dst in concepts:
                 shared[e.dst] += 1
     for other, k in shared.items():
-        size = min(len(events), len(graph.nodes[other].grounded_in))
+        size = min(mine, len(graph.nodes[other].grounded_in))
         out[other] = max(out.get(other, 0.0), min(1.0, k / max(1, size)))
     return out
+
+
+def direct_events(graph: WorkingGraph, concept_id: str, n: int = RECENT_EVENTS
+                  ) -> tuple[list[str], int]:
+    """Up to ``n`` of the latest events that ground or reinforce the concept directly, and
+    how many such events it has.
+
+    A leaf concept's provenance is exactly those events. A parent theme's provenance also
+    holds its children's events, so its own are picked out by their edges — a scan that
+    stops after ``8 n`` entries, so a parent of large children costs no more than a leaf
+    (its count is then what the scan found).
+    """
+    node = graph.nodes[concept_id]
+    if not node.attrs.get("level"):
+        return list(node.grounded_in[-n:]), len(node.grounded_in)
+    out: list[str] = []
+    for ev in itertools.islice(reversed(node.grounded_in), 8 * n):
+        if any(graph.edge(ev, t, concept_id) is not None for t in _CONCEPT_EDGES):
+            out.append(ev)
+            if len(out) >= n:
+                break
+    out.reverse()
+    return out, len(out)
 
 
 Links = dict[str, dict[str, float]]
@@ -720,7 +744,8 @@ class _Tx:
             if iid == node.id or category_of(other) not in cats or status_of(other) not in OPEN:
                 continue
             names = [other.text, *other.attrs.get("aliases", [])]
-            if max(label_similarity(node.text, n) for n in names) >= self.s.merge_threshold:
+            thr = self.s.merge_threshold
+            if max(label_similarity(node.text, n, thr) for n in names) >= thr:
                 return iid
             odue = other.attrs.get("due")
             both_dated = due is not None and odue is not None

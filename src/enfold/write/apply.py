@@ -68,14 +68,26 @@ def normalize_label(label: str) -> str:
     return " ".join(sorted(words))
 
 
-def label_similarity(a: str, b: str) -> float:
-    """Similarity of two labels after normalization (case, punctuation, word order)."""
+def label_similarity(a: str, b: str, floor: float = 0.0) -> float:
+    """Similarity of two labels after normalization (case, punctuation, word order).
+
+    With ``floor``, a pair that cannot reach it is answered by a cheap upper bound (below
+    ``floor``) instead of the exact ratio: for callers that only compare with ``floor``.
+    """
     na, nb = normalize_label(a), normalize_label(b)
     if not na or not nb:
         return 0.0
     if na == nb:
         return 1.0
-    return difflib.SequenceMatcher(None, na, nb).ratio()
+    matcher = difflib.SequenceMatcher(None, na, nb)
+    if floor > 0.0:
+        bound = matcher.real_quick_ratio()
+        if bound < floor:
+            return bound
+        bound = matcher.quick_ratio()
+        if bound < floor:
+            return bound
+    return matcher.ratio()
 
 
 def node_diff(before: Node, after: Node) -> tuple[dict[str, Any], dict[str, Any]]:

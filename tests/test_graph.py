@@ -1,0 +1,58 @@
+"""The working graph's secondary indexes stay equal to what a scan of its edges gives,
+through writes, removals, rollbacks and node removal."""
+
+from __future__ import annotations
+
+import random
+
+from enfold.graph import WorkingGraph
+from enfold.model import Edge, EdgeType, Node, NodeKind
+
+
+def _node(nid: str, kind: NodeKind) -> Node:
+    return Node(id=nid, namespace="ns", kind=kind, text=nid)
+
+
+def _scan(g: WorkingGraph, nid: str) -> set[tuple[str, EdgeType, str]]:
+    events = g.by_kind[NodeKind.EVENT]
+    return {e.key for e in g.edges_of(nid) if e.src not in events and e.dst not in events}
+
+
+def test_links_index_matches_a_scan_through_rollbacks() -> None:
+    rng = random.Random(7)
+    g = WorkingGraph("ns")
+    events = [f"ev_{i}" for i in range(30)]
+    concepts = [f"co_{i}" for i in range(8)]
+    g.begin()
+    for nid in events:
+        g.put_node(_node(nid, NodeKind.EVENT))
+    for nid in concepts:
+        g.put_node(_node(nid, NodeKind.CONCEPT))
+    g.commit()
+    for round_ in range(60):
+        g.begin()
+        for _ in range(10):
+            a, b = rng.sample(concepts, 2)
+            if rng.random() < 0.5:
+                src, type_ = rng.choice(events), rng.choice([EdgeType.GROUNDS, EdgeType.REINFORCES])
+            else:
+                src, type_ = a, rng.choice([EdgeType.PART_OF, EdgeType.RELATED_TO])
+            key = (src, type_, b)
+            if g.edge(*key) is not None and rng.random() < 0.4:
+                g.remove_edge(key)
+            else:
+                g.put_edge(Edge(namespace="ns", src=src, type=type_, dst=b, weight=rng.random(),
+                                created_at=0.0, updated_at=0.0))
+        if round_ % 3 == 0:
+            g.rollback()
+        else:
+            g.commit()
+        for nid in concepts:
+            assert {e.key for _, e in g.links(nid)} == _scan(g, nid)
+    g.begin()
+    g.remove_node(concepts[0])
+    g.commit()
+    assert concepts[0] not in g.derived
+    for nid in concepts[1:]:
+        assert {e.key for _, e in g.links(nid)} == _scan(g, nid)
+        assert all(other != concepts[0] for other, _ in g.links(nid))
