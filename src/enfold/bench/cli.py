@@ -218,3 +218,48 @@ def tomi(ctx: click.Context, data: Path, embedder_name: str, stories: int | None
     click.echo(f"elapsed {result['elapsed_s']:.1f} s")
     if out is not None:
         click.echo(f"wrote {out} and {out.with_suffix('.md')}")
+
+
+@bench.command()
+@click.option("--pg-url", default=None, help="A PostgreSQL server to create the bench "
+              "databases on [default: start a throwaway cluster].")
+@click.option("--workers", "counts", default="1,2,3", show_default=True,
+              help="Numbers of server processes to run, each against a fresh database.")
+@click.option("--namespaces", type=click.IntRange(min=1), default=6, show_default=True)
+@click.option("--per-namespace", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option("--batch", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Events per POST.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the JSON result here.")
+@click.pass_context
+def workers(ctx: click.Context, pg_url: str | None, counts: str, namespaces: int,
+            per_namespace: int, batch: int, out: Path | None) -> None:
+    """Accepted and folded events/s with 1, 2, 3 server processes on one PostgreSQL
+    database, beside one server on a SQLite file."""
+    import tempfile
+    from contextlib import ExitStack
+
+    from enfold.bench.multiworker import throughput
+    from enfold.testing.pgcluster import PGCluster, create_database
+
+    ns = [int(c) for c in counts.split(",") if c.strip()]
+    rows = []
+    with ExitStack() as stack, tempfile.TemporaryDirectory() as tmp:
+        if pg_url is None:
+            pg_url = stack.enter_context(PGCluster()).url()
+        kw = {"namespaces": namespaces, "per_namespace": per_namespace, "batch": batch}
+        rows.append(throughput(str(Path(tmp) / "bench.db"), 1, **kw))  # type: ignore[arg-type]
+        click.echo(f"sqlite      1 worker : {rows[-1]}", err=True)
+        for n in ns:
+            rows.append(throughput(create_database(pg_url, f"enfold_bench_{n}"), n,
+                                   **kw))  # type: ignore[arg-type]
+            click.echo(f"postgresql  {n} workers: {rows[-1]}", err=True)
+    if out is not None:
+        out.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    lines = ["store       workers  accepted/s  folded/s"] + [
+        f"{r['store']:<11} {r['workers']:>7}  {r['accepted_per_s']:>10}  {r['folded_per_s']:>8}"
+        for r in rows]
+    if getattr(ctx.obj, "as_json", False):
+        click.echo(json.dumps(rows))
+    else:
+        click.echo("\n".join(lines))

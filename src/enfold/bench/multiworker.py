@@ -193,3 +193,29 @@ def wait_folded(store: Store, namespaces: Sequence[str], *, timeout: float = 120
             left = {ns: store.last_seq(ns) - store.get_cursor(ns) for ns in namespaces}
             raise TimeoutError(f"events still unfolded after {timeout:.0f} s: {left}")
         time.sleep(0.05)
+
+
+def throughput(url: str, workers: int, *, namespaces: int = 6, per_namespace: int = 100,
+               batch: int = 10, planner: str = "local") -> dict[str, Any]:
+    """Accepted and folded events/s of ``workers`` server processes on a fresh store:
+    accepted = events acknowledged (202) per second of posting; folded = events per
+    second from the first post until every namespace's cursor reached its last event."""
+    from enfold.store import open_store
+
+    names = [f"bench{i}" for i in range(namespaces)]
+    servers = launch(url, workers, planner=planner)
+    try:
+        store = open_store(url)
+        try:
+            started = time.monotonic()
+            fed = feed(servers, names, per_namespace, batch=batch)
+            folded_at = wait_folded(store, names, timeout=1800)
+        finally:
+            store.close()
+    finally:
+        stop(servers)
+    return {"store": url.split("://")[0] if "://" in url else "sqlite", "workers": workers,
+            "events": fed.accepted, "batch": batch, "namespaces": namespaces,
+            "accepted_per_s": round(fed.accepted / fed.seconds, 1),
+            "folded_per_s": round(fed.accepted / (folded_at - started), 1),
+            "retries": fed.retries}
