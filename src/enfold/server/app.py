@@ -70,7 +70,8 @@ class ServerSettings:
     max_total_backlog: int = _s(50_000, "unfolded events of the server before 503")
     fold_threads: int = _s(1, "background folding threads (one namespace each at a time)")
     fold_chunk: int = _s(32, "events folded between lease renewals and reader turns")
-    lease_ttl_s: float = _s(120.0, "seconds a namespace lease lasts unless renewed")
+    lease_ttl_s: float = _s(30.0, "seconds a namespace lease outlives its holder's last "
+                            "heartbeat (a crashed server's namespaces wait this long)")
     scan_interval_s: float = _s(5.0, "seconds between scans for unfolded events")
     consolidate_interval_s: float = _s(300.0, "seconds between scheduled consolidation "
                                        "passes of changed namespaces (0: off)")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import signal
 import sys
 from pathlib import Path
 from types import FrameType
@@ -57,6 +58,8 @@ def _webhook(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
 @click.option("--consolidate-every", "consolidate_s", type=click.FloatRange(min=0),
               default=300.0, show_default=True,
               help="Seconds between scheduled consolidation passes (0: off).")
+@click.option("--lease-ttl", type=click.FloatRange(min=1), default=30.0, show_default=True,
+              help="Seconds a namespace lease outlives a crashed server.")
 @click.option("--drain-timeout", type=click.FloatRange(min=0), default=30.0, show_default=True,
               help="Seconds to finish folding on shutdown.")
 @click.option("--webhook", "webhooks", multiple=True, callback=_webhook, metavar="NS=URL",
@@ -69,7 +72,7 @@ def _webhook(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
 @click.pass_obj
 def serve(obj: Any, host: str, port: int, db: str | None, admin_key_file: Path | None,
           no_auth: bool, fold_threads: int, max_backlog: int, max_total_backlog: int,
-          consolidate_s: float, drain_timeout: float, webhooks: tuple[tuple[str, str], ...],
+          consolidate_s: float, lease_ttl: float, drain_timeout: float, webhooks: tuple[tuple[str, str], ...],
           webhook_secret_file: Path | None, log_level: str) -> None:
     """Run the HTTP API (REST + SSE + webhooks) with background folding."""
     try:
@@ -84,7 +87,7 @@ def serve(obj: Any, host: str, port: int, db: str | None, admin_key_file: Path |
     settings = ServerSettings(
         auth=not no_auth, admin_key=_secret(admin_key_file, "ENFOLD_ADMIN_KEY"),
         max_backlog=max_backlog, max_total_backlog=max_total_backlog, fold_threads=fold_threads,
-        consolidate_interval_s=consolidate_s, drain_timeout_s=drain_timeout,
+        consolidate_interval_s=consolidate_s, lease_ttl_s=lease_ttl, drain_timeout_s=drain_timeout,
         webhooks=webhooks, webhook_secret=_secret(webhook_secret_file, "ENFOLD_WEBHOOK_SECRET"))
     from enfold.memory import Memory
 
@@ -104,6 +107,10 @@ def serve(obj: Any, host: str, port: int, db: str | None, admin_key_file: Path |
     server = Server(config)
     click.echo(f"enfold: serving {memory.store.url} on http://{host}:{port} "
                f"(auth {'off' if no_auth else 'on'})", err=True)
+    # uvicorn re-raises the signal it caught once it has shut down; with these handlers in
+    # place that ends here, so a drained shutdown exits 0 instead of dying by the signal.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: None)
     server.run()
     if not server.started:
         sys.exit(3)

@@ -3,9 +3,10 @@
 ``POST /events`` only appends to the log; :class:`FoldWorkers` folds behind it. A namespace
 is folded by one thread at a time, and only while that thread holds the namespace's lease in
 the store (so several server processes on one PostgreSQL database never fold the same
-namespace at once). Folding goes in chunks of ``fold_chunk`` events, renewing the lease and
-letting readers in between; the cursor is committed with each event, so stopping anywhere is
-a checkpoint. On start, and every ``scan_interval_s``, namespaces with events past their
+namespace at once); a heartbeat renews held leases every third of their TTL, so a crashed
+process's namespaces are free again one TTL later. Folding goes in chunks of ``fold_chunk``
+events, letting readers in between; the cursor is committed with each event, so stopping
+anywhere is a checkpoint. On start, and every ``scan_interval_s``, namespaces with events past their
 cursor are picked up again: that resumes a crash and sees events appended by other processes.
 
 The backlog (events appended but not folded) is tracked per namespace; the app refuses new
@@ -70,7 +71,7 @@ class FoldWorkers:
         *,
         threads: int = 1,
         chunk: int = 32,
-        lease_ttl_s: float = 120.0,
+        lease_ttl_s: float = 30.0,
         scan_interval_s: float = 5.0,
         consolidate_interval_s: float = 300.0,
         max_backlog: int = 10_000,
@@ -94,6 +95,7 @@ class FoldWorkers:
         self._q = _Queue()
         self._backlog: dict[str, int] = {}
         self._changed: set[str] = set()  # folded since their last consolidation
+        self._leased: set[str] = set()
         self._stop = False
         self._threads: list[threading.Thread] = []
         self.started = False
@@ -207,11 +209,11 @@ class FoldWorkers:
                 continue
             ns, kind = job
             try:
-                if self.memory.store.try_lease(ns, self.owner, self.lease_ttl_s):
+                if self._lease(ns):
                     try:
                         self._fold(ns) if kind == "fold" else self._consolidate(ns)
                     finally:
-                        self.memory.store.release_lease(ns, self.owner)
+                        self._unlease(ns)
                 else:  # another process folds it; look again later
                     self.stats.lease_misses += 1
                     self._retry(ns, kind, delay=1.0)
@@ -224,6 +226,26 @@ class FoldWorkers:
                 with self._cond:
                     self._q.active.discard(ns)
                     self._cond.notify_all()
+
+    def _lease(self, ns: str) -> bool:
+        with self._cond:  # the heartbeat renews exactly the leases listed here
+            if self.memory.store.try_lease(ns, self.owner, self.lease_ttl_s):
+                self._leased.add(ns)
+                return True
+            return False
+
+    def _unlease(self, ns: str) -> None:
+        with self._cond:
+            self._leased.discard(ns)
+            self.memory.store.release_lease(ns, self.owner)
+
+    def _heartbeat(self) -> None:
+        """Renew the leases being worked under, however long a chunk takes (an LLM
+        planner may spend minutes on one); a crashed process's leases lapse in one TTL."""
+        with self._cond:
+            for ns in sorted(self._leased):
+                if not self.memory.store.try_lease(ns, self.owner, self.lease_ttl_s):
+                    log.warning("lost the lease of namespace %r", ns)
 
     def _retry(self, ns: str, kind: str, delay: float) -> None:
         with self._cond:
@@ -249,9 +271,6 @@ class FoldWorkers:
                 self._cond.notify_all()
             if not pending or not report.folded:
                 return
-            if not store.try_lease(ns, self.owner, self.lease_ttl_s):
-                self.stats.lease_misses += 1
-                return
 
     def _consolidate(self, ns: str) -> None:
         consolidate = getattr(self.memory, "consolidate", None)
@@ -264,14 +283,21 @@ class FoldWorkers:
         """Rescan for unfolded events and queue consolidation passes on their intervals."""
         next_scan = self._clock() + self.scan_interval_s
         next_pass = self._clock() + self.consolidate_interval_s
+        next_beat = self._clock() + self.lease_ttl_s / 3
         while True:
             with self._cond:
                 if self._stop:
                     return
-                self._cond.wait(min(1.0, self.scan_interval_s))
+                self._cond.wait(min(1.0, self.scan_interval_s, self.lease_ttl_s / 3))
                 if self._stop:
                     return
             at = self._clock()
+            if at >= next_beat:
+                next_beat = at + self.lease_ttl_s / 3
+                try:
+                    self._heartbeat()
+                except Exception:
+                    log.exception("renewing leases failed")
             if at >= next_scan:
                 next_scan = at + self.scan_interval_s
                 try:
