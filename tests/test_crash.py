@@ -198,3 +198,56 @@ def test_readding_is_idempotent_across_reopen(store_url: str) -> None:
         assert s["events"] == 5 and s["pending"] == 0
     finally:
         m.close()
+
+
+def test_a_fold_group_that_fails_to_commit_folds_again_from_a_reloaded_graph(tmp_path) -> None:
+    """Events fold in groups, one store transaction each. When a group's transaction
+    fails, none of its events count as folded, the working graph (which had kept them) is
+    reloaded from the store, and the next fold() redoes them: the result is the same graph
+    as a run that never failed."""
+    from contextlib import contextmanager
+
+    from enfold.errors import StoreError
+    from enfold.settings import Settings
+
+    texts = [f"ran {5 + i % 4} km along the river with Sam, session {i}" for i in range(40)]
+    settings = Settings(fold_group_events=8)
+
+    def counts(m: Memory) -> tuple[dict[str, int], dict[str, int]]:
+        s = m.stats()
+        return dict(s["nodes"]), dict(s["edges"])
+
+    with Memory.open(tmp_path / "clean.db", embedder="hash", planner=PLANNER,
+                     settings=settings) as clean:
+        clean.add_many([{"text": t, "ts": BASE_TS + 3600 * i} for i, t in enumerate(texts)])
+        expected = counts(clean)
+
+    m = Memory.open(tmp_path / "failing.db", embedder="hash", planner=PLANNER,
+                    settings=settings)
+    m.add_many([{"text": t, "ts": BASE_TS + 3600 * i} for i, t in enumerate(texts)],
+               fold=False)
+    real = m.store.transaction
+    groups = {"n": 0}
+
+    @contextmanager
+    def failing_second_group():  # type: ignore[no-untyped-def]
+        groups["n"] += 1
+        with real():
+            yield
+            if groups["n"] == 2:
+                raise StoreError("disk I/O error (injected at commit)")
+
+    m.store.transaction = failing_second_group  # type: ignore[method-assign]
+    before = m.graph()
+    with pytest.raises(StoreError):
+        m.fold()
+    assert m.store.get_cursor("default") == int(m.graph().nodes[
+        next(iter(m.graph().of_kind(NodeKind.EVENT)))].attrs["seq"]) + 7
+    reloaded = m.graph()
+    assert reloaded is not before  # the graph that ran ahead of the store was dropped
+    assert reloaded.count(NodeKind.EVENT) == 8
+    m.store.transaction = real  # type: ignore[method-assign]
+    m.fold()
+    assert m.stats()["folded"] == len(texts)
+    assert counts(m) == expected
+    m.close()

@@ -261,7 +261,8 @@ class Memory:
                                 self.embedder, on_failure=self._count_failure,
                                 hook=self.intent_engine,
                                 on_commit=lambda r: outbox.extend(r.notifications),
-                                after_event=lambda _: self._maybe_consolidate(ns, events=1))
+                                after_event=lambda _: self._maybe_consolidate(ns, events=1),
+                                on_diverged=lambda: self._graphs.pop(ns, None))
                 return folder.fold(limit=limit)
         finally:
             self.notifier.publish(outbox)

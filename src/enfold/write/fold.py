@@ -10,8 +10,10 @@ is recorded. Folding never loses or skips an event.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -101,7 +103,20 @@ class Folder:
     on_commit: Callable[[Any], None] | None = None
     after_event: Callable[[Node], None] | None = None  # after each event's commit
 
+    # Called when a group's store transaction failed after the working graph had kept some
+    # of the group's events: the graph is then ahead of the store and must be reloaded.
+    # Without it every event is its own transaction.
+    on_diverged: Callable[[], object] | None = None
+
     def fold(self, limit: int | None = None, batch: int = 256) -> FoldReport:
+        """Fold the events after the namespace's cursor, in log order.
+
+        Events are committed in groups (``fold_group_events``, at most ``fold_group_ms``
+        per group): one store transaction, one fsync, for the group, each event's plan a
+        savepoint inside it. A failed plan rolls back alone; a group whose transaction
+        fails as a whole leaves the cursor before it (its events fold again) and reports
+        the working graph as diverged.
+        """
         report = FoldReport()
         ns = self.graph.namespace
         cursor = self.store.get_cursor(ns)
@@ -111,15 +126,36 @@ class Folder:
             if not events:
                 break
             vectors = embed_events(events, self.embedder, self.store, ns)
-            for event, vec in zip(events, vectors):
-                seq = int(event.attrs["seq"])
-                self.fold_one(event, vec, seq, report)
-                cursor = seq
-                report.folded += 1
-                report.last_seq = seq
-                if self.after_event is not None:
-                    self.after_event(event)
+            i = 0
+            while i < len(events):
+                i = self._fold_group(events, vectors, i, report)
+            cursor = report.last_seq
         return report
+
+    def _fold_group(self, events: Sequence[Node], vectors: Sequence[np.ndarray | None],
+                    start: int, report: FoldReport) -> int:
+        """Fold ``events[start:]`` until the group is full; returns the next index."""
+        grouped = self.on_diverged is not None
+        size = max(1, self.settings.fold_group_events) if grouped else 1
+        deadline = time.perf_counter() + self.settings.fold_group_ms / 1000.0
+        i = start
+        try:
+            with self.store.transaction() if grouped else contextlib.nullcontext():
+                while i < len(events) and i - start < size \
+                        and (i == start or time.perf_counter() < deadline):
+                    event = events[i]
+                    self.fold_one(event, vectors[i], int(event.attrs["seq"]), report)
+                    if self.after_event is not None:
+                        self.after_event(event)
+                    i += 1
+        except BaseException:
+            if self.on_diverged is not None:
+                self.on_diverged()
+            raise
+        for event in events[start:i]:
+            report.folded += 1
+            report.last_seq = int(event.attrs["seq"])
+        return i
 
     def _admit(self, event: Node, vec: np.ndarray | None) -> None:
         self.graph.put_node(event, persist=False)
