@@ -2,6 +2,9 @@
 // searches it, shows a node's text, provenance, neighbours and history, and lists intents with
 // accept/reject buttons. It talks only to the /v1 HTTP API, with the key kept in sessionStorage.
 import cytoscape from 'cytoscape';
+import fcose from 'cytoscape-fcose';
+
+cytoscape.use(fcose);
 
 // Colour and shape per node kind (the shape keeps kinds apart without colour vision).
 const KINDS = {
@@ -123,7 +126,7 @@ const GRAPH_STYLE = [
       'background-color': 'data(color)', shape: 'data(shape)', width: 'data(size)',
       height: 'data(size)', label: 'data(label)', 'font-size': 10, color: '#1d232b',
       'text-valign': 'bottom', 'text-margin-y': 3, 'text-wrap': 'ellipsis',
-      'text-max-width': 140, 'min-zoomed-font-size': 7, 'border-width': 1,
+      'text-max-width': 140, 'min-zoomed-font-size': 9, 'border-width': 1,
       'border-color': '#fff', 'text-background-color': '#fbfbfa',
       'text-background-opacity': 0.7, 'text-background-padding': 1,
     },
@@ -186,7 +189,8 @@ function drawGraph(graph) {
     container: $('#graph'),
     elements: toElements(graph),
     style: GRAPH_STYLE,
-    layout: { name: 'cose', animate: false, randomize: true, nodeRepulsion: () => 9000, idealEdgeLength: () => 60, numIter: 1500, padding: 30 },
+    // fcose: a spectral start then force-directed refinement; a thousand nodes in about a second.
+    layout: { name: 'fcose', quality: 'default', animate: false, randomize: true, nodeRepulsion: () => 6000, idealEdgeLength: () => 55, nodeSeparation: 60, packComponents: true, padding: 30 },
     minZoom: 0.05, maxZoom: 4, selectionType: 'single', boxSelectionEnabled: false,
   });
   cy.on('tap', 'node', (ev) => selectNode(ev.target.id()));

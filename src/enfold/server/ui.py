@@ -20,7 +20,7 @@ STATIC_DIR = Path(__file__).parent / "static"
 ASSETS: dict[str, str] = {
     "app.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
-    "cytoscape.LICENSE.txt": "text/plain; charset=utf-8",
+    "THIRD_PARTY_LICENSES.txt": "text/plain; charset=utf-8",
 }
 
 # Scripts and styles only from this server; the page calls only this origin's API.
