@@ -274,3 +274,21 @@ def test_page_sends_the_key_and_keeps_it_for_the_tab(browser: Any,
         right.wait_for_selector("body[data-ready=true]", timeout=30_000)
         assert right.input_value("#ns") == NS
     assert not PAGE_ERRORS
+
+
+def test_built_assets_match_their_source() -> None:
+    """static/ is the build of web/ (rebuild with `cd web && npm ci && npm run build`)."""
+    from enfold.server.ui import ASSETS, STATIC_DIR
+
+    web = ROOT / "web" / "src"
+    assert (STATIC_DIR / "index.html").read_text() == (web / "index.html").read_text()
+    bundle = (STATIC_DIR / "app.js").read_text()
+    source = (web / "app.js").read_text()
+    literals = re.findall(r"'([A-Za-z][\w .:,()-]{11,})'", source)  # text survives minifying
+    assert len(literals) > 10
+    for literal in literals:
+        assert literal in bundle, f"static/app.js is older than web/src/app.js ({literal!r})"
+    lock = json.loads((ROOT / "web" / "package-lock.json").read_text())
+    cytoscape = lock["packages"]["node_modules/cytoscape"]["version"]
+    assert f"cytoscape {cytoscape}" in bundle.splitlines()[0]
+    assert all((STATIC_DIR / name).is_file() for name in ASSETS)
