@@ -149,3 +149,29 @@ def test_indexed_urgencies_equal_the_reference():
         for nid in g.nodes:
             assert fast.get(nid, 1.0) == pytest.approx(urgency(g, nid, now_ts, s))
     assert any(v > 1.0 for v in urgencies(g, asm.deadlines, base + 20 * 3600, s).values())
+
+
+def test_window_equals_scoring_each_node_and_sorting():
+    """The array form of Eq. 1 picks the same nodes, in the same order, with the same
+    scores as scoring node by node."""
+    mem = Memory.open("memory:", embedder="hash", planner="local",
+                      settings=Settings(context_window=25))
+    base = 1_790_000_000
+    topics = ["river run miles", "lease landlord move", "beta crash app", "grant budget"]
+    for i in range(80):
+        mem.add(f"{topics[i % 4]} note {i}; I need to file it by tomorrow" if i % 9 == 0
+                else f"{topics[i % 4]} note {i}", source="Maya", ts=base + i * 5400)
+    g = mem.graph()
+    asm = ContextAssembler.of(g, mem.settings)
+    from enfold.write.context import urgencies
+    nodes = [g.nodes[i] for i in g.nodes if g.nodes[i].kind is not NodeKind.EVENT]
+    for now_ts in (base + 70 * 5400, base + 90 * 5400):
+        urgent = urgencies(g, asm.deadlines, now_ts, mem.settings)
+        max_access = max(n.access_count for n in nodes)
+        ref = sorted((asm.score(n, now_ts, max_access, urgent) for n in nodes),
+                     key=lambda x: -x.score)[:25]
+        fast = asm.window(nodes, now_ts, urgent)
+        assert [x.id for x in fast] == [x.id for x in ref]
+        for a, b in zip(fast, ref):
+            assert a.score == pytest.approx(b.score, rel=1e-12)
+            assert a.urgency == b.urgency

@@ -170,6 +170,26 @@ class ContextAssembler:
              else urgency(self.graph, node.id, now_ts, s))
         return Scored(node.id, (s.alpha * pr + s.beta * rec + s.gamma * acc) * u, pr, rec, acc, u)
 
+    def window(self, nodes: list[Node], now_ts: float, urgent: dict[str, float]
+               ) -> list[Scored]:
+        """The ``context_window`` best of ``nodes`` by Eq. 1, best first (ties keep the
+        pool's order): :meth:`score` for every node, computed as arrays."""
+        s, n = self.s, len(nodes)
+        if not n:
+            return []
+        ids = [x.id for x in nodes]
+        pr = np.fromiter((self.rank.score(i) for i in ids), float, n)
+        act = np.fromiter((activity_time(x) for x in nodes), float, n)
+        acc = np.fromiter((x.access_count for x in nodes), float, n)
+        u = np.fromiter((urgent.get(i, 1.0) for i in ids), float, n)
+        rec = np.exp(-s.recency_lambda * np.maximum(0.0, (now_ts - act) / 3600.0))
+        top = float(acc.max())
+        acc = acc / top if top > 0 else np.zeros(n)
+        score = (s.alpha * pr + s.beta * rec + s.gamma * acc) * u
+        best = np.argsort(-score, kind="stable")[: s.context_window]
+        return [Scored(ids[i], float(score[i]), float(pr[i]), float(rec[i]), float(acc[i]),
+                       float(u[i])) for i in best.tolist()]
+
     def assemble(self, event: Node, vec: np.ndarray | None) -> Context:
         g, s = self.graph, self.s
         now_ts = event.ts
@@ -190,10 +210,7 @@ class ContextAssembler:
                 pool.update(dict.fromkeys(h for h, _ in hits))
         pool.pop(event.id, None)
         nodes = [g.nodes[i] for i in pool if i in g.nodes]
-        max_access = max((n.access_count for n in nodes), default=0)
-        scored = sorted((self.score(n, now_ts, max_access, urgent) for n in nodes),
-                        key=lambda x: -x.score)[: s.context_window]
-        self._tiers(ctx, scored)
+        self._tiers(ctx, self.window(nodes, now_ts, urgent))
         source = event.attrs.get("source")
         if source:
             ctx.people = [p for p in g.of_kind(NodeKind.PERSON)
