@@ -540,3 +540,41 @@ def test_handles_of_annotated_nodes_resolve_in_later_shares(server, make_memory)
     assert [g.nodes[a].text for a in anchors] == ["2026-11-13"]
     assert len(server.chat_requests) == 1
     assert_valid(mem)
+
+
+def test_usage_and_token_budget_survive_a_restart(server, tmp_path):
+    """LLM usage is kept in the store: a reopened memory reports the earlier process's
+    calls and tokens, a token budget counts them, and a run without an LLM still shows
+    what was spent."""
+    db = tmp_path / "m.db"
+
+    def open_llm(budget: int | None = None) -> Memory:
+        config = LLMConfig(base_url=server.base_url, api_key="k", model="m", timeout=5,
+                           token_budget=budget)
+        return Memory.open(db, embedder="hash", planner="llm", llm=config)
+
+    server.responder = lambda _body: Reply(EMPTY)
+    with open_llm() as mem:
+        add_runs(mem)
+        first = mem.stats()["llm"]
+    assert first["calls"] == 3 and first["total_tokens"] > 0
+
+    with open_llm() as mem:
+        assert mem.stats()["llm"] == first  # restored, nothing new yet
+        mem.add("Another easy run, 4 miles", ts="2024-05-10T07:00:00+00:00", source="Maya")
+        second = mem.stats()["llm"]
+    assert second["calls"] == 4 and second["total_tokens"] > first["total_tokens"]
+
+    with Memory.open(db, embedder="hash", planner="local") as mem:  # no LLM configured
+        assert mem.stats()["llm"] == second
+
+    # A budget already spent by the earlier processes: the next event is refused by the
+    # client before any request and folded by the local planner instead.
+    requests = len(server.chat_requests)
+    with open_llm(budget=second["total_tokens"]) as mem:
+        mem.add("Rest day, stretched", ts="2024-05-11T07:00:00+00:00", source="Maya")
+        stats = mem.stats()
+        assert stats["folded"] == stats["events"] == 5
+        assert stats["llm"]["budget_rejections"] >= 1
+        assert stats["planner_failures"] == {"llm": 1}
+    assert len(server.chat_requests) == requests

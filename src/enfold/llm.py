@@ -377,6 +377,13 @@ class LLMClient:
         out["total_tokens"] = out["prompt_tokens"] + out["completion_tokens"]
         return out
 
+    def restore_usage(self, namespace: str, counts: Mapping[str, Any]) -> None:
+        """Add counters recorded by an earlier process (the memory keeps them in the
+        store), so that usage and the token budget span restarts."""
+        known = (*_COUNTERS, "budget_rejections")
+        self._count(namespace, **{k: int(v) for k, v in counts.items()
+                                  if k in known and isinstance(v, int) and v > 0})
+
     def close(self) -> None:
         """Close the HTTP connection pool (the client can be used again afterwards)."""
         with self._lock:

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 EXPORT_FORMAT = "enfold-export"
 EXPORT_VERSION = 1
+USAGE_KEY = "usage"  # graph meta: LLM usage and planner failures, kept across restarts
 
 
 class Memory:
@@ -72,7 +73,8 @@ class Memory:
         self._graphs: dict[str, WorkingGraph] = {}
         self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
-        self._failures: dict[str, int] = {}
+        self._failures: dict[str, dict[str, int]] = {}  # namespace → planner → failures
+        self._usage_saved: dict[str, dict[str, Any]] = {}  # what the store holds
         self.notifier = Notifier()
         self.intent_engine = IntentEngine(self.settings,
                                           embedder_name=getattr(embedder, "name", None),
@@ -187,6 +189,7 @@ class Memory:
                 g = WorkingGraph(ns)
                 g.load(snap.nodes, snap.edges, snap.vectors, snap.aliases, snap.meta)
                 self._graphs[ns] = g
+                self._restore_usage(ns, g)
             return g
 
     def namespaces(self) -> list[str]:
@@ -263,7 +266,9 @@ class Memory:
                                 on_commit=lambda r: outbox.extend(r.notifications),
                                 after_event=lambda _: self._maybe_consolidate(ns, events=1),
                                 on_diverged=lambda: self._graphs.pop(ns, None))
-                return folder.fold(limit=limit)
+                report = folder.fold(limit=limit)
+                self._save_usage(ns)
+                return report
         finally:
             self.notifier.publish(outbox)
 
@@ -316,7 +321,64 @@ class Memory:
             list(evidence), namespace=ns, category=category)
 
     def _count_failure(self, event: Node, planner: str, exc: BaseException) -> None:
-        self._failures[planner] = self._failures.get(planner, 0) + 1
+        row = self._failures.setdefault(event.namespace, {})
+        row[planner] = row.get(planner, 0) + 1
+
+    # ------------------------------------------------------------------ usage
+    def _llm_planner(self) -> Any:
+        return next((p for p in self.planners if callable(getattr(p, "restore_usage", None))),
+                    None)
+
+    def _usage(self, ns: str) -> dict[str, Any]:
+        """What this namespace has spent: LLM calls and tokens, planner failures."""
+        out: dict[str, Any] = {"planner_failures": dict(self._failures.get(ns, {}))}
+        planner = self._llm_planner()
+        if planner is not None:
+            out["llm"] = planner.usage(ns)
+        return out
+
+    def _restore_usage(self, ns: str, g: WorkingGraph) -> None:
+        """Counters kept by earlier processes (graph meta ``usage``) are added to this
+        process's, once per namespace, so totals and token budgets survive restarts."""
+        if ns in self._usage_saved:
+            return
+        saved = g.meta.get(USAGE_KEY)
+        saved = dict(saved) if isinstance(saved, dict) else {}
+        self._usage_saved[ns] = saved
+        failures = saved.get("planner_failures")
+        if isinstance(failures, dict):
+            row = self._failures.setdefault(ns, {})
+            for name, n in failures.items():
+                if isinstance(n, int):
+                    row[name] = row.get(name, 0) + n
+        planner = self._llm_planner()
+        if planner is not None and isinstance(saved.get("llm"), dict):
+            planner.restore_usage(ns, saved["llm"])
+        self._usage_saved[ns] = self._merged_usage(ns, saved)
+
+    def _merged_usage(self, ns: str, saved: dict[str, Any]) -> dict[str, Any]:
+        """This process's counters (which include what was restored); LLM counters of a
+        run with an LLM survive a later run without one."""
+        current = self._usage(ns)
+        if "llm" not in current and isinstance(saved.get("llm"), dict):
+            current["llm"] = saved["llm"]
+        return current
+
+    def _save_usage(self, ns: str) -> None:
+        """Write the namespace's counters to the store when they changed."""
+        g = self.graph(ns)
+        current = self._merged_usage(ns, self._usage_saved.get(ns, {}))
+        if current == self._usage_saved.get(ns):
+            return
+        g.begin()
+        try:
+            g.set_meta(USAGE_KEY, current)
+            self.store.commit(ns, g.changes())
+        except BaseException:
+            g.rollback()
+            raise
+        g.commit()
+        self._usage_saved[ns] = current
 
     def apply(self, plan: UpdatePlan | Mapping[str, Any], *, namespace: str | None = None
               ) -> ApplyResult:
@@ -439,14 +501,13 @@ class Memory:
             "store": self.store.url,
             "embedder": getattr(self.embedder, "name", None),
             "planner": [p.name for p in self.planners],
-            "planner_failures": dict(self._failures),
         }
         out["pending"] = c["events"] - c["folded"]
-        for planner in self.planners:
-            usage = getattr(planner, "usage", None)
-            if callable(usage):  # the LLM planner: calls, tokens, failures, fallbacks
-                out["llm"] = usage(ns)
-                break
+        with self._lock(ns):
+            self.graph(ns)  # restores the counters kept in the store
+            # planner_failures, and llm (calls, tokens, failures, fallbacks) when an LLM
+            # was ever used in this namespace
+            out.update(self._merged_usage(ns, self._usage_saved.get(ns, {})))
         return out
 
     # ----------------------------------------------------------------- recall
@@ -528,8 +589,13 @@ class Memory:
             return pack
         from enfold.write.planner_llm import LLMWriter
 
-        pack.answer = LLMWriter(client).answer(query, pack.render(self.settings.context_tokens),
-                                               namespace=self._ns(namespace))
+        ns = self._ns(namespace)
+        try:
+            pack.answer = LLMWriter(client).answer(
+                query, pack.render(self.settings.context_tokens), namespace=ns)
+        finally:
+            with self._lock(ns):
+                self._save_usage(ns)
         return pack
 
     # ----------------------------------------------------------------- forget

@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -352,6 +352,9 @@ def speak(error: str, handles: P.HandleTable, index: Sequence[int], offset: int)
 
 
 # -------------------------------------------------------------------- the planner
+_PLANNER_COUNTERS = ("events", "from_batch", "plan_retries", "fallbacks", "stale_shares")
+
+
 class LLMPlanner:
     """A planner whose concept, intent and relation ops come from an LLM; see the module."""
 
@@ -392,9 +395,18 @@ class LLMPlanner:
         out = dict(self.client.usage(namespace))
         rows = self._counts.values() if namespace is None else [self._counts.get(namespace,
                                                                                    Counter())]
-        for key in ("events", "from_batch", "plan_retries", "fallbacks", "stale_shares"):
+        for key in _PLANNER_COUNTERS:
             out[key] = sum(r[key] for r in rows)
         return out
+
+    def restore_usage(self, namespace: str, counts: Mapping[str, Any]) -> None:
+        """Add the counters of :meth:`usage` recorded by an earlier process."""
+        self.client.restore_usage(namespace, counts)
+        row = self._counts.setdefault(namespace, Counter())
+        for key in _PLANNER_COUNTERS:
+            value = counts.get(key)
+            if isinstance(value, int) and value > 0:
+                row[key] += value
 
     def close(self) -> None:
         self.client.close()
