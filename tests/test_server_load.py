@@ -325,6 +325,19 @@ def test_sigterm_drains_the_backlog_and_exits_zero(tmp_path: Path) -> None:
                                             for i in range(100)]})
                 assert r.status_code == 202
             backlog = c.get("/readyz").json()["backlog"]
+        # A listener on the SSE stream must not hold the shutdown up: its stream ends.
+        ended = threading.Event()
+
+        def listen() -> None:
+            with httpx.stream("GET", f"{srv.base}/v1/namespaces/dr/stream", headers=h,
+                              timeout=30) as stream:
+                for _ in stream.iter_lines():
+                    pass
+            ended.set()
+
+        listener = threading.Thread(target=listen, daemon=True)
+        listener.start()
+        time.sleep(0.3)
         srv.proc.send_signal(signal.SIGTERM)
         try:
             late = httpx.post(f"{srv.base}/v1/namespaces/dr/events", headers=h,
@@ -333,6 +346,7 @@ def test_sigterm_drains_the_backlog_and_exits_zero(tmp_path: Path) -> None:
         except httpx.HTTPError:
             pass  # or the listener is already closed: either way nothing is accepted
         assert srv.proc.wait(60) == 0, srv.log.read_text()
+        assert ended.wait(5)
     ids, last, cursor = _store_state(db)["dr"]
     assert backlog > 0, "nothing was pending at SIGTERM: the test did not test draining"
     assert len(ids) == 800 and cursor == last

@@ -492,8 +492,10 @@ def search(namespace: Namespace, st: StateDep,
          summary="Server-Sent Events: 'intent' and 'reactivation' notifications")
 async def stream(namespace: Namespace, st: StateDep) -> EventSourceResponse:
     events = sse_events(st.memory.notifier, namespace, stopping=lambda: st.draining)
+    # On shutdown the generator sees `draining` within a second and ends the stream cleanly;
+    # the grace period keeps sse-starlette from cutting it off before that.
     return EventSourceResponse(events, ping=int(st.settings.sse_ping_s),
-                               headers={"Cache-Control": "no-store"})
+                               headers={"Cache-Control": "no-store"}, shutdown_grace_period=3)
 
 
 @api.get("/export", tags=["admin"], response_class=Response,
