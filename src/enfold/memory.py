@@ -24,7 +24,14 @@ from typing import IO, TYPE_CHECKING, Any, Self
 import numpy as np
 from pydantic import ValidationError
 
-from enfold.errors import ConfigError, InputError, NamespaceError, NotFound, PlanError
+from enfold.errors import (
+    ConfigError,
+    EnfoldError,
+    InputError,
+    NamespaceError,
+    NotFound,
+    PlanError,
+)
 from enfold.events import EventIn, event_from_mapping, event_record, make_event
 from enfold.graph import ChangeSet, WorkingGraph
 from enfold.intents import IntentEngine, IntentReport, list_intents
@@ -71,7 +78,8 @@ class Memory:
         # event. A server folding in the background turns this off to keep reads fast.
         self.fold_on_read = True
         self._graphs: dict[str, WorkingGraph] = {}
-        self._locks: dict[str, threading.RLock] = {}
+        self._locks: dict[str, NamespaceLock] = {}
+        self._tokens: dict[str, tuple[int, int]] = {}  # store change token last seen
         self._guard = threading.Lock()
         self._failures: dict[str, dict[str, int]] = {}  # namespace → planner → failures
         self._usage_saved: dict[str, dict[str, Any]] = {}  # what the store holds
@@ -175,9 +183,27 @@ class Memory:
     def _ns(self, namespace: str | None) -> str:
         return self.namespace if namespace is None else self._check_ns(namespace)
 
-    def _lock(self, ns: str) -> threading.RLock:
+    def _lock(self, ns: str) -> NamespaceLock:
         with self._guard:
-            return self._locks.setdefault(ns, threading.RLock())
+            found = self._locks.get(ns)
+            if found is None:
+                found = self._locks[ns] = NamespaceLock(ns, self._sync, self._synced)
+            return found
+
+    # Another process (a second worker, the CLI next to a server) may change a namespace in
+    # the store. The store's change token moves with every fold, pass or edit; it is read
+    # when this process last let go of the namespace and again when it takes it, and a
+    # cached working graph that missed a change is dropped (it reloads on next use).
+    def _sync(self, ns: str) -> None:
+        if self.store.shared and ns in self._graphs and self.store.change_token(ns) != self._tokens.get(ns):
+            self._graphs.pop(ns, None)
+
+    def _synced(self, ns: str) -> None:
+        if self.store.shared and ns in self._graphs:
+            try:
+                self._tokens[ns] = self.store.change_token(ns)
+            except EnfoldError:  # unknown: reload next time rather than trust the cache
+                self._tokens.pop(ns, None)
 
     def graph(self, namespace: str | None = None) -> WorkingGraph:
         """The working graph of a namespace, loaded from the store on first use."""
@@ -738,6 +764,38 @@ class Memory:
                 self.store.commit(ns, changes, cursor=int(header.get("cursor", 0)))
             self._graphs.pop(ns, None)
         return counts
+
+
+class NamespaceLock:
+    """A namespace's re-entrant lock that calls ``on_enter(ns)`` when a thread first takes
+    it and ``on_exit(ns)`` when that thread finally lets go (not on nested use)."""
+
+    def __init__(self, ns: str, on_enter: Callable[[str], None],
+                 on_exit: Callable[[str], None]) -> None:
+        self.ns = ns
+        self._lock = threading.RLock()
+        self._depth = 0  # changed only by the thread holding the lock
+        self._on_enter, self._on_exit = on_enter, on_exit
+
+    def __enter__(self) -> Self:
+        self._lock.acquire()
+        self._depth += 1
+        if self._depth == 1:
+            try:
+                self._on_enter(self.ns)
+            except BaseException:
+                self._depth -= 1
+                self._lock.release()
+                raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self._depth == 1:
+                self._on_exit(self.ns)
+        finally:
+            self._depth -= 1
+            self._lock.release()
 
 
 def _lines(lines: Iterable[str]) -> Iterator[str]:

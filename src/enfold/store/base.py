@@ -84,6 +84,7 @@ class Store(Protocol):
     """What enfold needs from a storage backend. Every method is namespace-scoped."""
 
     url: str
+    shared: bool  # whether other processes can write to it (an in-memory store cannot)
 
     def close(self) -> None: ...
 
@@ -103,6 +104,12 @@ class Store(Protocol):
     def last_seq(self, namespace: str) -> int: ...
 
     def get_cursor(self, namespace: str) -> int: ...
+
+    def change_token(self, namespace: str) -> tuple[int, int]:
+        """(folding cursor, last op-log sequence number): changes whenever any process
+        folds, consolidates or edits the namespace's graph, so a process can tell that its
+        working graph went stale."""
+        ...
 
     # graph
     def load_graph(self, namespace: str, *, folded_only: bool = True) -> GraphSnapshot: ...

@@ -118,6 +118,7 @@ class PostgresStore:
     def __init__(self, url: str, *, dtype: str = "float32", pool_size: int = 8,
                  timeout: float = 30.0) -> None:
         self.url = redact(url)
+        self.shared = True
         self.dtype = np.dtype(dtype)
         self._local = threading.local()
         try:  # one direct attempt first: a wrong URL fails at once with the server's reason
@@ -296,6 +297,12 @@ class PostgresStore:
     def get_cursor(self, namespace: str) -> int:
         rows = self._q("SELECT seq FROM cursors WHERE namespace = %s", (namespace,))
         return int(rows[0][0]) if rows else 0
+
+    def change_token(self, namespace: str) -> tuple[int, int]:
+        row = self._q("SELECT (SELECT seq FROM cursors WHERE namespace = %s), "
+                      "(SELECT MAX(seq) FROM oplog WHERE namespace = %s)",
+                      (namespace, namespace))[0]
+        return int(row[0] or 0), int(row[1] or 0)
 
     # ------------------------------------------------------------ graph
     def load_graph(self, namespace: str, *, folded_only: bool = True) -> GraphSnapshot:

@@ -45,6 +45,7 @@ class SQLiteStore:
     def __init__(self, path: str, *, url: str | None = None, dtype: str = "float32") -> None:
         self.path = path
         self.url = url or f"sqlite:///{path}"
+        self.shared = path != ":memory:"
         self.dtype = np.dtype(dtype)
         self._lock = threading.RLock()
         try:
@@ -208,6 +209,12 @@ class SQLiteStore:
     def get_cursor(self, namespace: str) -> int:
         rows = self._q("SELECT seq FROM cursors WHERE namespace = ?", (namespace,))
         return int(rows[0][0]) if rows else 0
+
+    def change_token(self, namespace: str) -> tuple[int, int]:
+        row = self._q("SELECT (SELECT seq FROM cursors WHERE namespace = ?), "
+                      "(SELECT MAX(seq) FROM oplog WHERE namespace = ?)",
+                      (namespace, namespace))[0]
+        return int(row[0] or 0), int(row[1] or 0)
 
     # ------------------------------------------------------------ graph
     def load_graph(self, namespace: str, *, folded_only: bool = True) -> GraphSnapshot:
