@@ -56,3 +56,32 @@ def test_links_index_matches_a_scan_through_rollbacks() -> None:
     for nid in concepts[1:]:
         assert {e.key for _, e in g.links(nid)} == _scan(g, nid)
         assert all(other != concepts[0] for other, _ in g.links(nid))
+
+
+def test_provenance_that_only_grew_is_appended_not_rewritten() -> None:
+    g = WorkingGraph("ns")
+    g.begin()
+    g.put_node(Node(id="co_1", namespace="ns", kind=NodeKind.CONCEPT, text="c",
+                    grounded_in=("ev_1", "ev_2")))
+    reset, rows = g.changes().provenance_writes()
+    assert reset == [] and rows == [("co_1", 0, "ev_1"), ("co_1", 1, "ev_2")]
+    g.commit()
+
+    g.begin()  # reinforced twice in one transaction: only the two new entries are written
+    c = g.nodes["co_1"]
+    g.put_node(c.with_changes(grounded_in=(*c.grounded_in, "ev_3")))
+    g.put_node(g.nodes["co_1"].with_changes(grounded_in=("ev_1", "ev_2", "ev_3", "ev_4")))
+    reset, rows = g.changes().provenance_writes()
+    assert reset == [] and rows == [("co_1", 2, "ev_3"), ("co_1", 3, "ev_4")]
+    g.commit()
+
+    g.begin()  # an event retracted (forget): the stored list is rewritten
+    g.put_node(g.nodes["co_1"].with_changes(grounded_in=("ev_1", "ev_3", "ev_4")))
+    reset, rows = g.changes().provenance_writes()
+    assert reset == ["co_1"] and [r[2] for r in rows] == ["ev_1", "ev_3", "ev_4"]
+    g.commit()
+
+    g.begin()
+    g.remove_node("co_1")
+    assert g.changes().provenance_writes() == (["co_1"], [])
+    g.rollback()

@@ -244,7 +244,7 @@ def test_migrations_race_and_are_recorded_once(pg_url: str) -> None:
     for t in threads:
         t.join()
     assert not errors, errors
-    assert stores[0].migrations() == ["0001_initial.sql"]
+    assert stores[0].migrations() == ["0001_initial.sql", "0002_provenance.sql"]
     for s in stores:
         s.close()
 
@@ -284,3 +284,32 @@ def test_url_password_is_redacted_and_nul_refused(pg_url: str) -> None:
 def test_unreachable_server_is_a_store_error() -> None:
     with pytest.raises(StoreError, match="cannot open PostgreSQL store"):
         open_store("postgresql://nobody@127.0.0.1:1/none?connect_timeout=1")
+
+
+def test_sqlite_store_from_before_the_provenance_table_keeps_provenance(tmp_path) -> None:
+    """A store written before migration 0004 kept provenance as a JSON list in the node's
+    row; opening it moves every list into the provenance table, in order."""
+    import json
+    import sqlite3
+    from importlib import resources
+
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    folder = resources.files("enfold.store") / "migrations" / "sqlite"
+    db.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at REAL)")
+    for name in ("0001_initial.sql", "0002_fts_rowids.sql", "0003_keys_leases.sql"):
+        db.executescript((folder / name).read_text(encoding="utf-8"))
+        db.execute("INSERT INTO migrations VALUES (?, 0)", (name,))
+    db.execute("INSERT INTO nodes (namespace, id, kind, text, attrs, grounded_in, created_at, "
+               "updated_at, last_access, access_count, plan_id) VALUES "
+               "('A', 'co_1', 'concept', 'Running', '{}', ?, 0, 0, 0, 0, NULL)",
+               (json.dumps(["ev_3", "ev_1", "ev_2"]),))
+    db.commit()
+    db.close()
+    store = open_store(str(path))
+    try:
+        node = store.get_node("A", "co_1")
+        assert node is not None and node.grounded_in == ("ev_3", "ev_1", "ev_2")
+        assert [n.grounded_in for n in store.load_graph("A").nodes] == [("ev_3", "ev_1", "ev_2")]
+    finally:
+        store.close()

@@ -32,10 +32,34 @@ class ChangeSet:
     meta: dict[str, Any] = field(default_factory=dict)
     purge_history: set[str] = field(default_factory=set)  # node ids whose op log is erased
     purge_cache: set[str] = field(default_factory=set)  # embedding-cache hashes to erase
+    # A changed node's provenance as the store held it before the transaction: a node whose
+    # provenance only grew is stored by appending the new entries (see provenance_writes).
+    prov_before: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def empty(self) -> bool:
         return not (self.nodes or self.edges or self.vectors or self.aliases or self.ops
                     or self.meta or self.purge_history or self.purge_cache)
+
+    def provenance_writes(self) -> tuple[list[str], list[tuple[str, int, str]]]:
+        """How a store brings its provenance rows in line with this change set: the node
+        ids whose rows are deleted first, and the (node id, position, event id) rows to
+        insert. A node whose provenance only grew (a concept reinforced by its 1,000th
+        event) appends one row instead of rewriting a thousand."""
+        reset: list[str] = []
+        rows: list[tuple[str, int, str]] = []
+        for node_id, node in self.nodes.items():
+            if node is None:
+                reset.append(node_id)
+                continue
+            before = self.prov_before.get(node_id)
+            new = node.grounded_in
+            if before is None or new[:len(before)] != before:
+                reset.append(node_id)
+                start = 0
+            else:
+                start = len(before)
+            rows.extend((node_id, pos, new[pos]) for pos in range(start, len(new)))
+        return reset, rows
 
 
 class WorkingGraph:
@@ -184,10 +208,13 @@ class WorkingGraph:
     # ------------------------------------------------------------------ writing
     def put_node(self, node: Node, *, persist: bool = True) -> None:
         """Add or replace a node; ``persist=False`` for one the store already holds."""
-        self._record("node", node.id, self.nodes.get(node.id))
+        before = self.nodes.get(node.id)
+        self._record("node", node.id, before)
         self._set_node(node.id, node)
         if persist:
-            self.changes().nodes[node.id] = node
+            changes = self.changes()
+            changes.nodes[node.id] = node
+            changes.prov_before.setdefault(node.id, () if before is None else before.grounded_in)
 
     def remove_node(self, node_id: str) -> None:
         """Remove a node with all its edges and its vector."""
@@ -195,9 +222,12 @@ class WorkingGraph:
             self.remove_edge(e.key)
         if self.vector(node_id) is not None:
             self.set_vector(node_id, None)
-        self._record("node", node_id, self.nodes.get(node_id))
+        before = self.nodes.get(node_id)
+        self._record("node", node_id, before)
         self._set_node(node_id, None)
-        self.changes().nodes[node_id] = None
+        changes = self.changes()
+        changes.nodes[node_id] = None
+        changes.prov_before.setdefault(node_id, () if before is None else before.grounded_in)
 
     def put_edge(self, edge: Edge) -> None:
         self._record("edge", edge.key, self.edge(*edge.key))

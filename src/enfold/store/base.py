@@ -65,8 +65,9 @@ class ApiKey:
 #: copied; ``api_keys`` rows carry their namespace too).
 TABLES: dict[str, tuple[str, ...]] = {
     "events": ("namespace", "seq", "id", "content_hash", "external_id"),
-    "nodes": ("namespace", "id", "kind", "text", "attrs", "grounded_in", "created_at",
-              "updated_at", "last_access", "access_count", "plan_id"),
+    "nodes": ("namespace", "id", "kind", "text", "attrs", "created_at", "updated_at",
+              "last_access", "access_count", "plan_id"),
+    "provenance": ("namespace", "node_id", "pos", "event_id"),
     "edges": ("namespace", "src", "type", "dst", "weight", "created_at", "updated_at",
               "plan_id"),
     "vectors": ("namespace", "node_id", "dim", "dtype", "data"),

@@ -49,8 +49,8 @@ _GRAPH_LOCK_SEED = 2
 _K1 = 1.2
 _B = 0.75
 
-_NODE_COLS = ("namespace, id, kind, text, attrs, grounded_in, created_at, updated_at, "
-              "last_access, access_count, plan_id")
+_NODE_COLS = ("namespace, id, kind, text, attrs, created_at, updated_at, last_access, "
+              "access_count, plan_id")
 _NODE_UPDATE = ", ".join(f"{c} = EXCLUDED.{c}" for c in
                          [*(c.strip() for c in _NODE_COLS.split(",")[2:]), "tlen", "tsv"])
 _KEY_COLS = "id, namespace, key_hash, label, created_at, revoked_at"
@@ -211,20 +211,28 @@ class PostgresStore:
     def _node_row(n: Node, search: str) -> tuple[Any, ...]:
         return (
             n.namespace, n.id, n.kind.value, _text(n.text), _dumps(dict(n.attrs)),
-            _dumps(list(n.grounded_in)), n.created_at, n.updated_at, n.last_access,
-            n.access_count, n.plan_id, len(_WORD.findall(search)), _text(search),
+            n.created_at, n.updated_at, n.last_access, n.access_count, n.plan_id,
+            len(_WORD.findall(search)), _text(search),
         )
 
     @staticmethod
-    def _row_node(r: Sequence[Any]) -> Node:
+    def _row_node(r: Sequence[Any], grounded_in: Sequence[str] = ()) -> Node:
         return Node(
             namespace=r[0], id=r[1], kind=NodeKind(r[2]), text=r[3], attrs=json.loads(r[4]),
-            grounded_in=tuple(json.loads(r[5])), created_at=r[6], updated_at=r[7],
-            last_access=r[8], access_count=r[9], plan_id=r[10],
+            grounded_in=tuple(grounded_in), created_at=r[5], updated_at=r[6],
+            last_access=r[7], access_count=r[8], plan_id=r[9],
         )
 
+    @staticmethod
+    def _provenance(rows: Iterable[Sequence[Any]]) -> dict[str, list[str]]:
+        """(node id, event id) rows in order → provenance lists by node."""
+        out: dict[str, list[str]] = {}
+        for nid, eid in rows:
+            out.setdefault(nid, []).append(eid)
+        return out
+
     _NODE_INSERT = (f"INSERT INTO nodes ({_NODE_COLS}, tlen, tsv) VALUES "
-                    "(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s, to_tsvector('enfold', %s))")
+                    "(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s, to_tsvector('enfold', %s))")
 
     def _blob(self, vec: np.ndarray) -> tuple[int, str, bytes]:
         v = np.asarray(vec, dtype=self.dtype).reshape(-1)
@@ -311,7 +319,10 @@ class PostgresStore:
             crow = conn.execute("SELECT seq FROM cursors WHERE namespace = %s",
                                 (namespace,)).fetchone()
             cursor = int(crow[0]) if crow else 0
-            nodes = [self._row_node(r) for r in conn.execute(
+            prov = self._provenance(conn.execute(
+                "SELECT node_id, event_id FROM provenance WHERE namespace = %s "
+                "ORDER BY node_id, pos", (namespace,)))
+            nodes = [self._row_node(r, prov.get(r[1], ())) for r in conn.execute(
                 f"SELECT {_NODE_COLS} FROM nodes WHERE namespace = %s", (namespace,))]
             if folded_only:
                 nodes = [n for n in nodes if n.kind is not NodeKind.EVENT
@@ -373,6 +384,15 @@ class PostgresStore:
         if rows:
             cur.executemany(f"{self._NODE_INSERT} ON CONFLICT (namespace, id) DO UPDATE SET "
                             f"{_NODE_UPDATE}", rows)
+        reset, prov_rows = changes.provenance_writes()
+        if reset:
+            cur.execute("DELETE FROM provenance WHERE namespace = %s AND node_id = ANY(%s)",
+                        (namespace, reset))
+        if prov_rows:
+            cur.executemany(
+                "INSERT INTO provenance (namespace, node_id, pos, event_id) VALUES "
+                "(%s,%s,%s,%s) ON CONFLICT (namespace, node_id, pos) DO UPDATE SET "
+                "event_id = EXCLUDED.event_id", [(namespace, *r) for r in prov_rows])
 
     def _commit_rest(self, cur: psycopg.Cursor[Any], namespace: str, changes: ChangeSet
                      ) -> None:
@@ -430,7 +450,12 @@ class PostgresStore:
     def get_node(self, namespace: str, node_id: str) -> Node | None:
         rows = self._q(f"SELECT {_NODE_COLS} FROM nodes WHERE namespace = %s AND id = %s",
                        (namespace, node_id))
-        return self._row_node(rows[0]) if rows else None
+        if not rows:
+            return None
+        prov = self._provenance(self._q(
+            "SELECT node_id, event_id FROM provenance WHERE namespace = %s AND node_id = %s "
+            "ORDER BY pos", (namespace, node_id)))
+        return self._row_node(rows[0], prov.get(node_id, ()))
 
     def resolve_alias(self, namespace: str, node_id: str) -> str | None:
         rows = self._q("SELECT new_id FROM aliases WHERE namespace = %s AND old_id = %s",
@@ -493,8 +518,8 @@ class PostgresStore:
         with self._tx() as conn:
             self._lock(conn, namespace, _APPEND_LOCK_SEED)
             self._lock(conn, namespace, _GRAPH_LOCK_SEED)
-            for table in ("nodes", "events", "edges", "vectors", "aliases", "oplog", "cursors",
-                          "meta", "embed_cache"):
+            for table in ("nodes", "provenance", "events", "edges", "vectors", "aliases",
+                          "oplog", "cursors", "meta", "embed_cache"):
                 conn.execute(f"DELETE FROM {table} WHERE namespace = %s".encode(),
                              (namespace,))
 

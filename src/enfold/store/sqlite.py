@@ -131,21 +131,34 @@ class SQLiteStore:
     @staticmethod
     def _node_row(n: Node) -> tuple[Any, ...]:
         return (
-            n.namespace, n.id, n.kind.value, n.text, _dumps(dict(n.attrs)),
-            _dumps(list(n.grounded_in)), n.created_at, n.updated_at, n.last_access,
-            n.access_count, n.plan_id,
+            n.namespace, n.id, n.kind.value, n.text, _dumps(dict(n.attrs)), n.created_at,
+            n.updated_at, n.last_access, n.access_count, n.plan_id,
         )
 
     @staticmethod
-    def _row_node(r: Sequence[Any]) -> Node:
+    def _row_node(r: Sequence[Any], grounded_in: Sequence[str] = ()) -> Node:
         return Node(
             namespace=r[0], id=r[1], kind=NodeKind(r[2]), text=r[3], attrs=json.loads(r[4]),
-            grounded_in=tuple(json.loads(r[5])), created_at=r[6], updated_at=r[7],
-            last_access=r[8], access_count=r[9], plan_id=r[10],
+            grounded_in=tuple(grounded_in), created_at=r[5], updated_at=r[6],
+            last_access=r[7], access_count=r[8], plan_id=r[9],
         )
 
-    _NODE_COLS = ("namespace, id, kind, text, attrs, grounded_in, created_at, updated_at, "
-                  "last_access, access_count, plan_id")
+    _NODE_COLS = ("namespace, id, kind, text, attrs, created_at, updated_at, last_access, "
+                  "access_count, plan_id")
+    _NODE_VALUES = "(?,?,?,?,?,?,?,?,?,?)"
+
+    def _provenance(self, namespace: str, node_id: str | None = None) -> dict[str, list[str]]:
+        """Provenance lists by node (of one node, or of the whole namespace)."""
+        out: dict[str, list[str]] = {}
+        if node_id is None:
+            rows = self._q("SELECT node_id, event_id FROM provenance WHERE namespace = ? "
+                           "ORDER BY node_id, pos", (namespace,))
+        else:
+            rows = self._q("SELECT node_id, event_id FROM provenance WHERE namespace = ? "
+                           "AND node_id = ? ORDER BY pos", (namespace, node_id))
+        for nid, eid in rows:
+            out.setdefault(nid, []).append(eid)
+        return out
 
     def _blob(self, vec: np.ndarray) -> tuple[int, str, bytes]:
         v = np.asarray(vec, dtype=self.dtype).reshape(-1)
@@ -185,7 +198,7 @@ class SQLiteStore:
                     (namespace, last, node.id, rec.content_hash, rec.external_id),
                 )
                 db.execute(
-                    f"INSERT INTO nodes ({self._NODE_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    f"INSERT INTO nodes ({self._NODE_COLS}) VALUES {self._NODE_VALUES}",
                     self._node_row(node),
                 )
                 _fts_put(db, namespace, node.id, node.kind.value, node.text)
@@ -222,7 +235,8 @@ class SQLiteStore:
         rows = self._q(
             f"SELECT {self._NODE_COLS} FROM nodes WHERE namespace = ?", (namespace,)
         )
-        nodes = [self._row_node(r) for r in rows]
+        prov = self._provenance(namespace)
+        nodes = [self._row_node(r, prov.get(r[1], ())) for r in rows]
         if folded_only:
             nodes = [
                 n for n in nodes
@@ -275,11 +289,15 @@ class SQLiteStore:
                 if node.namespace != namespace:
                     raise StoreError(f"node {node_id} belongs to {node.namespace!r}")
                 db.execute(
-                    f"INSERT OR REPLACE INTO nodes ({self._NODE_COLS}) "
-                    "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    f"INSERT OR REPLACE INTO nodes ({self._NODE_COLS}) VALUES {self._NODE_VALUES}",
                     self._node_row(node),
                 )
                 _fts_put(db, namespace, node.id, node.kind.value, _fts_text(node))
+            reset, prov_rows = changes.provenance_writes()
+            db.executemany("DELETE FROM provenance WHERE namespace = ? AND node_id = ?",
+                           [(namespace, i) for i in reset])
+            db.executemany("INSERT OR REPLACE INTO provenance (namespace, node_id, pos, event_id)"
+                           " VALUES (?,?,?,?)", [(namespace, *r) for r in prov_rows])
             for (src, type_, dst), edge in changes.edges.items():
                 if edge is None:
                     db.execute(
@@ -344,7 +362,9 @@ class SQLiteStore:
             f"SELECT {self._NODE_COLS} FROM nodes WHERE namespace = ? AND id = ?",
             (namespace, node_id),
         )
-        return self._row_node(rows[0]) if rows else None
+        if not rows:
+            return None
+        return self._row_node(rows[0], self._provenance(namespace, node_id).get(node_id, ()))
 
     def resolve_alias(self, namespace: str, node_id: str) -> str | None:
         rows = self._q(
@@ -423,8 +443,8 @@ class SQLiteStore:
 
     def wipe(self, namespace: str) -> None:
         with self._tx() as db:
-            for table in ("nodes", "events", "edges", "vectors", "aliases", "oplog", "cursors",
-                          "meta", "embed_cache"):
+            for table in ("nodes", "provenance", "events", "edges", "vectors", "aliases",
+                          "oplog", "cursors", "meta", "embed_cache"):
                 db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM node_fts WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM fts_rows WHERE namespace = ?", (namespace,))
@@ -515,7 +535,7 @@ class SQLiteStore:
         with self._tx() as db:
             db.executemany(f"INSERT INTO {table} ({', '.join(cols)}) "
                            f"VALUES ({','.join('?' * len(cols))})", rows)
-            if table == "nodes":
+            if table == "nodes":  # (the FTS text does not depend on provenance)
                 for r in rows:
                     node = self._row_node(r)
                     _fts_put(db, node.namespace, node.id, node.kind.value, _fts_text(node))
