@@ -578,3 +578,28 @@ def test_usage_and_token_budget_survive_a_restart(server, tmp_path):
         assert stats["llm"]["budget_rejections"] >= 1
         assert stats["planner_failures"] == {"llm": 1}
     assert len(server.chat_requests) == requests
+
+
+def test_bench_llm_command_writes_the_cost_table(tmp_path):
+    import json as _json
+
+    from click.testing import CliRunner
+
+    from enfold.cli import cli
+    from enfold.demo import demo_events
+
+    data = tmp_path / "events.jsonl"
+    data.write_text("".join(_json.dumps(e) + "\n" for e in demo_events()[:12]))
+    out = tmp_path / "llm.json"
+    res = CliRunner().invoke(cli, ["bench", "llm", "--batch", "1,3", "--data", str(data),
+                                   "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    result = _json.loads(out.read_text())
+    assert result["benchmark"] == "llm" and result["config"]["events"] == 12
+    one, three = result["systems"]["batch 1"], result["systems"]["batch 3"]
+    assert one["calls_per_event"] >= 1.0 > three["calls_per_event"]
+    assert out.with_suffix(".md").exists()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "ok"}\n{"ts": 5}\n')
+    res = CliRunner().invoke(cli, ["bench", "llm", "--data", str(bad)])
+    assert res.exit_code != 0 and "line 2" in res.output

@@ -104,6 +104,65 @@ def locomo(ctx: click.Context, data: Path, embedder_name: str, conversations: in
 
 
 @bench.command()
+@click.option("--batch", "batches", default="1,2,4,8", show_default=True,
+              help="Micro-batch sizes to compare (events folded per LLM call).")
+@click.option("--data", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="Events as JSON Lines [default: the bundled demo scenario].")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the JSON result here and a Markdown table beside it (.md).")
+@click.pass_context
+def llm(ctx: click.Context, batches: str, data: Path | None, out: Path | None) -> None:
+    """LLM calls and prompt/completion tokens per event, micro-batching off and on, against
+    the scripted OpenAI-compatible server (real HTTP, no model: the prompt's cost)."""
+    import time
+
+    from enfold.bench.llm_cost import measure
+    from enfold.bench.report import write_result
+    from enfold.demo import demo_events
+    from enfold.errors import EnfoldError
+    from enfold.events import event_from_mapping
+    from enfold.settings import Settings
+
+    try:
+        sizes = [int(b) for b in batches.split(",") if b.strip()]
+    except ValueError:
+        raise click.BadParameter(f"not a list of integers: {batches!r}",
+                                 param_hint="--batch") from None
+    if not sizes or min(sizes) < 1:
+        raise click.BadParameter("batch sizes must be ≥ 1", param_hint="--batch")
+    if data is None:
+        events = demo_events()
+    else:
+        from enfold.cli import read_jsonl
+
+        events = []
+        for lineno, obj in read_jsonl(data):
+            try:
+                event_from_mapping(obj, Settings())  # refuse a bad line before any folding
+            except EnfoldError as exc:
+                raise click.ClickException(f"{data}: line {lineno}: {exc}") from None
+            events.append(obj)
+    t0 = time.perf_counter()
+    table = measure(events, sizes)
+    systems = {f"batch {b}": {k: round(v, 3) for k, v in row.items()} for b, row in table.items()}
+    config = {"planner": "llm", "server": "scripted (enfold.testing.fake_llm)",
+              "embedder": "hash", "events": len(events),
+              "data": str(data) if data else "bundled demo",
+              "tokens": "the scripted server's word counts; prompt_chars_per_event / 4 "
+                        "estimates real tokenizer tokens"}
+    result = write_result("llm", config, systems, time.perf_counter() - t0, out)
+    if getattr(ctx.find_root().obj, "as_json", False):
+        click.echo(json.dumps(result))
+        return
+    click.echo(f"{len(events)} events; tokens are the scripted server's word counts")
+    for name, row in systems.items():
+        click.echo(f"{name:<8} calls/event {row['calls_per_event']:.3f}  prompt tokens/event "
+                   f"{row['prompt_tokens_per_event']:.0f} (~{row['prompt_chars_per_event'] / 4:.0f}"
+                   f" real)  completion tokens/event {row['completion_tokens_per_event']:.1f}  "
+                   f"fallbacks {row['fallbacks']:.0f}")
+
+
+@bench.command()
 @click.option("--data", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="Collapse-probe JSON Lines [default: the bundled 42 items].")
 @click.option("--embedder", "embedder_name", type=click.Choice(["hash", "minilm"]),

@@ -37,6 +37,7 @@ _NEAREST = re.compile(r"^concepts: (.*)$", re.MULTILINE)
 _HIT = re.compile(r"\[(\d+)\] ([0-9.]+)")
 _LOOSE = re.compile(r"^(E\d+) event \([^)]*\): (.*)$", re.MULTILINE)
 _WORD = re.compile(r"[a-z]+")
+_EVIDENCE = re.compile(r"<event>(.*?)</event>", re.DOTALL)
 _COMMON = frozenset([
     "about", "after", "again", "before", "being", "could", "every", "first", "their", "there",
     "these", "thing", "think", "those", "three", "today", "tomorrow", "which", "while", "would",
@@ -63,6 +64,10 @@ def scripted_executive(body: Mapping[str, Any], *, reinforce_at: float = 0.2) ->
     two or more content words with at least two events not yet in any concept.
     """
     prompt = str(body["messages"][-1]["content"])
+    schema = (body.get("response_format") or {}).get("json_schema") or {}
+    if schema.get("name") in ("statement", "label"):  # a fact statement or an intent label
+        first = next(iter(_EVIDENCE.findall(prompt)), "what the events report")
+        return Reply(json.dumps({schema["name"]: " ".join(first.split()[:12])}))
     new = _NEW_EVENT.findall(prompt)
     loose_part = prompt.split("## Recent events not yet in any concept", 1)[-1]
     loose_part = loose_part.split("\n## ", 1)[0]
