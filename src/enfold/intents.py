@@ -105,6 +105,7 @@ GOAL_SCAN = 24
 LATE_RESOLUTION_DAYS = 7.0
 #: Grounding events looked at per concept (recent end) for habits and shared grounding.
 RECENT_EVENTS = 64
+LINKS_CACHE = "intents.concept_links"  # graph state: concept id → (stamp, links)
 #: A term in more than this share of the stream's events is too common to tie a completion
 #: to an intent (applied once the stream has 20 events).
 COMMON_TERM_SHARE = 0.3
@@ -257,6 +258,25 @@ def concept_links(graph: WorkingGraph, concept_id: str) -> dict[str, float]:
         size = min(mine, len(graph.nodes[other].grounded_in))
         out[other] = max(out.get(other, 0.0), min(1.0, k / max(1, size)))
     return out
+
+
+def cached_links(graph: WorkingGraph, concept_id: str) -> dict[str, float]:
+    """:func:`concept_links`, remembered until the concept itself changes (its provenance
+    or any update): the goal scan asks for the same few concepts event after event.
+
+    A concept's shared-event overlap moves when one of its own recent events joins another
+    concept — which reinforces that concept and so changes it — or, slightly, when the other
+    concept grows; the second is tolerated until the concept's next change.
+    """
+    node = graph.nodes[concept_id]
+    stamp = (len(node.grounded_in), node.updated_at, node.attrs.get("level"))
+    cache: dict[str, tuple[Any, dict[str, float]]] = graph.state.setdefault(LINKS_CACHE, {})
+    hit = cache.get(concept_id)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    links = concept_links(graph, concept_id)
+    cache[concept_id] = (stamp, links)
+    return links
 
 
 def direct_events(graph: WorkingGraph, concept_id: str, n: int = RECENT_EVENTS
@@ -916,9 +936,9 @@ class _Tx:
         """Intents of ``category`` (any status but expired) triggered by these concepts."""
         out: dict[str, None] = {}
         for cid in concepts:
-            for e in self.g.out_edges(cid):
+            for _, e in self.g.links(cid, (EdgeType.TRIGGERS,)):
                 n = self.g.nodes.get(e.dst)
-                if (e.type is EdgeType.TRIGGERS and n is not None
+                if (e.src == cid and n is not None
                         and n.kind is NodeKind.INTENT and category_of(n) == category
                         and status_of(n) != "expired"):
                     out[n.id] = None
@@ -972,7 +992,7 @@ class _Tx:
         seen = set(queue)
         while queue and len(links) < GOAL_SCAN:
             cid = queue.pop(0)
-            links[cid] = concept_links(g, cid)
+            links[cid] = cached_links(g, cid)
             for other in links[cid]:
                 if other not in seen and active(other):
                     seen.add(other)
