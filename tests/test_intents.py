@@ -502,3 +502,51 @@ def test_cli_watch_intents_feedback(tmp_path):
     assert json.loads(cli("intents", "--status", "rejected").stdout)[0]["id"] == permit["id"]
     bad = cli("feedback", "in_missing", "accept")
     assert bad.returncode == 1 and "no intent" in bad.stderr
+
+
+def test_trigger_index_and_resting_intents_follow_the_graph():
+    """The per-concept index of triggered intents equals a scan of the graph (after a
+    stream with habits, deadlines and a rolled-back plan); an undated intent not
+    reinforced for LAPSE_DAYS rests out of the live set and comes back when reinforced."""
+    from enfold.intents import LAPSE_DAYS, TriggerIndex, _live
+
+    mem = Memory.open("memory:", embedder="hash", planner="local")
+    base = 1_790_000_000
+    for i in range(40):
+        text = (f"I need to send report {i} to Omar by Friday" if i % 5 == 0
+                else f"Ran {5 + i % 3} miles along the river, easy pace")
+        mem.add(text, source="Maya", ts=base + i * DAY / 2)
+    g = mem.graph()
+    index = TriggerIndex.of(g)
+
+    def scanned() -> dict[tuple[str, str], set[str]]:
+        out: dict[tuple[str, str], set[str]] = {}
+        for e in g.all_edges():
+            if e.type is EdgeType.TRIGGERS and e.src in g.by_kind[NodeKind.CONCEPT]:
+                cat = str(g.nodes[e.dst].attrs.get("category") or "goal")
+                out.setdefault((e.src, cat), set()).add(e.dst)
+        return out
+
+    def indexed() -> dict[tuple[str, str], set[str]]:
+        return {(c, cat): set(ids) for c, cats in index.by_concept.items()
+                for cat, ids in cats.items() if ids}
+
+    assert indexed() == scanned() and scanned()
+    (cid, _cat), iids = next(iter(scanned().items()))
+    iid = next(iter(iids))
+    g.begin()  # a rolled-back removal leaves the index as it was
+    g.remove_edge((cid, EdgeType.TRIGGERS, iid))
+    assert iid not in index.intents(cid, _cat) and indexed() == scanned()
+    g.rollback()
+    assert iid in index.intents(cid, _cat) and indexed() == scanned()
+
+    habit = next(g.nodes[i] for i in g.of_kind(NodeKind.INTENT)
+                 if g.nodes[i].attrs.get("category") == "habit")
+    last = float(habit.attrs["last_ts"])
+    assert _live(habit, last + (LAPSE_DAYS - 1) * DAY)
+    assert not _live(habit, last + (LAPSE_DAYS + 1) * DAY)
+    mem.add("Ran 6 miles along the river again", source="Maya",
+            ts=last + (LAPSE_DAYS + 5) * DAY)
+    habit = g.nodes[habit.id]
+    assert habit.attrs["status"] == "pending" and float(habit.attrs["last_ts"]) > last
+    assert _live(habit, float(habit.attrs["last_ts"]))

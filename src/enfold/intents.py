@@ -103,9 +103,12 @@ GOAL_ACTIVE_DAYS = 14.0
 GOAL_SCAN = 24
 #: An expired intent can still be resolved by a completion reported this late.
 LATE_RESOLUTION_DAYS = 7.0
+#: An undated open intent not reinforced for this long rests (see :func:`_live`).
+LAPSE_DAYS = 30.0
 #: Grounding events looked at per concept (recent end) for habits and shared grounding.
 RECENT_EVENTS = 64
-LINKS_CACHE = "intents.concept_links"  # graph state: concept id → (stamp, links)
+LINKS_CACHE = "intents.concept_links"
+TRIGGERS_INDEX = "intents.triggers"  # graph state: concept id → (stamp, links)
 #: A term in more than this share of the stream's events is too common to tie a completion
 #: to an intent (applied once the stream has 20 events).
 COMMON_TERM_SHARE = 0.3
@@ -462,7 +465,51 @@ def _live(node: Node, clock: float) -> bool:
     if status == "expired":
         end = node.attrs.get("due_end")
         return isinstance(end, (int, float)) and end >= clock - LATE_RESOLUTION_DAYS * DAY
+    if status in OPEN and node.attrs.get("due") is None:
+        # An undated intent (a habit, a goal) nobody has kept up for LAPSE_DAYS rests: it
+        # stays open in the graph, but the engine stops scanning it on every event until
+        # new evidence reinforces it.
+        last = node.attrs.get("last_ts")
+        last = float(last) if isinstance(last, (int, float)) else node.created_at
+        return last >= clock - LAPSE_DAYS * DAY
     return status in OPEN
+
+
+class TriggerIndex:
+    """The intents each concept TRIGGERS, by category, kept in step with the graph by an
+    edge listener (rollbacks included): finding a concept's habit or goal costs what that
+    concept has of them, not every deadline it ever raised."""
+
+    def __init__(self, graph: WorkingGraph) -> None:
+        self.graph = graph
+        self.by_concept: dict[str, dict[str, dict[str, None]]] = {}
+        for cid in graph.of_kind(NodeKind.CONCEPT):
+            for _, e in graph.links(cid, (EdgeType.TRIGGERS,)):
+                self._on_edge(e.key, e)
+        graph.edge_listeners.append(self._on_edge)
+
+    @classmethod
+    def of(cls, graph: WorkingGraph) -> TriggerIndex:
+        found = graph.state.get(TRIGGERS_INDEX)
+        if not isinstance(found, TriggerIndex):
+            found = graph.state[TRIGGERS_INDEX] = cls(graph)
+        return found
+
+    def _on_edge(self, key: tuple[str, EdgeType, str], edge: object) -> None:
+        src, type_, dst = key
+        if type_ is not EdgeType.TRIGGERS:
+            return
+        if edge is None:
+            for ids in self.by_concept.get(src, {}).values():
+                ids.pop(dst, None)
+            return
+        node = self.graph.nodes.get(dst)
+        if node is not None and node.kind is NodeKind.INTENT \
+                and src in self.graph.by_kind[NodeKind.CONCEPT]:
+            self.by_concept.setdefault(src, {}).setdefault(category_of(node), {})[dst] = None
+
+    def intents(self, concept_id: str, category: str) -> Iterable[str]:
+        return self.by_concept.get(concept_id, {}).get(category, {}).keys()
 
 
 class IntentEngine:
@@ -701,6 +748,8 @@ class _Tx:
         self.report.linked += len(linked)
         self.report.reinforced.append(iid)
         node = self.g.nodes[iid]
+        if _live(node, self.clock):  # a resting habit or goal is back in play
+            self.st.live[iid] = None
         if status_of(node) == "suppressed" and self.emerges(category_of(node), new_score):
             self.set_status(iid, "pending", "reinforced past its category's threshold")
             self.emerged(iid)
@@ -935,13 +984,13 @@ class _Tx:
     def existing(self, concepts: Iterable[str], category: str) -> list[str]:
         """Intents of ``category`` (any status but expired) triggered by these concepts."""
         out: dict[str, None] = {}
+        index = TriggerIndex.of(self.g)
         for cid in concepts:
-            for _, e in self.g.links(cid, (EdgeType.TRIGGERS,)):
-                n = self.g.nodes.get(e.dst)
-                if (e.src == cid and n is not None
-                        and n.kind is NodeKind.INTENT and category_of(n) == category
-                        and status_of(n) != "expired"):
-                    out[n.id] = None
+            for iid in index.intents(cid, category):
+                n = self.g.nodes.get(iid)
+                if (n is not None and self.g.edge(cid, EdgeType.TRIGGERS, iid) is not None
+                        and category_of(n) == category and status_of(n) != "expired"):
+                    out[iid] = None
         return list(out)
 
     def habit(self, cid: str) -> None:
