@@ -67,6 +67,7 @@ def test_plain_text_has_nothing() -> None:
          "2023-05-12"),
         ("The report is due tomorrow.", "The report is due tomorrow", "2023-05-09"),
         ("Send the invoices by Friday.", "Send the invoices by Friday", "2023-05-12"),
+        ("Submit 3 reports by Friday.", "Submit 3 reports by Friday", "2023-05-12"),
         ("I must call the bank.", "I must call the bank", None),
         ("Please remind me to book the hotel.", "remind me to book the hotel", None),
         ("Can you remind me to book the hotel?", "remind me to book the hotel", None),
@@ -93,6 +94,9 @@ def test_obligations(text: str, obligation: str, due: str | None) -> None:
         "I got to teach people vegan recipes on my own show.",
         "These moments remind me to slow down.",
         "It's what we still have to do.",
+        # a deadline-flagged time already past when stated reports, it does not commit
+        "We launched! 1,200 downloads by 9am, 4.7 stars, and one furious review.",
+        "Good week: we hit 300 signups by Friday.",
     ],
 )
 def test_not_obligations(text: str) -> None:

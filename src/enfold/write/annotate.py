@@ -7,7 +7,8 @@ adds three cue detectors of its own:
 
 * **Obligations** (SPEC §7 explicit intents): "I need to", "I have to", "I've got to",
   "I gotta", "I must", "I'm supposed to", "remind me to", "don't forget to", plus any sentence
-  with "deadline", "is due" or a deadline-flagged time ("submit it by Friday"). The obligation
+  with "deadline", "is due" or a deadline-flagged time still ahead of the event ("submit it
+  by Friday"; not a tally such as "1,200 downloads by noon"). The obligation
   text runs from the cue to the end of its clause (for deadline sentences: the sentence);
   ``due`` is the deadline-flagged time in that span, else the first time in it that ends after
   the event. Not obligations: negated or past cues ("I don't need to", "I had to"),
@@ -79,6 +80,12 @@ _OBLIGATION_CUE = re.compile(
     r"|(?:(?<![\w,] )|(?<=[Pp]lease )|(?<=you ))\b[Rr]emind\s+(?:me|us)\s+to\b"
     r"|\b(?:[Dd]on['’]t|[Dd]o\s+not)\s+(?:let\s+me\s+)?forget\s+to\b"
 )
+# "We launched! 1,200 downloads by noon", "we hit 300 signups by Friday": a count opening its
+# clause (or after had/got/hit/reached…) right before the time ("Submit 3 reports by Friday"
+# is still a duty).
+_TALLY_BEFORE = re.compile(
+    r"(?:^|[.!?;:,]\s*|\b(?:had|got|hit|reached|saw|made|passed|crossed)\s+)"
+    r"\d[\d,.]*\s*[kKmM%]?\s+[A-Za-z-]+\s+$")
 # "what we still have to do": a relative clause describes, it does not commit.
 _RELATIVE_BEFORE = re.compile(r"\b(?:what|which)\s+$", re.IGNORECASE)
 _DEADLINE_CUE = re.compile(
@@ -149,7 +156,11 @@ def find_obligations(
     ]
     # Sentences with a deadline but no explicit cue ("The report is due Friday.") count whole.
     seeds = [m.start() for m in _DEADLINE_CUE.finditer(text)]
-    seeds += [t.start for t in times if t.is_deadline]
+    # A deadline-flagged time seeds one only while it lies ahead, and not after a count
+    # ("1,200 downloads by noon" reports a tally; it commits to nothing).
+    seeds += [t.start for t in times
+              if t.is_deadline and (after is None or t.end_ts > after)
+              and not _TALLY_BEFORE.search(text, max(0, t.start - 40), t.start)]
     for pos in seeds:
         sentence = _sentence(text, pos)
         if not any(s < sentence[1] and sentence[0] < e for s, e in spans):

@@ -369,11 +369,8 @@ def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
         b.edge(ref, EdgeType.SUPPORTED_BY, ev.id, "the utterance the claim rests on")
         named = next((p.name for p in ann.people if p.name.lower() in c.target.lower()), None)
         b.claims.append((ref, named))
+    # (annotation already turned deadline-flagged times still ahead into obligations)
     obligations: list[tuple[str, Any]] = [(ob.text, ob.due) for ob in ann.obligations]
-    covered = {due.value for _, due in obligations if due is not None}
-    obligations += [(ev.text, tm) for tm in ann.times
-                    if tm.is_deadline and tm.value not in covered
-                    and tm.end_ts.timestamp() > ev.ts]  # a deadline already past is a report
     for text, due in obligations:
         attrs: dict[str, Any] = {
             "category": "deadline" if due is not None else "follow_up",
