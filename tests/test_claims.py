@@ -39,6 +39,8 @@ def test_first_person_opinion_belongs_to_the_speaker() -> None:
     [
         ("Gina said that the budget is fine", "Gina", "say", "the budget is fine", "the budget",
          "positive"),
+        ("Omar suspects the outage came from the DNS change", "Omar", "believe",
+         "the outage came from the DNS change", "the outage", "neutral"),
         ("my co-founder believes we should pivot", "Maya's co-founder", "believe",
          "we should pivot", "pivot", "neutral"),
         ("According to Sam, the deploy failed.", "Sam", "say", "the deploy failed", "the deploy",
@@ -156,3 +158,11 @@ def test_predicate_family() -> None:
     assert predicate_family("love") == predicate_family("hate") == "attitude"
     assert predicate_family("say") == predicate_family("argue") == "speech"
     assert predicate_family("think") == predicate_family("doubt") == "belief"
+
+
+def test_clauses_with_irregular_verbs_are_claims() -> None:
+    c = one("I believe the leak came from the contractor.")
+    assert (c.holder, c.predicate, c.target) == ("Maya", "believe", "the leak")
+    assert c.content == "the leak came from the contractor" and not c.reported
+    assert one("I think the deal fell through.").target == "the deal"
+    assert one("I suspect the cat knocked it over").predicate == "believe"

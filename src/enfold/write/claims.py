@@ -7,7 +7,7 @@ content, the target the claim is about and a coarse stance.
 
 Recognized cues (holder → predicate):
 
-* first person — "I think/believe/guess/feel like/doubt/hope/expect/worry that ...",
+* first person — "I think/believe/suspect/guess/feel like/doubt/hope/expect/worry that ...",
   "I love/like/enjoy/prefer/hate/can't stand X", "I'm sure/convinced/worried ...",
   "I'm (not) a fan of X", "I said ...", a trailing "..., I think"; "we" counts as the speaker;
 * reported — "Gina thinks/said/told me/believes ...", "Dr. Patel, my boss, argued ...",
@@ -74,6 +74,7 @@ _VERBS = {
     **dict.fromkeys(["think", "thinks", "thought", "guess", "suppose", "reckon", "reckons",
                      "bet"], ("think", "clause")),
     **dict.fromkeys(["believe", "believes", "believed"], ("believe", "clause")),
+    **dict.fromkeys(["suspect", "suspects", "suspected"], ("believe", "clause")),
     **dict.fromkeys(["feel", "feels", "felt"], ("feel", "feel")),
     **dict.fromkeys(["say", "says", "said", "mentioned"], ("say", "clause")),
     **dict.fromkeys(["claim", "claims", "claimed", "insist", "insists", "insisted"],
@@ -149,6 +150,16 @@ _AUX = _words(
     does did isn't aren't wasn't weren't won't can't couldn't shouldn't doesn't don't didn't
     hasn't haven't hadn't wouldn't seems seemed looks looked sounds sounded feels felt needs
     needed went got made makes works work sucks helps matters means costs takes goes rocks
+    """
+)
+# Irregular past forms (and a few present ones) that end a subject noun phrase as surely as
+# an auxiliary: "the leak came from the contractor", "the deal fell through".
+_IRREGULAR_VERBS = _words(
+    """
+    came comes became began broke brought bought built caught chose did drew drove ate fell
+    felt flew forgot froze gave grew held hid kept knew led left lost meant met paid quit ran
+    rose said sent sold spent stole stood struck threw took told understood woke won wore
+    wrote sank shrank spread blew
     """
 )
 _PRONOUN_SUBJECTS = _words(
@@ -355,7 +366,7 @@ def _subject(words: list[str]) -> str | None:
             if pronoun == "it":
                 return _extraposed(["is", *words[1:]]) or pronoun
             return pronoun  # "it's great": the referent is not resolved here
-        is_verb = lw in _AUX or (
+        is_verb = lw in _AUX or lw in _IRREGULAR_VERBS or (
             lw.endswith("ed") and i > 0 and words[i - 1].lower() not in ("being", "been", "get",
                                                                          "got", "getting")
         )
