@@ -429,7 +429,8 @@ def test_sse_stream_carries_only_its_namespace_intents(api: Api) -> None:
             c.post("/v1/namespaces/carol/events", headers=h,
                    json={"text": OBLIGATION, "source": "Carol"})
             name = None
-            for line in stream.iter_lines():
+            for line in stream.iter_lines():  # keep-alive pings arrive every second
+                assert time.monotonic() < deadline + 20, "no intent on the stream"
                 if line.startswith("event:"):
                     name = line.split(":", 1)[1].strip()
                 elif line.startswith("data:") and name:

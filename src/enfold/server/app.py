@@ -491,7 +491,8 @@ def search(namespace: Namespace, st: StateDep,
 @api.get("/stream", tags=["push"], response_class=EventSourceResponse,
          summary="Server-Sent Events: 'intent' and 'reactivation' notifications")
 async def stream(namespace: Namespace, st: StateDep) -> EventSourceResponse:
-    events = sse_events(st.memory.notifier, namespace, stopping=lambda: st.draining)
+    sub = st.memory.notifier.stream(namespace=namespace)  # listening before the 200
+    events = sse_events(sub, stopping=lambda: st.draining)
     # On shutdown the generator sees `draining` within a second and ends the stream cleanly;
     # the grace period keeps sse-starlette from cutting it off before that.
     return EventSourceResponse(events, ping=int(st.settings.sse_ping_s),

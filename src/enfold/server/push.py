@@ -29,7 +29,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from enfold.notify import REACTIVATED, Notification, Notifier
+from enfold.notify import REACTIVATED, Notification, Notifier, Subscription
 
 log = logging.getLogger("enfold.server.push")
 
@@ -41,12 +41,13 @@ def event_name(note: Notification) -> str:
     return "reactivation" if note.type == REACTIVATED else "intent"
 
 
-async def sse_events(notifier: Notifier, namespace: str, *, stopping: Callable[[], bool],
-                     poll_s: float = 1.0, maxsize: int = 1000
+async def sse_events(sub: Subscription, *, stopping: Callable[[], bool], poll_s: float = 1.0
                      ) -> AsyncIterator[dict[str, str]]:
-    """The SSE messages of one namespace until ``stopping()`` (the server drains) or the
-    client goes away (the task is cancelled)."""
-    async with notifier.stream(namespace=namespace, maxsize=maxsize) as sub:
+    """The SSE messages of a subscription until ``stopping()`` (the server drains) or the
+    client goes away (the task is cancelled); the subscription is closed either way. The
+    caller subscribes before the response starts, so a client that sees 200 hears every
+    notification published after it."""
+    try:
         while not stopping():
             try:
                 note = await asyncio.wait_for(anext(sub), poll_s)
@@ -56,6 +57,8 @@ async def sse_events(notifier: Notifier, namespace: str, *, stopping: Callable[[
                 return
             yield {"event": event_name(note), "id": uuid.uuid4().hex,
                    "data": json.dumps(note.to_dict(), ensure_ascii=False)}
+    finally:
+        sub.close()
 
 
 def sign(secret: bytes, body: bytes) -> str:
