@@ -250,3 +250,39 @@ def test_a_fold_group_that_fails_to_commit_folds_again_from_a_reloaded_graph(tmp
     assert m.stats()["folded"] == len(texts)
     assert counts(m) == expected
     m.close()
+
+
+def test_an_append_does_not_wait_for_a_planner_that_is_thinking(tmp_path) -> None:
+    """Planning runs outside the store's write lock: while a planner is stuck mid-plan (an
+    LLM call, say), another thread still appends events and gets their ids."""
+    from enfold.plan import UpdatePlan
+
+    planning, release = threading.Event(), threading.Event()
+
+    class SlowPlanner:
+        name = "slow"
+
+        def plan(self, event, graph):  # type: ignore[no-untyped-def]
+            planning.set()
+            assert release.wait(10), "the test never released the planner"
+            return UpdatePlan(operations=[])
+
+    m = Memory.open(tmp_path / "m.db", embedder="hash", planner=None)
+    m.planners = [SlowPlanner()]
+    m.add("first event", ts=BASE_TS, fold=False)
+    folding = threading.Thread(target=m.fold)
+    folding.start()
+    assert planning.wait(10)
+    appended: list[str] = []
+    appender = threading.Thread(target=lambda: appended.append(
+        m.add("second event", ts=BASE_TS + 60, fold=False)))
+    appender.start()
+    appender.join(5)
+    stuck = appender.is_alive()
+    release.set()
+    folding.join(10)
+    appender.join(10)
+    assert not stuck, "the append waited for the planner"
+    m.fold()
+    assert appended and m.stats()["folded"] == m.stats()["events"] == 2
+    m.close()

@@ -290,7 +290,8 @@ class Memory:
                                 self.embedder, on_failure=self._count_failure,
                                 hook=self.intent_engine,
                                 on_commit=lambda r: outbox.extend(r.notifications),
-                                after_event=lambda _: self._maybe_consolidate(ns, events=1),
+                                after_event=lambda _: self._maybe_consolidate(
+                                    ns, events=1, flush=folder.flush),
                                 on_diverged=lambda: self._graphs.pop(ns, None))
                 report = folder.fold(limit=limit)
                 self._save_usage(ns)
@@ -316,13 +317,18 @@ class Memory:
                             writer=self._fact_writer(ns),
                             embedder_name=getattr(self.embedder, "name", None))
 
-    def _maybe_consolidate(self, ns: str, events: int = 0) -> None:
+    def _maybe_consolidate(self, ns: str, events: int = 0,
+                           flush: Callable[[], None] | None = None) -> None:
         """An incremental pass when one is due: every ``consolidate_every`` folded events,
-        or after ``consolidate_idle_s`` idle (a server calls ``fold()`` now and then)."""
+        or after ``consolidate_idle_s`` idle (a server calls ``fold()`` now and then).
+        ``flush`` first writes what a fold in progress still holds, so the pass's own
+        writes land after it."""
         from enfold.consolidate.run import Scheduler, run_pass
 
         g = self.graph(ns)
         if Scheduler.of(g, self.settings).tick(events):
+            if flush is not None:
+                flush()
             run_pass(g, self.store, self.settings, writer=self._fact_writer(ns),
                      embedder_name=getattr(self.embedder, "name", None))
 

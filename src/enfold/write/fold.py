@@ -10,7 +10,6 @@ is recorded. Folding never loses or skips an event.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import time
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from enfold.errors import EnfoldError
-from enfold.graph import WorkingGraph
+from enfold.graph import ChangeSet, WorkingGraph
 from enfold.model import Node, now
 from enfold.plan import UpdatePlan
 from enfold.settings import Settings
@@ -107,15 +106,17 @@ class Folder:
     # of the group's events: the graph is then ahead of the store and must be reloaded.
     # Without it every event is its own transaction.
     on_diverged: Callable[[], object] | None = None
+    _pending: list[tuple[ChangeSet, int | None]] = field(default_factory=list, init=False)
 
     def fold(self, limit: int | None = None, batch: int = 256) -> FoldReport:
         """Fold the events after the namespace's cursor, in log order.
 
         Events are committed in groups (``fold_group_events``, at most ``fold_group_ms``
-        per group): one store transaction, one fsync, for the group, each event's plan a
-        savepoint inside it. A failed plan rolls back alone; a group whose transaction
-        fails as a whole leaves the cursor before it (its events fold again) and reports
-        the working graph as diverged.
+        per group): each event is planned and applied to the working graph on its own (a
+        failed plan rolls back alone), and the group's change sets are then written in one
+        store transaction — one fsync, and the store's write lock held only for the writes,
+        never while a planner thinks. A group whose writes fail leaves the cursor before it
+        (its events fold again) and reports the working graph as diverged.
         """
         report = FoldReport()
         ns = self.graph.namespace
@@ -140,15 +141,16 @@ class Folder:
         deadline = time.perf_counter() + self.settings.fold_group_ms / 1000.0
         i = start
         try:
-            with self.store.transaction() if grouped else contextlib.nullcontext():
-                while i < len(events) and i - start < size \
-                        and (i == start or time.perf_counter() < deadline):
-                    event = events[i]
-                    self.fold_one(event, vectors[i], int(event.attrs["seq"]), report)
-                    if self.after_event is not None:
-                        self.after_event(event)
-                    i += 1
+            while i < len(events) and i - start < size \
+                    and (i == start or time.perf_counter() < deadline):
+                event = events[i]
+                self.fold_one(event, vectors[i], int(event.attrs["seq"]), report)
+                if self.after_event is not None:
+                    self.after_event(event)
+                i += 1
+            self.flush()
         except BaseException:
+            self._pending.clear()
             if self.on_diverged is not None:
                 self.on_diverged()
             raise
@@ -156,6 +158,25 @@ class Folder:
             report.folded += 1
             report.last_seq = int(event.attrs["seq"])
         return i
+
+    def _commit(self, changes: ChangeSet, cursor: int) -> None:
+        """Write an event's changes (and the cursor past it) now, or with its group."""
+        if self.on_diverged is None:
+            self.store.commit(self.graph.namespace, changes, cursor=cursor)
+        else:
+            self._pending.append((changes, cursor))
+
+    def flush(self) -> None:
+        """Write the changes the working graph already holds, in order, in one store
+        transaction. Whoever else writes to the store during a fold (a consolidation pass
+        between two events) flushes first, so the store sees every change in graph order."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        ns = self.graph.namespace
+        with self.store.transaction():
+            for changes, cursor in pending:
+                self.store.commit(ns, changes, cursor=cursor)
 
     def _admit(self, event: Node, vec: np.ndarray | None) -> None:
         self.graph.put_node(event, persist=False)
@@ -173,7 +194,7 @@ class Folder:
                 result = execute(plan, self.graph, self.settings, at=at)
                 hooked = self.hook.on_event(event, self.graph, result, at=at) \
                     if self.hook is not None else None
-                self.store.commit(self.graph.namespace, self.graph.changes(), cursor=seq)
+                self._commit(self.graph.changes(), seq)
             except EnfoldError as exc:
                 self.graph.rollback()
                 report.failures.append(f"{event.id}: {planner.name}: {exc}")
@@ -203,7 +224,7 @@ class Folder:
         self.graph.begin()
         try:
             self._admit(event, vec)
-            self.store.commit(self.graph.namespace, self.graph.changes(), cursor=seq)
+            self._commit(self.graph.changes(), seq)
         except BaseException:
             self.graph.rollback()
             raise
