@@ -85,3 +85,33 @@ def test_provenance_that_only_grew_is_appended_not_rewritten() -> None:
     g.remove_node("co_1")
     assert g.changes().provenance_writes() == (["co_1"], [])
     g.rollback()
+
+
+def test_nearest_by_kind_equals_a_filtered_search_through_rollbacks() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    g = WorkingGraph("ns")
+    kinds = [NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM]
+    ids = [f"{k.value[:2]}_{i}" for i in range(30) for k in kinds]
+    g.begin()
+    for nid in ids:
+        kind = next(k for k in kinds if nid.startswith(k.value[:2]))
+        g.put_node(Node(id=nid, namespace="ns", kind=kind, text=nid))
+    g.commit()
+    for round_ in range(20):
+        g.begin()
+        for nid in rng.choice(ids, 12, replace=False):
+            g.set_vector(str(nid), None if rng.random() < 0.2 else rng.normal(size=16))
+        if round_ % 4 == 3:
+            g.rollback()
+        else:
+            g.commit()
+        q = rng.normal(size=16)
+        for kind in kinds:
+            members = g.by_kind[kind]
+            ref = g.node_vectors.search(q, 5, accept=members.__contains__)
+            fast = g.nearest(q, kind, 5)
+            assert [i for i, _ in fast] == [i for i, _ in ref]
+            assert set(g.kind_vectors[kind].ids()) == {i for i in g.node_vectors.ids()
+                                                       if i in members}

@@ -77,6 +77,9 @@ class WorkingGraph:
         self.by_kind: dict[NodeKind, dict[str, None]] = {k: {} for k in NodeKind}
         self.event_vectors = VectorIndex()
         self.node_vectors = VectorIndex()
+        # The same derived-node vectors split by kind: "the nearest concepts" among a
+        # hundredfold more facts and claims is a search over the concepts alone.
+        self.kind_vectors: dict[NodeKind, VectorIndex] = {}
         self.aliases: dict[str, str] = {}
         self.meta: dict[str, Any] = {}
         self.version = 0  # bumped on every committed change; caches key on it
@@ -155,6 +158,12 @@ class WorkingGraph:
         c = np.mean(np.stack(vecs), axis=0)
         n = float(np.linalg.norm(c))
         return c / n if n > 0 else None
+
+    def nearest(self, vec: np.ndarray, kind: NodeKind, k: int,
+                accept: Callable[[str], bool] | None = None) -> list[tuple[str, float]]:
+        """The ``k`` nodes of ``kind`` (not events) nearest to ``vec`` by cosine."""
+        index = self.kind_vectors.get(kind)
+        return [] if index is None else index.search(vec, k, accept=accept)
 
     def vector(self, node_id: str) -> np.ndarray | None:
         v = self.event_vectors.get(node_id)
@@ -311,11 +320,21 @@ class WorkingGraph:
         return (node is not None and node.kind is NodeKind.EVENT) or node_id.startswith("ev_")
 
     def _set_vector(self, node_id: str, vec: np.ndarray | None) -> None:
-        index = self.event_vectors if self._is_event(node_id) else self.node_vectors
+        if self._is_event(node_id):
+            if vec is None:
+                self.event_vectors.remove(node_id)
+            else:
+                self.event_vectors.put(node_id, vec)
+            return
+        node = self.nodes.get(node_id)
         if vec is None:
-            index.remove(node_id)
-        else:
-            index.put(node_id, vec)
+            self.node_vectors.remove(node_id)
+            for index in self.kind_vectors.values():
+                index.remove(node_id)
+            return
+        self.node_vectors.put(node_id, vec)
+        if node is not None:  # (a node's vector is set after the node itself)
+            self.kind_vectors.setdefault(node.kind, VectorIndex()).put(node_id, vec)
 
     # --------------------------------------------------------------- loading
     def load(

@@ -779,8 +779,7 @@ class _Tx:
             out += concepts_of(self.g, e)
         c = self.centroid(node.grounded_in)
         if c is not None and len(self.g.node_vectors):
-            members = self.g.by_kind[NodeKind.CONCEPT]
-            for cid, cos in self.g.node_vectors.search(c, 1, accept=members.__contains__):
+            for cid, cos in self.g.nearest(c, NodeKind.CONCEPT, 1):
                 if cos >= self.e.cluster_threshold:
                     out.append(cid)
         return list(dict.fromkeys(out))

@@ -61,8 +61,10 @@ def anchor(
 
         if NodeKind.EVENT in kinds:
             dense += [i for i, _ in graph.event_vectors.search(qvec, depth, accept=accept)]
-        if kinds - {NodeKind.EVENT}:
-            dense += [i for i, _ in graph.node_vectors.search(qvec, depth, accept=accept)]
+        derived = [k for k in kinds if k is not NodeKind.EVENT]
+        if derived:  # each kind's own index, best first across kinds
+            hits = [h for k in derived for h in graph.nearest(qvec, k, depth)]
+            dense += [i for i, _ in sorted(hits, key=lambda h: -h[1])[:depth]]
     return rrf([lex, dense], k=rrf_k, weights=(lexical_weight, 1.0))
 
 

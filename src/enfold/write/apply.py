@@ -350,9 +350,7 @@ class _Applier:
         # A parent theme (attrs["level"] >= 1) lies near its children's centroids by
         # construction, so only its label can make it a duplicate.
         if centroid is not None and len(self.g.node_vectors) and not op.attrs.get("level"):
-            hits = self.g.node_vectors.search(
-                centroid, 1, accept=lambda i: i in self.g.by_kind[NodeKind.CONCEPT]
-            )
+            hits = self.g.nearest(centroid, NodeKind.CONCEPT, 1)
             if hits and hits[0][1] >= self.s.merge_threshold:
                 return hits[0][0]
         return None

@@ -203,9 +203,7 @@ class ContextAssembler:
         ctx = Context()
         if vec is not None and len(g.node_vectors):
             for kind in (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM):
-                members = g.by_kind[kind]
-                hits = g.node_vectors.search(vec, s.context_nearest,
-                                             accept=members.__contains__)
+                hits = g.nearest(vec, kind, s.context_nearest)
                 ctx.nearest[kind] = hits
                 pool.update(dict.fromkeys(h for h, _ in hits))
         pool.pop(event.id, None)

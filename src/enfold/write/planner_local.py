@@ -190,8 +190,7 @@ class LocalPlanner:
         if not stack:
             return
         centroid = np.mean(np.stack(stack), axis=0)
-        concepts = g.by_kind[NodeKind.CONCEPT]
-        hits = g.node_vectors.search(centroid, 5, accept=lambda i: i in concepts)
+        hits = g.nearest(centroid, NodeKind.CONCEPT, 5)
         for cid, cos in hits:
             if cos < self.parent_threshold or cos >= self.s.merge_threshold:
                 continue
