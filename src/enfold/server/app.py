@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import logging
 import math
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, fields
@@ -41,6 +42,7 @@ from enfold.errors import (
     StoreError,
 )
 from enfold.events import event_from_mapping, event_record
+from enfold.graph import WorkingGraph
 from enfold.memory import Memory
 from enfold.model import Node, NodeKind, now, valid_namespace
 from enfold.server.auth import Authenticator, Hidden, Unauthorized
@@ -456,15 +458,34 @@ def graph(namespace: Namespace, st: StateDep, limit: Annotated[int, Query(ge=1, 
     with st.memory.reading(namespace) as g:
         derived = [i for k in wanted if k is not NodeKind.EVENT for i in g.of_kind(k)]
         events = list(g.of_kind(NodeKind.EVENT)) if NodeKind.EVENT in wanted else []
-        ranked = sorted(derived, key=lambda i: -g.degree(i)) + \
-            sorted(events, key=lambda i: -g.degree(i))
-        chosen = ranked[:limit]
+        total = len(derived) + len(events)
+        chosen = _drawable(g, derived, events, limit)
         keep = set(chosen)
         nodes = [_summary(g.nodes[i], g.degree(i)) for i in chosen]
         edges = [{"src": e.src, "dst": e.dst, "type": e.type.value, "weight": e.weight}
                  for i in chosen for e in g.out_edges(i) if e.dst in keep]
-        return {"nodes": nodes, "edges": edges, "total": len(ranked),
-                "truncated": len(ranked) > limit}
+        return {"nodes": nodes, "edges": edges, "total": total, "truncated": total > limit}
+
+
+def _drawable(g: WorkingGraph, derived: list[str], events: list[str], limit: int) -> list[str]:
+    """Which ``limit`` nodes to draw: the best-connected derived nodes (about three fifths
+    of the room when events are wanted), then the events that tie the most of them together,
+    then the rest by degree — so a truncated drawing still shows what grounds what."""
+    by_degree = sorted(derived, key=lambda i: -g.degree(i))
+    if len(derived) + len(events) <= limit:
+        return by_degree + sorted(events, key=lambda i: -g.degree(i))
+    head = by_degree[: limit if not events else max(1, limit * 3 // 5)]
+    wanted_events = set(events)
+    ties: Counter[str] = Counter(other for i in head for other, _ in g.neighbors(i)
+                                 if other in wanted_events)
+    linking = sorted(ties, key=lambda e: (-ties[e], -g.degree(e)))
+    chosen = head + linking[: limit - len(head)]
+    if len(chosen) < limit:
+        taken = set(chosen)
+        rest = [i for i in by_degree if i not in taken] + \
+            sorted((e for e in events if e not in taken), key=lambda i: -g.degree(i))
+        chosen += rest[: limit - len(chosen)]
+    return chosen
 
 
 @api.get("/search", tags=["read"], summary="Nodes matching a text (lexical + dense anchor)")
@@ -522,6 +543,7 @@ def wipe(namespace: Namespace, st: StateDep) -> Response:
 @api.get("/stats", tags=["read"], summary="Counts, backlog and planner usage")
 def stats(namespace: Namespace, st: StateDep) -> dict[str, Any]:
     out = st.memory.stats(namespace)
+    out.pop("store", None)  # where the server keeps its data is not a namespace's business
     out["backlog"] = st.workers.backlog(namespace)
     return out
 
