@@ -115,3 +115,23 @@ def test_nearest_by_kind_equals_a_filtered_search_through_rollbacks() -> None:
             assert [i for i, _ in fast] == [i for i, _ in ref]
             assert set(g.kind_vectors[kind].ids()) == {i for i in g.node_vectors.ids()
                                                        if i in members}
+
+
+def test_search_of_the_last_rows_only_sees_the_most_recent_vectors() -> None:
+    import numpy as np
+
+    from enfold.vectors import VectorIndex
+
+    rng = np.random.default_rng(5)
+    ix = VectorIndex()
+    vecs = {f"cl_{i}": rng.normal(size=8) for i in range(50)}
+    for nid, v in vecs.items():
+        ix.put(nid, v)
+    q = vecs["cl_3"]  # an old row: found in the whole index, not among the last 10
+    assert ix.search(q, 1)[0][0] == "cl_3"
+    recent = ix.search(q, 50, last=10)
+    assert {i for i, _ in recent} == {f"cl_{i}" for i in range(40, 50)}
+    sims = [s for _, s in recent]
+    assert sims == sorted(sims, reverse=True)
+    ix.remove("cl_45")
+    assert "cl_45" not in {i for i, _ in ix.search(q, 50, last=10)}

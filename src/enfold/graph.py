@@ -160,10 +160,12 @@ class WorkingGraph:
         return c / n if n > 0 else None
 
     def nearest(self, vec: np.ndarray, kind: NodeKind, k: int,
-                accept: Callable[[str], bool] | None = None) -> list[tuple[str, float]]:
-        """The ``k`` nodes of ``kind`` (not events) nearest to ``vec`` by cosine."""
+                accept: Callable[[str], bool] | None = None, *, last: int | None = None
+                ) -> list[tuple[str, float]]:
+        """The ``k`` nodes of ``kind`` (not events) nearest to ``vec`` by cosine; with
+        ``last``, among the ``last`` of that kind whose vectors were added most recently."""
         index = self.kind_vectors.get(kind)
-        return [] if index is None else index.search(vec, k, accept=accept)
+        return [] if index is None else index.search(vec, k, accept=accept, last=last)
 
     def vector(self, node_id: str) -> np.ndarray | None:
         v = self.event_vectors.get(node_id)

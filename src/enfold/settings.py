@@ -34,6 +34,8 @@ class Settings:
     tier_working: float = _s(0.30, "share of the window in the Working tier", "§4.3")
     tier_background: float = _s(0.50, "share of the window in the Background tier", "§4.3")
     context_nearest: int = _s(5, "nearest concepts/facts/claims by embedding added", "§4.3")
+    context_recent_vectors: int = _s(
+        4096, "facts/claims searched for the nearest: the most recent ones", "§4.3")
     pagerank_damping: float = _s(0.85, "PageRank damping factor", "§4.3")
     pagerank_tol: float = _s(1e-6, "PageRank convergence tolerance (L1)", "§4.3")
     pagerank_every: int = _s(25, "events between warm-started PageRank refreshes", "§4.6")

@@ -83,8 +83,13 @@ class VectorIndex:
         k: int,
         *,
         accept: Callable[[str], bool] | None = None,
+        last: int | None = None,
     ) -> list[tuple[str, float]]:
-        """The k rows with the highest cosine to ``query`` (optionally filtered)."""
+        """The k rows with the highest cosine to ``query`` (optionally filtered).
+
+        ``last``: search only the ``last`` rows inserted most recently (a vector replaced in
+        place keeps its row), so the cost stays bounded however large the index grows.
+        """
         n = len(self._ids)
         if n == 0 or k <= 0:
             return []
@@ -92,22 +97,24 @@ class VectorIndex:
         qn = float(np.linalg.norm(q))
         if qn == 0:
             return []
-        sims = self._mat[:n] @ (q / qn)
-        want = k if accept is None else min(n, max(4 * k, k + 64))
+        first = 0 if last is None else max(0, n - last)
+        sims = self._mat[first:n] @ (q / qn)
+        m = n - first
+        want = k if accept is None else min(m, max(4 * k, k + 64))
         out: list[tuple[str, float]] = []
         while True:
-            take = min(want, n)
-            idx = np.argpartition(-sims, take - 1)[:take] if take < n else np.arange(n)
+            take = min(want, m)
+            idx = np.argpartition(-sims, take - 1)[:take] if take < m else np.arange(m)
             idx = idx[np.argsort(-sims[idx], kind="stable")]
             out = []
             for i in idx:
-                node_id = self._ids[int(i)]
+                node_id = self._ids[first + int(i)]
                 if node_id is None or (accept is not None and not accept(node_id)):
                     continue
                 out.append((node_id, float(sims[int(i)])))
                 if len(out) == k:
                     return out
-            if take >= n:
+            if take >= m:
                 return out
             want *= 4
 

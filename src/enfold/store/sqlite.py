@@ -54,6 +54,9 @@ class SQLiteStore:
             )
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
+            # 64 MiB of page cache (the default is 2 MiB): a large store's B-tree interiors
+            # stay in memory instead of being re-read on every write.
+            self._db.execute("PRAGMA cache_size=-65536")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
         except sqlite3.Error as exc:

@@ -203,7 +203,10 @@ class ContextAssembler:
         ctx = Context()
         if vec is not None and len(g.node_vectors):
             for kind in (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM):
-                hits = g.nearest(vec, kind, s.context_nearest)
+                # Facts and claims pile up with the stream: the nearest among the most
+                # recent ones (older ones reach the context through their concepts).
+                last = None if kind is NodeKind.CONCEPT else s.context_recent_vectors
+                hits = g.nearest(vec, kind, s.context_nearest, last=last)
                 ctx.nearest[kind] = hits
                 pool.update(dict.fromkeys(h for h, _ in hits))
         pool.pop(event.id, None)
