@@ -243,15 +243,18 @@ class _Consolidator:
         search never has to look at the fact's whole history.
         """
         frontier = list(added)
+        seen = set(frontier)  # each event joins the frontier once: the walk always ends
         while frontier:
             more: dict[str, None] = {}
             for ev in frontier:
                 ts = self.g.nodes[ev].ts
                 for _, other in self.events_in(p, c, ts - self.window, ts + self.window,
                                                free=True):
-                    more[other] = None
+                    if other not in seen:
+                        more[other] = None
             if not more:
                 return
+            seen.update(more)
             fact = self.extend(fact, list(more), p, c)
             frontier = list(more)
 
