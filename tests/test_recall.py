@@ -127,3 +127,25 @@ def test_cli_recall_and_ask(tmp_path) -> None:
     text = subprocess.run([*base, "ask", "When is the launch?"], check=True,
                           capture_output=True, text=True).stdout
     assert "no answer was generated" in text and "Omar: The launch is set for Friday" in text
+
+
+def test_decay_does_not_hide_old_evidence_from_recall(mem: Memory) -> None:
+    """An edge decayed far below its type's prior still carries the prior in traversal:
+    decay is for the write path's attention, recall still reaches last year's evidence;
+    reinforcement above the prior still counts."""
+    from enfold.model import ONTOLOGY, EdgeType
+    from enfold.recall.operators import strength
+
+    g = mem.graph()
+    person = next(p for p in g.of_kind(NodeKind.PERSON) if g.nodes[p].text == "Omar")
+    before = traverse(g, {person: 1.0}, hops=1)
+    g.begin()
+    for e in list(g.out_edges(person)):
+        g.put_edge(e.with_changes(weight=0.01))  # as if a year of decay had passed
+    g.commit()
+    after = traverse(g, {person: 1.0}, hops=1)
+    assert after == pytest.approx(before)
+    edge = next(iter(g.out_edges(person)))
+    prior = ONTOLOGY[EdgeType.PARTICIPATES].prior
+    assert strength(edge) == prior
+    assert strength(edge.with_changes(weight=min(1.0, prior + 0.1))) > prior

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from enfold.graph import WorkingGraph
-from enfold.model import EdgeType, NodeKind
+from enfold.model import ONTOLOGY, Edge, EdgeType, NodeKind
 
 Scores = dict[str, float]
 _GROUNDING = (EdgeType.GROUNDS, EdgeType.REINFORCES, EdgeType.SUPPORTED_BY, EdgeType.TRIGGERS,
@@ -104,9 +104,9 @@ def traverse(
             edges = [(o, e) for o, e in graph.neighbors(node_id)
                      if allowed is None or e.type in allowed]
             if len(edges) > max_degree:
-                edges = sorted(edges, key=lambda oe: -oe[1].weight)[:max_degree]
+                edges = sorted(edges, key=lambda oe: -strength(oe[1]))[:max_degree]
             for other, e in edges:
-                s = score * e.weight * decay
+                s = score * strength(e) * decay
                 if s > nxt.get(other, 0.0) and s > bfs.get(other, 0.0):
                     nxt[other] = s
         for node_id, s in nxt.items():
@@ -122,6 +122,13 @@ def traverse(
         for n in bfs
     }
     return {n: s for n, s in out.items() if in_window(graph, n, window)}
+
+
+def strength(edge: Edge) -> float:
+    """An edge's weight as recall reads it: reinforcement counts, decay does not go below the
+    type's prior. Decay decides what the write path keeps in mind; a question about March
+    must still reach March's evidence (a time window in the query is the temporal gate)."""
+    return max(edge.weight, ONTOLOGY[edge.type].prior)
 
 
 def personalized_pagerank(
@@ -147,7 +154,7 @@ def personalized_pagerank(
             if j is not None and (allowed is None or e.type in allowed):
                 rows.append(i)
                 cols.append(j)
-                vals.append(e.weight)
+                vals.append(strength(e))
     import scipy.sparse as sp
 
     w = sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
@@ -173,7 +180,7 @@ def intersect(graph: WorkingGraph, a: Mapping[str, float], b: Mapping[str, float
         out: Scores = dict(seeds)
         for node_id, score in seeds.items():
             for other, e in graph.neighbors(node_id):
-                out[other] = max(out.get(other, 0.0), score * e.weight)
+                out[other] = max(out.get(other, 0.0), score * strength(e))
         return out
 
     ra, rb = reach(a), reach(b)
