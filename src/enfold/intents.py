@@ -985,10 +985,9 @@ class _Tx:
         out: dict[str, None] = {}
         index = TriggerIndex.of(self.g)
         for cid in concepts:
-            for iid in index.intents(cid, category):
+            for iid in index.intents(cid, category):  # kept in step with the edges
                 n = self.g.nodes.get(iid)
-                if (n is not None and self.g.edge(cid, EdgeType.TRIGGERS, iid) is not None
-                        and category_of(n) == category and status_of(n) != "expired"):
+                if n is not None and status_of(n) != "expired":
                     out[iid] = None
         return list(out)
 

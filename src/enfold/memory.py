@@ -376,7 +376,6 @@ class Memory:
             return
         saved = g.meta.get(USAGE_KEY)
         saved = dict(saved) if isinstance(saved, dict) else {}
-        self._usage_saved[ns] = saved
         failures = saved.get("planner_failures")
         if isinstance(failures, dict):
             row = self._failures.setdefault(ns, {})

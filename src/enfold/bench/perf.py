@@ -395,7 +395,10 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
     """
     from enfold import Memory
 
-    events = list(synthetic_events(size, seed))
+    # One stream for the ingest and the batch after it (each size's stream is a prefix of
+    # the next, so this is the same stream the other sizes see).
+    stream = list(synthetic_events(size + PASS_BATCH, seed))
+    events, after = stream[:size], stream[size:]
     inner = make_embedder(embedder_name)
     warm_up(inner)
     timed = TimedEmbedder(inner)
@@ -440,7 +443,7 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
             if stats["pending"]:
                 result.notes.append(f"{stats['pending']} events left unfolded")
             result.recall_ms = _recall_latency(mem, seed, result.notes)
-            result.incremental_pass_s = _incremental_pass_time(mem, size, seed)
+            result.incremental_pass_s = _incremental_pass_time(mem, after)
             t0 = time.perf_counter()
             mem.consolidate()
             result.full_pass_s = time.perf_counter() - t0
@@ -449,7 +452,7 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
         result.db_mb = sum(f.stat().st_size for f in Path(tmp).iterdir()) / 2**20
     # A fresh embedder of the same kind, cold like the one the ingest started with.
     result.embed_only_s = embed_only(make_embedder(embedder_name), timed.batches)
-    del events, timed, inner, mem
+    del events, stream, after, timed, inner, mem
     gc.collect()
     return result
 
@@ -485,13 +488,12 @@ def _recall_latency(mem: Any, seed: int, notes: list[str]) -> dict[str, float] |
     return percentiles(samples)
 
 
-def _incremental_pass_time(mem: Any, size: int, seed: int) -> float:
-    """Seconds of one incremental pass over the next :data:`PASS_BATCH` events of the
-    stream, appended and folded with automatic passes held off (so the pass's region is
-    exactly what that batch changed)."""
+def _incremental_pass_time(mem: Any, batch: Sequence[dict[str, Any]]) -> float:
+    """Seconds of one incremental pass over ``batch`` (the next :data:`PASS_BATCH` events
+    of the stream), appended and folded with automatic passes held off (so the pass's
+    region is exactly what that batch changed)."""
     from dataclasses import replace
 
-    batch = list(itertools.islice(synthetic_events(size + PASS_BATCH, seed), size, None))
     saved = mem.settings
     mem.settings = replace(saved, consolidate_every=10**12, consolidate_idle_s=math.inf)
     try:
