@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import shutil
 import tempfile
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -267,23 +266,23 @@ def draw_plan(data: st.DataObject, m: Memory, events_a: list[str], events_b: lis
     return UpdatePlan(namespace=namespace, operations=ops, reasoning="random")
 
 
-class _CountingUUID:
-    """Stands in for the uuid module inside enfold.model so that node ids are a function of
-    the example (Hypothesis needs draws that depend only on its choices, and ids decide
-    iteration orders)."""
+class _CountingIds:
+    """Stands in for enfold.model's id clock so that node ids are a function of the example
+    (Hypothesis needs draws that depend only on its choices, and ids decide iteration
+    orders)."""
 
     def __init__(self) -> None:
         self.n = 0
 
-    def uuid4(self) -> uuid.UUID:
+    def next(self) -> str:
         self.n += 1
-        return uuid.UUID(int=(self.n << 64) | 0xABCDEF)
+        return f"{self.n:020x}"
 
 
 def run_random_plans(data: st.DataObject, target: str | Path) -> None:
     path = None if target == "memory:" else Path(target)
-    real_uuid = enfold.model.uuid
-    enfold.model.uuid = _CountingUUID()  # type: ignore[assignment]
+    real_ids = enfold.model._IDS
+    enfold.model._IDS = _CountingIds()  # type: ignore[assignment]
     m = open_memory(target)
     try:
         events_a, events_b, originals = seed_events(m)
@@ -317,7 +316,7 @@ def run_random_plans(data: st.DataObject, target: str | Path) -> None:
             assert export_text(m, OTHER) == other_before, "namespace B was touched"
     finally:
         m.close()
-        enfold.model.uuid = real_uuid  # type: ignore[assignment]
+        enfold.model._IDS = real_ids  # type: ignore[assignment]
 
 
 _HYP = settings(max_examples=60, deadline=None,

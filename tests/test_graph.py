@@ -135,3 +135,35 @@ def test_search_of_the_last_rows_only_sees_the_most_recent_vectors() -> None:
     assert sims == sorted(sims, reverse=True)
     ix.remove("cl_45")
     assert "cl_45" not in {i for i, _ in ix.search(q, 50, last=10)}
+
+
+def test_grounded_set_follows_provenance_through_appends_rewrites_and_rollbacks() -> None:
+    rng = random.Random(3)
+    g = WorkingGraph("ns")
+    g.begin()
+    g.put_node(Node(id="co_1", namespace="ns", kind=NodeKind.CONCEPT, text="c"))
+    g.commit()
+    n = 0
+    for round_ in range(200):
+        g.begin()
+        node = g.nodes["co_1"]
+        roll = rng.random()
+        if roll < 0.6:  # reinforced: appended to
+            n += 1
+            g.put_node(node.with_changes(grounded_in=(*node.grounded_in, f"ev_{n}")))
+        elif roll < 0.75:  # a retraction rewrites the tuple
+            kept = tuple(e for e in node.grounded_in if rng.random() < 0.8)
+            g.put_node(node.with_changes(grounded_in=kept))
+        else:  # same length, other ids
+            g.put_node(node.with_changes(grounded_in=tuple(
+                f"ev_x{round_}_{i}" for i in range(len(node.grounded_in)))))
+        assert g.grounded("co_1") == set(g.nodes["co_1"].grounded_in)
+        if round_ % 4 == 0:
+            g.rollback()
+        else:
+            g.commit()
+        assert g.grounded("co_1") == set(g.nodes["co_1"].grounded_in)
+    g.begin()
+    g.remove_node("co_1")
+    g.commit()
+    assert g.grounded("co_1") == frozenset()

@@ -313,3 +313,43 @@ def test_sqlite_store_from_before_the_provenance_table_keeps_provenance(tmp_path
         assert [n.grounded_in for n in store.load_graph("A").nodes] == [("ev_3", "ev_1", "ev_2")]
     finally:
         store.close()
+
+
+def test_sqlite_store_from_before_rowid_vector_tables_keeps_its_vectors(tmp_path) -> None:
+    """Migration 0005 moves vectors and cached embeddings out of WITHOUT ROWID tables
+    (where each spilled into an overflow page); every row survives, and new vectors are
+    stored without overflow pages."""
+    import sqlite3
+    from importlib import resources
+
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    folder = resources.files("enfold.store") / "migrations" / "sqlite"
+    db.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at REAL)")
+    for name in ("0001_initial.sql", "0002_fts_rowids.sql", "0003_keys_leases.sql",
+                 "0004_provenance.sql"):
+        db.executescript((folder / name).read_text(encoding="utf-8"))
+        db.execute("INSERT INTO migrations VALUES (?, 0)", (name,))
+    vec = np.arange(384, dtype=np.float32)
+    db.execute("INSERT INTO nodes (namespace, id, kind, text, attrs, created_at, updated_at, "
+               "last_access, access_count, plan_id) VALUES "
+               "('A', 'co_1', 'concept', 'Running', '{}', 0, 0, 0, 0, NULL)")
+    db.execute("INSERT INTO vectors VALUES ('A', 'co_1', 384, 'float32', ?)", (vec.tobytes(),))
+    db.execute("INSERT INTO embed_cache VALUES ('A', 'm', 'h1', ?)", (vec.tobytes(),))
+    db.commit()
+    db.close()
+    store = open_store(str(path))
+    try:
+        assert "0005_vector_rows.sql" in store.migrations()  # type: ignore[attr-defined]
+        snap = store.load_graph("A")
+        assert [(i, v.tolist()) for i, v in snap.vectors] == [("co_1", vec.tolist())]
+        assert store.cached_vectors("A", "m", ["h1"])["h1"].tolist() == vec.tolist()
+        cs = ChangeSet()
+        for i in range(50):
+            cs.vectors[f"co_{i}"] = vec + i
+        store.commit("A", cs)
+        overflow = store._q(  # type: ignore[attr-defined]
+            "SELECT count(*) FROM dbstat WHERE name = 'vectors' AND pagetype = 'overflow'")
+        assert overflow[0][0] == 0
+    finally:
+        store.close()

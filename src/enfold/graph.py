@@ -9,6 +9,7 @@ when the store write or a later operation fails. Both therefore move together or
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,13 +33,33 @@ class ChangeSet:
     meta: dict[str, Any] = field(default_factory=dict)
     purge_history: set[str] = field(default_factory=set)  # node ids whose op log is erased
     purge_cache: set[str] = field(default_factory=set)  # embedding-cache hashes to erase
-    # A changed node's provenance as the store held it before the transaction: a node whose
-    # provenance only grew is stored by appending the new entries (see provenance_writes).
-    prov_before: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # A changed node as the store held it before the change set (None: it did not exist).
+    # With it a store appends the provenance entries a node gained (see provenance_writes)
+    # and leaves alone the text index of a node whose text did not change. A node missing
+    # here (a change set built by hand) is written in full.
+    before: dict[str, Node | None] = field(default_factory=dict)
 
     def empty(self) -> bool:
         return not (self.nodes or self.edges or self.vectors or self.aliases or self.ops
                     or self.meta or self.purge_history or self.purge_cache)
+
+    def absorb(self, later: ChangeSet) -> None:
+        """Fold ``later`` (a change set made after this one) into this one, so that storing
+        the result equals storing both in order: the last write of a node, edge, vector,
+        alias or meta key wins, the state before is the earliest one, ops keep their order,
+        and ops of a node whose history ``later`` erases are dropped with that history."""
+        self.nodes.update(later.nodes)
+        self.edges.update(later.edges)
+        self.vectors.update(later.vectors)
+        self.aliases.update(later.aliases)
+        self.meta.update(later.meta)
+        for node_id, node in later.before.items():
+            self.before.setdefault(node_id, node)
+        if later.purge_history:
+            self.ops = [op for op in self.ops if op.target not in later.purge_history]
+            self.purge_history |= later.purge_history
+        self.ops.extend(later.ops)
+        self.purge_cache |= later.purge_cache
 
     def provenance_writes(self) -> tuple[list[str], list[tuple[str, int, str]]]:
         """How a store brings its provenance rows in line with this change set: the node
@@ -51,8 +72,12 @@ class ChangeSet:
             if node is None:
                 reset.append(node_id)
                 continue
-            before = self.prov_before.get(node_id)
             new = node.grounded_in
+            if node_id not in self.before:
+                before = None
+            else:
+                old = self.before[node_id]
+                before = () if old is None else old.grounded_in
             if before is None or new[:len(before)] != before:
                 reset.append(node_id)
                 start = 0
@@ -85,6 +110,8 @@ class WorkingGraph:
         self.version = 0  # bumped on every committed change; caches key on it
         self.state: dict[str, Any] = {}  # derived, unpersisted algorithm state (PageRank…)
         self._journal: list[tuple[str, Any, Any]] | None = None
+        # node id -> (the provenance tuple last seen, the set of its ids); see grounded().
+        self._grounded: dict[str, tuple[tuple[str, ...], set[str]]] = {}
         self._changes: ChangeSet | None = None
         # Called as f(key, edge or None) on every edge change, rollbacks included, so that
         # incremental structures (PageRank) stay in step without rescanning the graph.
@@ -104,6 +131,31 @@ class WorkingGraph:
             node_id = self.aliases[node_id]
             seen += 1
         return node_id
+
+    def grounded(self, node_id: str) -> AbstractSet[str]:
+        """The ids in a node's ``grounded_in``, as a set (empty for an unknown node).
+
+        A habit or a large concept is grounded in thousands of events and gains one at a
+        time: the set is kept per node and extended by what was appended since it was last
+        asked for, so testing "is this event already evidence?" does not scan the tuple.
+        Read it at once; it changes with the node.
+        """
+        node = self.nodes.get(node_id)
+        if node is None:
+            return frozenset()
+        prov = node.grounded_in
+        hit = self._grounded.get(node_id)
+        if hit is not None:
+            seen, ids = hit
+            if seen is prov:
+                return ids
+            if len(prov) >= len(seen) and prov[:len(seen)] == seen:
+                ids.update(prov[len(seen):])
+                self._grounded[node_id] = (prov, ids)
+                return ids
+        ids = set(prov)
+        self._grounded[node_id] = (prov, ids)
+        return ids
 
     def of_kind(self, kind: NodeKind) -> Iterable[str]:
         return self.by_kind[kind].keys()
@@ -225,7 +277,7 @@ class WorkingGraph:
         if persist:
             changes = self.changes()
             changes.nodes[node.id] = node
-            changes.prov_before.setdefault(node.id, () if before is None else before.grounded_in)
+            changes.before.setdefault(node.id, before)
 
     def remove_node(self, node_id: str) -> None:
         """Remove a node with all its edges and its vector."""
@@ -238,7 +290,7 @@ class WorkingGraph:
         self._set_node(node_id, None)
         changes = self.changes()
         changes.nodes[node_id] = None
-        changes.prov_before.setdefault(node_id, () if before is None else before.grounded_in)
+        changes.before.setdefault(node_id, before)
 
     def put_edge(self, edge: Edge) -> None:
         self._record("edge", edge.key, self.edge(*edge.key))
@@ -281,6 +333,7 @@ class WorkingGraph:
             self.by_kind[old.kind].pop(node_id, None)
         if node is None:
             self.nodes.pop(node_id, None)
+            self._grounded.pop(node_id, None)
         else:
             self.nodes[node_id] = node
             self.by_kind[node.kind][node_id] = None

@@ -722,7 +722,8 @@ class _Tx:
         to the intent, when a merge has already added them to its grounding."""
         node = self.g.nodes[iid]
         events = [e for e in dict.fromkeys(events) if e in self.g.by_kind[NodeKind.EVENT]]
-        new = [e for e in events if e not in node.grounded_in]
+        have = self.g.grounded(iid)
+        new = [e for e in events if e not in have]
         fresh = new if fresh is None else list(fresh)
         old = float(node.attrs.get("score") or 0.0)
         new_score = min(MAX_SCORE, max(old + (self.s.strength_reinforce if fresh else 0.0),
@@ -934,8 +935,9 @@ class _Tx:
         words = {w.lower() for w in re.findall(r"[A-Za-z]+", ev.text)}
         candidates = []
         for node in self.live():
-            if ev.id in node.grounded_in or category_of(node) == "habit":
-                continue  # a habit is kept up, never "done"
+            # A habit is kept up, never "done" (and its provenance is long: test it first).
+            if category_of(node) == "habit" or ev.id in node.grounded_in:
+                continue
             verb = obligation_verb(node.text) if node.attrs.get("source") == "obligation" \
                 else None
             if cues or (verb is not None and past_forms(verb) & words):

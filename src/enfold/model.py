@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+import secrets
+import threading
 import time
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -138,9 +139,41 @@ def valid_namespace(name: str) -> bool:
     return bool(_NAMESPACE_RE.match(name))
 
 
+class _IdClock:
+    """20 hex digits that sort by creation time: 11 of milliseconds since the epoch, then
+    9 that start random each millisecond and count up within it (so ids made in one
+    process never repeat, and two processes collide with odds of 2⁻³⁶ per millisecond).
+
+    Ordered ids keep the store's B-trees growing at their right edge: a new event's rows,
+    edges and op-log entries land on the last pages instead of on random ones, which is
+    what keeps a large store's write cost per event flat."""
+
+    _SPAN = 16**9
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ms = -1
+        self._n = 0
+
+    def next(self) -> str:
+        ms = time.time_ns() // 1_000_000
+        with self._lock:
+            if ms > self._ms:
+                self._ms, self._n = ms, secrets.randbelow(self._SPAN // 2)
+            else:  # the same millisecond (or the clock stepped back): count on
+                self._n += 1
+                if self._n >= self._SPAN:
+                    self._ms, self._n = self._ms + 1, secrets.randbelow(self._SPAN // 2)
+            return f"{self._ms:011x}{self._n:09x}"[-20:]
+
+
+_IDS = _IdClock()
+
+
 def new_id(kind: NodeKind) -> str:
-    """A fresh, globally unique node id whose prefix tells the kind (``co_…`` a concept)."""
-    return f"{_ID_PREFIX[kind]}_{uuid.uuid4().hex[:20]}"
+    """A fresh, unique node id whose prefix tells the kind (``co_…`` a concept) and whose
+    digits sort by creation time (see :class:`_IdClock`)."""
+    return f"{_ID_PREFIX[kind]}_{_IDS.next()}"
 
 
 def kind_of_id(node_id: str) -> NodeKind | None:

@@ -122,19 +122,14 @@ def _pending_time(graph: WorkingGraph, edge: Edge, now_ts: float) -> float | Non
     return None
 
 
-def _is_evidence(graph: WorkingGraph, edge: Edge, grounded: dict[str, frozenset[str]]) -> bool:
+def _is_evidence(graph: WorkingGraph, edge: Edge) -> bool:
     """An edge through which a derived node reaches its evidence (see the module)."""
     if edge.type in STRUCTURAL:
         return True
     src = graph.nodes.get(edge.src)
     if src is None or src.kind is not NodeKind.EVENT:
         return False
-    prov = grounded.get(edge.dst)
-    if prov is None:
-        dst = graph.nodes.get(edge.dst)
-        prov = frozenset(dst.grounded_in) if dst is not None else frozenset()
-        grounded[edge.dst] = prov
-    return edge.src in prov
+    return edge.src in graph.grounded(edge.dst)
 
 
 def decay_edges(
@@ -158,7 +153,6 @@ def decay_edges(
     now_ts = stamp.now_ts
     delta = settings.decay_delta
     todo = [e.key for e in graph.all_edges()] if keys is None else list(keys)
-    grounded: dict[str, frozenset[str]] = {}
     for key in todo:
         edge = graph.edge(*key)
         if edge is None:
@@ -181,7 +175,7 @@ def decay_edges(
         rule = ONTOLOGY[edge.type]
         if rule.provenance:
             floor: float | None = settings.provenance_floor
-        elif _is_evidence(graph, edge, grounded):
+        elif _is_evidence(graph, edge):
             floor = settings.prune_floor
         else:
             floor = None
@@ -222,9 +216,8 @@ class DecayQueue:
     def build(cls, graph: WorkingGraph, settings: Settings, clock: PassClock) -> DecayQueue:
         """Every edge that can still fade (above its floor), by when it was written."""
         queue = cls()
-        grounded: dict[str, frozenset[str]] = {}
         for edge in graph.all_edges():
-            if can_fade(graph, edge, settings, grounded):
+            if can_fade(graph, edge, settings):
                 queue.heap.append((written_estimate(graph, edge, clock), edge.key))
         heapq.heapify(queue.heap)
         return queue
@@ -243,14 +236,13 @@ class DecayQueue:
         return len(self.heap)
 
 
-def can_fade(graph: WorkingGraph, edge: Edge, settings: Settings,
-             grounded: dict[str, frozenset[str]] | None = None) -> bool:
+def can_fade(graph: WorkingGraph, edge: Edge, settings: Settings) -> bool:
     """False when decay can no longer change ``edge``: it sits at its floor."""
     if ONTOLOGY[edge.type].provenance:
         return edge.weight > settings.provenance_floor
     if edge.weight > settings.prune_floor:
         return True
-    return not _is_evidence(graph, edge, {} if grounded is None else grounded)
+    return not _is_evidence(graph, edge)
 
 
 def written_estimate(graph: WorkingGraph, edge: Edge, clock: PassClock) -> float:

@@ -270,95 +270,95 @@ class SQLiteStore:
 
     def commit(self, namespace: str, changes: ChangeSet, *, cursor: int | None = None) -> None:
         with self._tx() as db:
-            for node_id, node in changes.nodes.items():
-                old_kind = db.execute(
-                    "SELECT kind FROM nodes WHERE namespace = ? AND id = ?", (namespace, node_id)
-                ).fetchone()
-                _fts_delete(db, namespace, node_id)
-                if node is None:
-                    db.execute(
-                        "DELETE FROM nodes WHERE namespace = ? AND id = ?", (namespace, node_id)
-                    )
-                    if old_kind is not None and old_kind[0] == NodeKind.EVENT.value:
-                        db.execute(
-                            "DELETE FROM events WHERE namespace = ? AND id = ?",
-                            (namespace, node_id),
-                        )
-                    db.execute(
-                        "DELETE FROM vectors WHERE namespace = ? AND node_id = ?",
-                        (namespace, node_id),
-                    )
-                    continue
-                if node.namespace != namespace:
-                    raise StoreError(f"node {node_id} belongs to {node.namespace!r}")
-                db.execute(
-                    f"INSERT OR REPLACE INTO nodes ({self._NODE_COLS}) VALUES {self._NODE_VALUES}",
-                    self._node_row(node),
-                )
-                _fts_put(db, namespace, node.id, node.kind.value, _fts_text(node))
+            self._commit_nodes(db, namespace, changes)
             reset, prov_rows = changes.provenance_writes()
             db.executemany("DELETE FROM provenance WHERE namespace = ? AND node_id = ?",
                            [(namespace, i) for i in reset])
             db.executemany("INSERT OR REPLACE INTO provenance (namespace, node_id, pos, event_id)"
                            " VALUES (?,?,?,?)", [(namespace, *r) for r in prov_rows])
-            for (src, type_, dst), edge in changes.edges.items():
-                if edge is None:
-                    db.execute(
-                        "DELETE FROM edges WHERE namespace = ? AND src = ? AND type = ? "
-                        "AND dst = ?", (namespace, src, type_.value, dst),
-                    )
-                else:
-                    db.execute(
-                        "INSERT OR REPLACE INTO edges (namespace, src, type, dst, weight, "
-                        "created_at, updated_at, plan_id) VALUES (?,?,?,?,?,?,?,?)",
-                        (namespace, src, type_.value, dst, edge.weight, edge.created_at,
-                         edge.updated_at, edge.plan_id),
-                    )
-            for node_id, vec in changes.vectors.items():
-                if vec is None:
-                    db.execute(
-                        "DELETE FROM vectors WHERE namespace = ? AND node_id = ?",
-                        (namespace, node_id),
-                    )
-                else:
-                    db.execute(
-                        "INSERT OR REPLACE INTO vectors (namespace, node_id, dim, dtype, data) "
-                        "VALUES (?,?,?,?,?)", (namespace, node_id, *self._blob(vec)),
-                    )
-            for old, new in changes.aliases.items():
-                db.execute(
-                    "INSERT OR REPLACE INTO aliases (namespace, old_id, new_id) VALUES (?,?,?)",
-                    (namespace, old, new),
-                )
-            for node_id in changes.purge_history:
-                db.execute("DELETE FROM oplog WHERE namespace = ? AND target = ?",
-                           (namespace, node_id))
-            for h in changes.purge_cache:
-                db.execute("DELETE FROM embed_cache WHERE namespace = ? AND hash = ?",
-                           (namespace, h))
+            db.executemany(
+                "DELETE FROM edges WHERE namespace = ? AND src = ? AND type = ? AND dst = ?",
+                [(namespace, s, t.value, d) for (s, t, d), e in changes.edges.items()
+                 if e is None])
+            db.executemany(
+                "INSERT OR REPLACE INTO edges (namespace, src, type, dst, weight, created_at, "
+                "updated_at, plan_id) VALUES (?,?,?,?,?,?,?,?)",
+                [(namespace, s, t.value, d, e.weight, e.created_at, e.updated_at, e.plan_id)
+                 for (s, t, d), e in changes.edges.items() if e is not None])
+            db.executemany("DELETE FROM vectors WHERE namespace = ? AND node_id = ?",
+                           [(namespace, i) for i, v in changes.vectors.items() if v is None])
+            db.executemany(
+                "INSERT OR REPLACE INTO vectors (namespace, node_id, dim, dtype, data) "
+                "VALUES (?,?,?,?,?)", [(namespace, i, *self._blob(v))
+                                       for i, v in changes.vectors.items() if v is not None])
+            db.executemany(
+                "INSERT OR REPLACE INTO aliases (namespace, old_id, new_id) VALUES (?,?,?)",
+                [(namespace, o, n) for o, n in changes.aliases.items()])
+            db.executemany("DELETE FROM oplog WHERE namespace = ? AND target = ?",
+                           [(namespace, i) for i in changes.purge_history])
+            db.executemany("DELETE FROM embed_cache WHERE namespace = ? AND hash = ?",
+                           [(namespace, h) for h in changes.purge_cache])
             if changes.ops:
                 seq = db.execute(
                     "SELECT COALESCE(MAX(seq), 0) FROM oplog WHERE namespace = ?", (namespace,)
                 ).fetchone()[0]
-                for op in changes.ops:
-                    seq += 1
-                    db.execute(
-                        "INSERT INTO oplog (namespace, seq, plan_id, op, target, before, after, "
-                        "reasoning, at) VALUES (?,?,?,?,?,?,?,?,?)",
-                        (namespace, seq, op.plan_id, op.op, op.target,
-                         None if op.before is None else _dumps(op.before),
-                         None if op.after is None else _dumps(op.after), op.reasoning, op.at),
-                    )
-            for key, value in changes.meta.items():
-                db.execute(
-                    "INSERT OR REPLACE INTO meta (namespace, key, value) VALUES (?,?,?)",
-                    (namespace, key, _dumps(value)),
-                )
+                db.executemany(
+                    "INSERT INTO oplog (namespace, seq, plan_id, op, target, before, after, "
+                    "reasoning, at) VALUES (?,?,?,?,?,?,?,?,?)",
+                    [(namespace, seq + i, op.plan_id, op.op, op.target,
+                      None if op.before is None else _dumps(op.before),
+                      None if op.after is None else _dumps(op.after), op.reasoning, op.at)
+                     for i, op in enumerate(changes.ops, 1)])
+            db.executemany(
+                "INSERT OR REPLACE INTO meta (namespace, key, value) VALUES (?,?,?)",
+                [(namespace, k, _dumps(v)) for k, v in changes.meta.items()])
             if cursor is not None:
                 db.execute(
                     "INSERT OR REPLACE INTO cursors (namespace, seq) VALUES (?, ?)",
                     (namespace, cursor),
                 )
+
+    def _commit_nodes(self, db: sqlite3.Connection, namespace: str, changes: ChangeSet
+                      ) -> None:
+        """Write changed nodes and their text-index rows. A node whose state before the
+        change is known and whose indexed text did not change keeps its FTS row."""
+        rows: list[tuple[Any, ...]] = []
+        reindex: list[Node] = []
+        gone: list[str] = []
+        for node_id, node in changes.nodes.items():
+            known = node_id in changes.before
+            old = changes.before.get(node_id)
+            if node is None:
+                gone.append(node_id)
+                kind = old.kind.value if old is not None else None
+                if not known:
+                    row = db.execute("SELECT kind FROM nodes WHERE namespace = ? AND id = ?",
+                                     (namespace, node_id)).fetchone()
+                    kind = None if row is None else row[0]
+                if kind == NodeKind.EVENT.value:
+                    db.execute("DELETE FROM events WHERE namespace = ? AND id = ?",
+                               (namespace, node_id))
+                continue
+            if node.namespace != namespace:
+                raise StoreError(f"node {node_id} belongs to {node.namespace!r}")
+            rows.append(self._node_row(node))
+            if not known or old is None or _fts_text(old) != _fts_text(node) \
+                    or old.kind is not node.kind:
+                reindex.append(node)
+        stale = [(namespace, i) for i in gone] + [
+            (namespace, n.id) for n in reindex
+            if n.id not in changes.before or changes.before[n.id] is not None]
+        db.executemany("DELETE FROM node_fts WHERE rowid IN (SELECT fts_rowid FROM fts_rows "
+                       "WHERE namespace = ? AND node_id = ?)", stale)
+        db.executemany("DELETE FROM fts_rows WHERE namespace = ? AND node_id = ?", stale)
+        db.executemany("DELETE FROM nodes WHERE namespace = ? AND id = ?",
+                       [(namespace, i) for i in gone])
+        db.executemany("DELETE FROM vectors WHERE namespace = ? AND node_id = ?",
+                       [(namespace, i) for i in gone])
+        db.executemany(f"INSERT OR REPLACE INTO nodes ({self._NODE_COLS}) "
+                       f"VALUES {self._NODE_VALUES}", rows)
+        for node in reindex:
+            _fts_put(db, namespace, node.id, node.kind.value, _fts_text(node))
 
     def get_node(self, namespace: str, node_id: str) -> Node | None:
         rows = self._q(
@@ -542,16 +542,6 @@ class SQLiteStore:
                 for r in rows:
                     node = self._row_node(r)
                     _fts_put(db, node.namespace, node.id, node.kind.value, _fts_text(node))
-
-
-def _fts_delete(db: sqlite3.Connection, namespace: str, node_id: str) -> None:
-    """Remove a node's FTS row by rowid (FTS5 cannot index its UNINDEXED columns)."""
-    row = db.execute("SELECT fts_rowid FROM fts_rows WHERE namespace = ? AND node_id = ?",
-                     (namespace, node_id)).fetchone()
-    if row is not None:
-        db.execute("DELETE FROM node_fts WHERE rowid = ?", (row[0],))
-        db.execute("DELETE FROM fts_rows WHERE namespace = ? AND node_id = ?",
-                   (namespace, node_id))
 
 
 def _fts_put(db: sqlite3.Connection, namespace: str, node_id: str, kind: str, text: str

@@ -106,9 +106,13 @@ def node_diff(before: Node, after: Node) -> tuple[dict[str, Any], dict[str, Any]
     if changed:
         old["attrs"] = {k: ba.get(k) for k in sorted(changed)}
         new["attrs"] = {k: aa.get(k) for k in sorted(changed)}
-    had, has = set(before.grounded_in), set(after.grounded_in)
-    added = [e for e in after.grounded_in if e not in had]
-    removed = [e for e in before.grounded_in if e not in has]
+    b, a = before.grounded_in, after.grounded_in
+    if a[:len(b)] == b:  # the usual case, appended to: no sets over a long provenance
+        added, removed = list(a[len(b):]), []
+    else:
+        had, has = set(b), set(a)
+        added = [e for e in a if e not in had]
+        removed = [e for e in b if e not in has]
     if added:
         new["grounded_in_added"] = added
     if removed:
@@ -310,7 +314,7 @@ class _Applier:
         the concept's provenance, centroid, event count and strength up to date."""
         node = self.g.nodes[dst]
         if (type_ in (EdgeType.GROUNDS, EdgeType.REINFORCES)
-                and node.kind is NodeKind.CONCEPT and src not in node.grounded_in
+                and node.kind is NodeKind.CONCEPT and src not in self.g.grounded(dst)
                 and self.g.nodes[src].kind is NodeKind.EVENT):
             self.absorb_events(dst, [src], reasoning, strengthen=type_ is EdgeType.REINFORCES)
         self.put_edge(src, type_, dst, weight, reasoning)
@@ -318,7 +322,8 @@ class _Applier:
     def absorb_events(self, cid: str, events: list[str], reasoning: str, *,
                       strengthen: bool) -> None:
         node = self.g.nodes[cid]
-        new_events = [e for e in dict.fromkeys(events) if e not in node.grounded_in]
+        have = self.g.grounded(cid)
+        new_events = [e for e in dict.fromkeys(events) if e not in have]
         if not new_events:
             return
         count = int(node.attrs.get("event_count", len(node.grounded_in)))
@@ -460,11 +465,12 @@ class _Applier:
             node = self.g.nodes.get(nid)
             if node is None or node.kind not in GROUNDED_KINDS:
                 continue
-            events = [e for e in node.grounded_in if e in self.g.by_kind[NodeKind.EVENT]]
-            if not events:
+            known = self.g.by_kind[NodeKind.EVENT]
+            # Newest first: a concept grounded in thousands of events finds one at once.
+            if not any(e in known for e in reversed(node.grounded_in)):
                 raise PlanError(f"{node.kind.value} {nid} would not be grounded in any event")
             if node.kind in (NodeKind.CONCEPT, NodeKind.INTENT) and self.g.degree(nid) == 0:
-                for ev in events:
+                for ev in (e for e in node.grounded_in if e in known):
                     self.put_edge(ev, EdgeType.GROUNDS, nid, None, "orphan repair")
                 self.result.repaired.append(nid)
 

@@ -139,6 +139,9 @@ class LocalPlanner:
         while st.pending and (len(st.pending) > self.s.pending_max or (
                 st.pending[0] in graph.nodes and graph.nodes[st.pending[0]].ts < horizon)):
             st.pending.popleft()
+        times = [c for c in result.created.values() if c in graph.by_kind[NodeKind.TIME]]
+        if times:
+            _TimeIndex.of(graph).add(graph, times)
         ContextAssembler.of(graph, self.s).note_event(
             [*result.created.values(), *result.reinforced, event.id])
 
@@ -309,15 +312,42 @@ def _find_person(graph: WorkingGraph, name: str) -> str | None:
     return exact
 
 
+@dataclass
+class _TimeIndex:
+    """Time anchors by normalized value. A miss rescans the anchors only when some were
+    made elsewhere (their count moved since the last scan): the planner registers its own
+    (:meth:`add`), so a new date is not a scan of every date so far."""
+
+    by_value: dict[str, str] = field(default_factory=dict)
+    scanned: int = -1  # the number of time anchors the index accounts for
+
+    @classmethod
+    def of(cls, graph: WorkingGraph) -> _TimeIndex:
+        found = graph.state.get("time_index")
+        if not isinstance(found, cls):
+            found = graph.state["time_index"] = cls()
+        return found
+
+    def find(self, graph: WorkingGraph, value: str) -> str | None:
+        tid = self.by_value.get(value)
+        if tid in graph.nodes:
+            return tid
+        if self.scanned != graph.count(NodeKind.TIME):
+            for t in graph.of_kind(NodeKind.TIME):
+                self.by_value[graph.nodes[t].text] = t
+            self.scanned = graph.count(NodeKind.TIME)
+            tid = self.by_value.get(value)
+        return tid if tid in graph.nodes else None
+
+    def add(self, graph: WorkingGraph, created: list[str]) -> None:
+        if self.scanned + len(created) == graph.count(NodeKind.TIME):
+            self.scanned += len(created)
+        for t in created:
+            self.by_value[graph.nodes[t].text] = t
+
+
 def _find_time(graph: WorkingGraph, value: str) -> str | None:
-    index = graph.state.setdefault("time_index", {})
-    tid = index.get(value)
-    if tid in graph.nodes:
-        return str(tid)
-    for t in graph.of_kind(NodeKind.TIME):
-        index[graph.nodes[t].text] = t
-    tid = index.get(value)
-    return str(tid) if tid in graph.nodes else None
+    return _TimeIndex.of(graph).find(graph, value)
 
 
 def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
