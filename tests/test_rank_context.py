@@ -109,6 +109,12 @@ def test_context_tiers_are_disjoint_and_sized():
         sc = next(y for t in tiers for y in t if y.id == x)
         assert sc.score == pytest.approx(
             (s.alpha * sc.pagerank + s.beta * sc.recency + s.gamma * sc.access) * sc.urgency)
+    # What the local planner asks for (no tiers, nearest concepts) is the same answer.
+    lean = ctx_asm.assemble(ev, g.event_vectors.get(ev.id), tiers=False,
+                            nearest=(NodeKind.CONCEPT,))
+    assert not (lean.immediate or lean.working or lean.background)
+    assert lean.nearest == {NodeKind.CONCEPT: ctx.nearest[NodeKind.CONCEPT]}
+    assert ctx.nearest[NodeKind.CONCEPT] and lean.people == ctx.people
 
 
 def test_background_tier_prefers_diversity():

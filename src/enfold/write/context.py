@@ -190,9 +190,26 @@ class ContextAssembler:
         return [Scored(ids[i], float(score[i]), float(pr[i]), float(rec[i]), float(acc[i]),
                        float(u[i])) for i in best.tolist()]
 
-    def assemble(self, event: Node, vec: np.ndarray | None) -> Context:
+    def assemble(self, event: Node, vec: np.ndarray | None, *, tiers: bool = True,
+                 nearest: tuple[NodeKind, ...] = (NodeKind.CONCEPT, NodeKind.FACT,
+                                                  NodeKind.CLAIM)) -> Context:
+        """The context of ``event``: the three tiers of the Eq. 1 window (unless ``tiers``
+        is False), the nearest nodes of each kind in ``nearest``, and the speaker.
+
+        A planner asks for what it reads: the LLM planner shows the model all of it; the
+        local planner decides by the nearest concepts alone, and scoring a window of a few
+        hundred nodes per event that nobody reads would be most of its cost.
+        """
         g, s = self.graph, self.s
         now_ts = event.ts
+        if not tiers:
+            ctx = Context()
+            if vec is not None and len(g.node_vectors):
+                for kind in nearest:
+                    last = None if kind is NodeKind.CONCEPT else s.context_recent_vectors
+                    ctx.nearest[kind] = g.nearest(vec, kind, s.context_nearest, last=last)
+            ctx.people = self._speaker(event)
+            return ctx
         pool = dict.fromkeys(self.recent)
         pool.update(dict.fromkeys(self.rank.top(s.context_window)))
         for iid in itertools.islice(reversed(g.by_kind[NodeKind.INTENT].keys()),
@@ -202,7 +219,7 @@ class ContextAssembler:
         pool.update(dict.fromkeys(u for u in urgent if u in g.nodes))
         ctx = Context()
         if vec is not None and len(g.node_vectors):
-            for kind in (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM):
+            for kind in nearest:
                 # Facts and claims pile up with the stream: the nearest among the most
                 # recent ones (older ones reach the context through their concepts).
                 last = None if kind is NodeKind.CONCEPT else s.context_recent_vectors
@@ -212,11 +229,16 @@ class ContextAssembler:
         pool.pop(event.id, None)
         nodes = [g.nodes[i] for i in pool if i in g.nodes]
         self._tiers(ctx, self.window(nodes, now_ts, urgent))
-        source = event.attrs.get("source")
-        if source:
-            ctx.people = [p for p in g.of_kind(NodeKind.PERSON)
-                          if g.nodes[p].text.lower() == str(source).lower()][:1]
+        ctx.people = self._speaker(event)
         return ctx
+
+    def _speaker(self, event: Node) -> list[str]:
+        source = event.attrs.get("source")
+        if not source:
+            return []
+        g = self.graph
+        return [p for p in g.of_kind(NodeKind.PERSON)
+                if g.nodes[p].text.lower() == str(source).lower()][:1]
 
     def _tiers(self, ctx: Context, window: list[Scored]) -> None:
         s, g = self.s, self.graph

@@ -112,7 +112,8 @@ class LocalPlanner:
         )
         b = _Builder(event, graph)
         people = annotation_ops(b, ann)
-        ctx = ContextAssembler.of(graph, self.s).assemble(event, vec)
+        ctx = ContextAssembler.of(graph, self.s).assemble(event, vec, tiers=False,
+                                                          nearest=(NodeKind.CONCEPT,))
         concept = self.fold_concept(b, vec, ctx.nearest.get(NodeKind.CONCEPT, []), ann)
         for claim_ref, target in b.claims:
             about = people.get(target) if target else None
