@@ -291,7 +291,7 @@ class Memory:
                                 hook=self.intent_engine,
                                 on_commit=lambda r: outbox.extend(r.notifications),
                                 after_event=lambda _: self._maybe_consolidate(
-                                    ns, events=1, flush=folder.flush),
+                                    ns, events=1, commit=folder.defer),
                                 on_diverged=lambda: self._graphs.pop(ns, None))
                 report = folder.fold(limit=limit)
                 self._save_usage(ns)
@@ -318,19 +318,17 @@ class Memory:
                             embedder_name=getattr(self.embedder, "name", None))
 
     def _maybe_consolidate(self, ns: str, events: int = 0,
-                           flush: Callable[[], None] | None = None) -> None:
+                           commit: Callable[[ChangeSet], None] | None = None) -> None:
         """An incremental pass when one is due: every ``consolidate_every`` folded events,
         or after ``consolidate_idle_s`` idle (a server calls ``fold()`` now and then).
-        ``flush`` first writes what a fold in progress still holds, so the pass's own
-        writes land after it."""
+        Inside a fold, ``commit`` hands the pass's writes to the fold's current group (one
+        store transaction for both, in graph order)."""
         from enfold.consolidate.run import Scheduler, run_pass
 
         g = self.graph(ns)
         if Scheduler.of(g, self.settings).tick(events):
-            if flush is not None:
-                flush()
             run_pass(g, self.store, self.settings, writer=self._fact_writer(ns),
-                     embedder_name=getattr(self.embedder, "name", None))
+                     embedder_name=getattr(self.embedder, "name", None), commit=commit)
 
     def _fact_writer(self, ns: str) -> Callable[..., str] | None:
         """Fact statements by the LLM in llm mode (None: extractive)."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -47,7 +47,7 @@ from enfold.consolidate.facts import FactWriter, consolidate_facts
 from enfold.consolidate.merge import compress
 from enfold.consolidate.reinforce import accumulate
 from enfold.consolidate.schedule import SEQ_KEY, Scheduler
-from enfold.graph import WorkingGraph
+from enfold.graph import ChangeSet, WorkingGraph
 from enfold.model import NodeKind, now
 from enfold.settings import Settings
 from enfold.store.base import Store
@@ -229,9 +229,16 @@ def run_pass(
     writer: FactWriter | None = None,
     embedder_name: str | None = None,
     now_ts: float | None = None,
+    commit: Callable[[ChangeSet], None] | None = None,
 ) -> ConsolidationReport:
     """Take the dirty region (or everything), consolidate, and commit graph and store
-    atomically; on failure both are rolled back and the region stays dirty."""
+    atomically; on failure both are rolled back and the region stays dirty.
+
+    ``commit`` writes the pass's change set (default: its own store transaction). A pass
+    that runs between two events of a fold group hands it to the group instead
+    (:meth:`enfold.write.fold.Folder.defer`): one transaction for both, and the pages they
+    share are written once. If that group's write fails, the working graph is reloaded and
+    the region is dirty again, as after a failed pass."""
     sched = Scheduler.of(graph, settings)
     taken = sched.take()
     if not full and not taken:
@@ -240,7 +247,10 @@ def run_pass(
     try:
         report = consolidate(graph, settings, region=None if full else taken, now_ts=now_ts,
                              writer=writer, embedder_name=embedder_name)
-        store.commit(graph.namespace, graph.changes())
+        if commit is None:
+            store.commit(graph.namespace, graph.changes())
+        else:
+            commit(graph.changes())
     except BaseException:
         was, sched.paused = sched.paused, True
         try:

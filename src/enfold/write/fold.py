@@ -166,10 +166,18 @@ class Folder:
         else:
             self._pending.append((changes, cursor))
 
+    def defer(self, changes: ChangeSet) -> None:
+        """Write a change set made between two events (a consolidation pass) with the
+        current group; without groups, now."""
+        if self.on_diverged is None:
+            self.store.commit(self.graph.namespace, changes)
+        else:
+            self._pending.append((changes, None))
+
     def flush(self) -> None:
         """Write the changes the working graph already holds, in order, in one store
-        transaction. Whoever else writes to the store during a fold (a consolidation pass
-        between two events) flushes first, so the store sees every change in graph order."""
+        transaction (a consolidation pass between two events joins it through
+        :meth:`defer`), so the store sees every change in graph order."""
         if not self._pending:
             return
         pending, self._pending = self._pending, []
