@@ -40,6 +40,16 @@ def test_perf_smoke_run_through_the_cli(tmp_path: Path) -> None:
     for name in PER_SIZE:
         assert metrics[name]["200"] > 0, name
     assert 0 < metrics["folding_share"]["200"] < 1
+    # The stage split accounts for the last events' wall time, stage by stage.
+    stages = metrics["stage_ms_per_event_last_1k"]["200"]
+    assert set(stages) == {"embed", "plan", "apply", "intents", "consolidate", "commit",
+                           "other"}
+    assert all(stages[k] > 0 for k in ("plan", "apply", "intents", "commit"))
+    assert sum(stages.values()) == pytest.approx(metrics["ms_per_event_last_1k"]["200"],
+                                                 abs=0.02)
+    assert metrics["fold_ms_per_event_last_1k"]["200"] == pytest.approx(
+        metrics["ms_per_event_last_1k"]["200"] - stages["embed"], abs=0.01)
+    assert metrics["fold_to_embed_cost"]["200"] > 0
     assert metrics["nodes_by_kind"]["200"]["event"] == 200
     # The planner did real work: concepts, people, times and claims appeared.
     for kind in ("concept", "person", "time", "claim"):

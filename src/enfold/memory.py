@@ -78,6 +78,7 @@ class Memory:
         # event. A server folding in the background turns this off to keep reads fast.
         self.fold_on_read = True
         self._graphs: dict[str, WorkingGraph] = {}
+        self._fold_timings: dict[str, dict[str, float]] = {}  # ns -> stage -> seconds
         self._locks: dict[str, NamespaceLock] = {}
         self._tokens: dict[str, tuple[int, int]] = {}  # store change token last seen
         self._guard = threading.Lock()
@@ -292,7 +293,8 @@ class Memory:
                                 on_commit=lambda r: outbox.extend(r.notifications),
                                 after_event=lambda _: self._maybe_consolidate(
                                     ns, events=1, commit=folder.defer),
-                                on_diverged=lambda: self._graphs.pop(ns, None))
+                                on_diverged=lambda: self._graphs.pop(ns, None),
+                                timings=self._fold_timings.setdefault(ns, {}))
                 report = folder.fold(limit=limit)
                 self._save_usage(ns)
                 return report
@@ -532,6 +534,9 @@ class Memory:
             "planner": [p.name for p in self.planners],
         }
         out["pending"] = c["events"] - c["folded"]
+        # Seconds this process has spent folding the namespace, by stage (see
+        # enfold.write.fold.STAGES): where ingest time goes.
+        out["fold_s"] = {k: round(v, 6) for k, v in self._fold_timings.get(ns, {}).items()}
         with self._lock(ns):
             self.graph(ns)  # restores the counters kept in the store
             # planner_failures, and llm (calls, tokens, failures, fallbacks) when an LLM

@@ -12,6 +12,11 @@ chunks, folding after each chunk as in normal use). Measured in the same run:
 * ``embed_only_texts_per_s`` — the embedder alone on exactly the texts, in exactly the
   batches, that the write path sent it (recorded by a timing wrapper), and its ratio to the
   ingest rate; ``folding_share`` = 1 − (time inside the embedder) / (ingest time);
+* ``stage_ms_per_event_last_1k`` — the last 1,000 events' ms/event split by folding stage
+  (:data:`enfold.write.fold.STAGES`: embed, plan, apply, intents, consolidate, commit, and
+  "other"); ``fold_ms_per_event_last_1k`` — all of it but the embedder: folding's own
+  cost; ``fold_to_embed_cost`` — that cost over the embedder's own cost per text
+  (``embed_only_ms_per_text``): how big folding is next to embedding;
 * ``rss_mb`` (VmRSS after the ingest, memory still open) and ``peak_rss_mb`` (VmHWM, the
   process's peak so far — sizes run in increasing order, so it is that size's peak);
 * node and edge counts (by kind), the database size;
@@ -50,6 +55,7 @@ import numpy as np
 from enfold.bench.metrics import percentiles
 from enfold.bench.report import markdown_table, write_result
 from enfold.errors import InputError
+from enfold.write.fold import STAGES
 
 if TYPE_CHECKING:
     from enfold.embed import Embedder
@@ -349,7 +355,20 @@ class SizeResult:
     recall_ms: dict[str, float] | None = None
     incremental_pass_s: float | None = None
     full_pass_s: float | None = None
+    # ms/event by folding stage over the last events (enfold.write.fold.STAGES, plus
+    # "other": appending, validation and the rest of the ingest outside the stages)
+    stages_last: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def fold_ms_last(self) -> float:
+        """Folding's own cost per event over the last events: everything but the embedder."""
+        return 1000.0 * self.last_s / self.last_n - self.stages_last.get("embed", 0.0)
+
+    @property
+    def embed_only_ms(self) -> float | None:
+        return 1000.0 * self.embed_only_s / self.embedded_texts \
+            if self.embed_only_s and self.embedded_texts else None
 
 
 def make_embedder(name: str) -> Embedder:
@@ -413,8 +432,10 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
             t_start = time.perf_counter()
             marks = [(0, t_start)]
             next_tenth = 1
+            stage_marks: list[tuple[int, dict[str, float]]] = [(0, {})]
             for start, end in itertools.pairwise(cuts):
                 mem.add_many(events[start:end], chunk=chunk)
+                stage_marks.append((end, dict(mem.stats()["fold_s"])))
                 now = time.perf_counter()
                 marks.append((end, now))
                 el = now - t_start
@@ -442,6 +463,7 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
                 nodes_by_kind=by_kind, edges_by_type=by_type, db_mb=0.0)
             if stats["pending"]:
                 result.notes.append(f"{stats['pending']} events left unfolded")
+            result.stages_last = _stages(stage_marks, tail[0], done, result.last_s)
             result.recall_ms = _recall_latency(mem, seed, result.notes)
             result.incremental_pass_s = _incremental_pass_time(mem, after)
             t0 = time.perf_counter()
@@ -455,6 +477,18 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
     del events, stream, after, timed, inner, mem
     gc.collect()
     return result
+
+
+def _stages(marks: list[tuple[int, dict[str, float]]], start: int, end: int, wall_s: float
+            ) -> dict[str, float]:
+    """ms/event by stage between the marks at ``start`` and ``end`` events ingested, and
+    "other" for the rest of ``wall_s`` (the wall time of that stretch)."""
+    before = next(m for n, m in marks if n == start)
+    after = next(m for n, m in marks if n == end)
+    n = max(1, end - start)
+    out = {k: 1000.0 * (after.get(k, 0.0) - before.get(k, 0.0)) / n for k in STAGES}
+    out["other"] = 1000.0 * wall_s / n - sum(out.values())
+    return {k: round(v, 3) for k, v in out.items()}
 
 
 def _curve(marks: list[tuple[int, float]], size: int, chunk: int) -> list[dict[str, float]]:
@@ -525,6 +559,11 @@ def system_metrics(results: Sequence[SizeResult]) -> dict[str, Any]:
         "ms_per_event_last_1k": by_size(lambda r: rnd(1000.0 * r.last_s / r.last_n)),
         "ms_per_event_curve": by_size(lambda r: r.curve),
         "folding_share": by_size(lambda r: rnd(1.0 - r.embed_s / r.ingest_s)),
+        "stage_ms_per_event_last_1k": by_size(lambda r: r.stages_last),
+        "fold_ms_per_event_last_1k": by_size(lambda r: rnd(r.fold_ms_last)),
+        "embed_only_ms_per_text": by_size(lambda r: rnd(r.embed_only_ms, 4)),
+        "fold_to_embed_cost": by_size(
+            lambda r: rnd(r.fold_ms_last / r.embed_only_ms) if r.embed_only_ms else None),
         "embed_ms_per_event": by_size(lambda r: rnd(1000.0 * r.embed_s / r.events)),
         "recall_ms": by_size(lambda r: None if r.recall_ms is None else
                              {k: round(v, 3) for k, v in r.recall_ms.items()}),
@@ -641,6 +680,14 @@ def render_summary(run: PerfRun) -> str:
         for r in results:
             points = ", ".join(f"{int(p['events']):,}: {p['ms_per_event']:.1f}" for p in r.curve)
             lines.append(f"  {name} {r.size:,}: {points}")
+    lines += ["", "ms/event by stage over the last events (folding cost = all but embed):"]
+    for name, results in run.sizes.items():
+        for r in results:
+            parts = ", ".join(f"{k} {v:.2f}" for k, v in r.stages_last.items())
+            only = r.embed_only_ms
+            ratio = f"; embed-only {only:.2f} ms/text, fold/embed {r.fold_ms_last / only:.2f}" \
+                if only else ""
+            lines.append(f"  {name} {r.size:,}: {parts} (folding {r.fold_ms_last:.2f}{ratio})")
     lines += [f"note: {n}" for n in run.result.get("notes", [])]
     lines.append(f"elapsed: {run.result['elapsed_s']:.1f} s")
     return "\n".join(lines)

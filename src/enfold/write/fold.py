@@ -49,6 +49,14 @@ class Planner(Protocol):
     def plan(self, event: Node, graph: WorkingGraph) -> UpdatePlan: ...
 
 
+#: The stages :attr:`Folder.timings` splits folding time into: ``embed`` (the batch's
+#: embeddings, through the cache), ``plan`` (annotation, context, the planner, and its
+#: bookkeeping after the plan), ``apply`` (validating and applying the plan), ``intents``
+#: (the intent layer), ``consolidate`` (the automatic passes) and ``commit`` (writing each
+#: group to the store).
+STAGES = ("embed", "plan", "apply", "intents", "consolidate", "commit")
+
+
 @dataclass
 class FoldReport:
     """What a folding run did."""
@@ -106,7 +114,14 @@ class Folder:
     # of the group's events: the graph is then ahead of the store and must be reloaded.
     # Without it every event is its own transaction.
     on_diverged: Callable[[], object] | None = None
+    # Seconds spent per stage, added to across folds (see STAGES): where ingest time goes.
+    timings: dict[str, float] = field(default_factory=dict)
     _pending: list[tuple[ChangeSet, int | None]] = field(default_factory=list, init=False)
+
+    def _spent(self, stage: str, since: float) -> float:
+        t = time.perf_counter()
+        self.timings[stage] = self.timings.get(stage, 0.0) + (t - since)
+        return t
 
     def fold(self, limit: int | None = None, batch: int = 256) -> FoldReport:
         """Fold the events after the namespace's cursor, in log order.
@@ -126,7 +141,9 @@ class Folder:
             events = self.store.events_after(ns, cursor, take)
             if not events:
                 break
+            t0 = time.perf_counter()
             vectors = embed_events(events, self.embedder, self.store, ns)
+            self._spent("embed", t0)
             i = 0
             while i < len(events):
                 i = self._fold_group(events, vectors, i, report)
@@ -146,9 +163,13 @@ class Folder:
                 event = events[i]
                 self.fold_one(event, vectors[i], int(event.attrs["seq"]), report)
                 if self.after_event is not None:
+                    t0 = time.perf_counter()
                     self.after_event(event)
+                    self._spent("consolidate", t0)
                 i += 1
+            t0 = time.perf_counter()
             self.flush()
+            self._spent("commit", t0)
         except BaseException:
             self._pending.clear()
             if self.on_diverged is not None:
@@ -202,10 +223,14 @@ class Folder:
             self.graph.begin()
             try:
                 self._admit(event, vec)
+                t = time.perf_counter()
                 plan = planner.plan(event, self.graph)
+                t = self._spent("plan", t)
                 result = execute(plan, self.graph, self.settings, at=at)
+                t = self._spent("apply", t)
                 hooked = self.hook.on_event(event, self.graph, result, at=at) \
                     if self.hook is not None else None
+                self._spent("intents", t)
                 self._commit(self.graph.changes(), seq)
             except EnfoldError as exc:
                 self.graph.rollback()
@@ -222,7 +247,9 @@ class Folder:
             self.graph.commit()
             after = getattr(planner, "after_apply", None)
             if after is not None:
+                t = time.perf_counter()
                 after(event, self.graph, result)
+                self._spent("plan", t)
             if hooked is not None and self.on_commit is not None:
                 self.on_commit(hooked)
             report.plans += 1
