@@ -35,19 +35,12 @@ _CONCEPT_TO_CONCEPT = tuple(t for t, r in ONTOLOGY.items()
 
 
 def has_concept_neighbour(graph: WorkingGraph, cid: str) -> bool:
-    """True when an edge joins ``cid`` to another concept, in either direction.
-
-    A concept's in-edges are mostly its events (thousands for a popular one), so incoming
-    concept edges are looked up from the other concepts' side when that is cheaper.
-    """
+    """True when an edge joins ``cid`` to another concept, in either direction (read from
+    the graph's index of edges between non-event nodes: a concept's thousands of event
+    edges are not walked)."""
     concepts = graph.by_kind[NodeKind.CONCEPT]
-    if any(dst in concepts for (_, dst) in graph.out.get(cid, {})):
-        return True
-    inn = graph.inn.get(cid, {})
-    if len(inn) <= len(concepts) * len(_CONCEPT_TO_CONCEPT):
-        return any(src in concepts for (_, src) in inn)
-    return any((t, other) in inn for other in concepts for t in _CONCEPT_TO_CONCEPT
-               if other != cid)
+    return any(other in concepts and other != cid
+               for other, _ in graph.links(cid, _CONCEPT_TO_CONCEPT))
 
 
 def complete(

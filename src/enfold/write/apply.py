@@ -407,7 +407,10 @@ class _Applier:
                 attrs.pop(k, None)
             else:
                 attrs[k] = v
-        grounded = tuple(dict.fromkeys([*node.grounded_in, *(self.rid(e) for e in op.grounded_in)]))
+        # New evidence is appended; a habit grounded in thousands of events is not rebuilt.
+        have = self.g.grounded(nid) if op.grounded_in else ()
+        extra = [e for e in dict.fromkeys(self.rid(e) for e in op.grounded_in) if e not in have]
+        grounded = (*node.grounded_in, *extra) if extra else node.grounded_in
         new = node.with_changes(text=op.text.strip() if op.text else node.text, attrs=attrs,
                                 grounded_in=grounded, updated_at=self.at)
         self.put_node("UPDATE_NODE", new, node, op.reasoning)
