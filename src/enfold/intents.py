@@ -42,6 +42,7 @@ meta (:data:`CALIBRATION_KEY`); θ_c = base / w_c clamped to [0.5, 3]·base.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -263,6 +264,9 @@ def concept_links(graph: WorkingGraph, concept_id: str) -> dict[str, float]:
     return out
 
 
+GOAL_MEMO = "intents.goal_memo"  # graph.state: the last goal scan's rows and result
+
+
 def cached_links(graph: WorkingGraph, concept_id: str) -> dict[str, float]:
     """:func:`concept_links`, remembered until the concept itself changes (its provenance
     or any update): the goal scan asks for the same few concepts event after event.
@@ -390,22 +394,25 @@ _IRREGULAR = {
 _VOWELS = frozenset("aeiou")
 
 
-def past_forms(verb: str) -> set[str]:
-    """Past forms of an English verb (irregular table, then -ed / -d / -ied / doubling)."""
+@functools.lru_cache(maxsize=4096)
+def past_forms(verb: str) -> frozenset[str]:
+    """Past forms of an English verb (irregular table, then -ed / -d / -ied / doubling).
+    Cached: the resolution check asks for the verbs of the open intents on every event."""
     verb = verb.lower()
     if verb in _IRREGULAR:
-        return set(_IRREGULAR[verb])
+        return frozenset(_IRREGULAR[verb])
     if verb.endswith("e"):
-        return {verb + "d"}
+        return frozenset({verb + "d"})
     if verb.endswith("y") and len(verb) > 2 and verb[-2] not in _VOWELS:
-        return {verb[:-1] + "ied"}
+        return frozenset({verb[:-1] + "ied"})
     forms = {verb + "ed"}
     if (len(verb) >= 3 and verb[-1] not in _VOWELS | {"w", "x", "y"}
             and verb[-2] in _VOWELS and verb[-3] not in _VOWELS):
         forms.add(verb + verb[-1] + "ed")  # submit → submitted, plan → planned
-    return forms
+    return frozenset(forms)
 
 
+@functools.lru_cache(maxsize=4096)
 def obligation_verb(text: str) -> str | None:
     """The action of an obligation ("I need to *send* the budget")."""
     m = _TO_VERB.search(text)
@@ -1048,8 +1055,17 @@ class _Tx:
                     queue.append(other)
         if len(links) < 3:
             return
-        links = symmetric(links)
-        group, dens = densest_group(links)
+        # The same concepts with the same (cached, unchanged) links as the last scan: the
+        # same densest group, without peeling it again.
+        memo = g.state.get(GOAL_MEMO)
+        rows = list(links.items())
+        if memo is not None and len(memo[0]) == len(rows) and all(
+                a == c and b is d for (a, b), (c, d) in zip(memo[0], rows, strict=True)):
+            links, group, dens = memo[1]
+        else:
+            links = symmetric(links)
+            group, dens = densest_group(links)
+            g.state[GOAL_MEMO] = (rows, (links, group, dens))
         if not group:
             return
         score = dens / max(1e-9, self.s.intent_density)

@@ -59,8 +59,9 @@ class Settings:
     pending_max: int = _s(500, "pending (unfolded) events kept as cluster candidates", "§4")
     label_max_terms: int = _s(3, "key phrases in a concept label", "§4")
 
-    fold_group_events: int = _s(64, "events folded per store transaction (group commit)", "§3")
-    fold_group_ms: float = _s(100.0, "longest a fold group holds the store's write lock", "§3")
+    fold_group_events: int = _s(256, "events folded per store transaction (group commit)", "§3")
+    fold_group_ms: float = _s(500.0, "longest a fold group collects events before its write "
+                              "(a crash refolds them from the log)", "§3")
 
     # Consolidation (SPEC §6)
     consolidate_every: int = _s(50, "events between automatic consolidation passes", "§6")
