@@ -645,3 +645,28 @@ def test_attr_types_cannot_poison_later_plans(mem: Memory, attrs: dict[str, Any]
                     grounded_in=[ev[1]])]))
     except PlanError:
         pass
+
+
+def test_label_similarity_with_a_floor_decides_as_the_exact_ratio() -> None:
+    """The cheap bounds only answer pairs that cannot reach the floor: every answer at or
+    above the floor is difflib's exact ratio, every answer below it is an upper bound."""
+    import difflib
+    import random
+
+    from enfold.write.apply import label_similarity, normalize_label
+
+    rng = random.Random(2)
+    words = ["renew", "passport", "send", "budget", "Omar", "Friday", "keys", "landlord",
+             "submit", "report", "review", "slides", "call", "dentist", "book", "flights",
+             "pay", "invoice"]
+    labels = [" ".join(rng.sample(words, rng.randint(1, 8))) for _ in range(120)]
+    for a in labels[:40]:
+        for b in labels:
+            na, nb = normalize_label(a), normalize_label(b)
+            exact = 1.0 if na == nb else difflib.SequenceMatcher(None, na, nb).ratio()
+            for floor in (0.0, 0.5, 0.85):
+                got = label_similarity(a, b, floor)
+                assert (got >= floor) == (exact >= floor)
+                assert got >= exact - 1e-12
+                if got >= floor:
+                    assert got == pytest.approx(exact)

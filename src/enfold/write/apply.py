@@ -21,8 +21,10 @@ applied operation is written to the op log. :func:`validate_plan` is pure;
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +65,7 @@ class ApplyResult:
 _NORM = re.compile(r"[^a-z0-9 ]+")
 
 
+@functools.lru_cache(maxsize=8192)
 def normalize_label(label: str) -> str:
     words = _NORM.sub(" ", label.lower()).split()
     return " ".join(sorted(words))
@@ -79,15 +82,26 @@ def label_similarity(a: str, b: str, floor: float = 0.0) -> float:
         return 0.0
     if na == nb:
         return 1.0
-    matcher = difflib.SequenceMatcher(None, na, nb)
     if floor > 0.0:
-        bound = matcher.real_quick_ratio()
+        # The ratio is 2·matches / total length, and matches ≤ the shorter length, and
+        # ≤ the characters the two have in common (difflib's real_quick_ratio and
+        # quick_ratio bounds, from cached character counts).
+        total = len(na) + len(nb)
+        bound = 2.0 * min(len(na), len(nb)) / total
         if bound < floor:
             return bound
-        bound = matcher.quick_ratio()
+        ca, cb = _char_counts(na), _char_counts(nb)
+        if len(ca) > len(cb):
+            ca, cb = cb, ca
+        bound = 2.0 * sum(min(n, cb.get(ch, 0)) for ch, n in ca.items()) / total
         if bound < floor:
             return bound
-    return matcher.ratio()
+    return difflib.SequenceMatcher(None, na, nb).ratio()
+
+
+@functools.lru_cache(maxsize=8192)
+def _char_counts(text: str) -> dict[str, int]:
+    return dict(Counter(text))
 
 
 def node_diff(before: Node, after: Node) -> tuple[dict[str, Any], dict[str, Any]]:
