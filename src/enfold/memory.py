@@ -519,6 +519,11 @@ class Memory:
             records = sorted(records + self.store.history(ns, node_id), key=lambda r: r.seq)
         return records
 
+    def fold_timings(self, namespace: str | None = None) -> dict[str, float]:
+        """Seconds this process has spent folding the namespace, by stage (see
+        :data:`enfold.write.fold.STAGES`); also in :meth:`stats` as ``fold_s``."""
+        return dict(self._fold_timings.get(self._ns(namespace), {}))
+
     def stats(self, namespace: str | None = None) -> dict[str, Any]:
         ns = self._ns(namespace)
         c = self.store.counts(ns)
@@ -536,7 +541,7 @@ class Memory:
         out["pending"] = c["events"] - c["folded"]
         # Seconds this process has spent folding the namespace, by stage (see
         # enfold.write.fold.STAGES): where ingest time goes.
-        out["fold_s"] = {k: round(v, 6) for k, v in self._fold_timings.get(ns, {}).items()}
+        out["fold_s"] = {k: round(v, 6) for k, v in self.fold_timings(ns).items()}
         with self._lock(ns):
             self.graph(ns)  # restores the counters kept in the store
             # planner_failures, and llm (calls, tokens, failures, fallbacks) when an LLM

@@ -435,8 +435,8 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
             stage_marks: list[tuple[int, dict[str, float]]] = [(0, {})]
             for start, end in itertools.pairwise(cuts):
                 mem.add_many(events[start:end], chunk=chunk)
-                stage_marks.append((end, dict(mem.stats()["fold_s"])))
                 now = time.perf_counter()
+                stage_marks.append((end, mem.fold_timings()))
                 marks.append((end, now))
                 el = now - t_start
                 if progress is not None and end * 10 >= next_tenth * size:
