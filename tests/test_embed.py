@@ -168,6 +168,13 @@ def test_minilm_loads_offline_and_ranks_by_meaning(minilm: MiniLMEmbedder) -> No
     assert_unit_rows(np.stack([run, jog, tax]), 3, 384)
     assert cos(run, jog) > cos(run, tax) + 0.2
     assert minilm.embed([]).shape == (0, 384)
+    # With torch in the process, numpy's BLAS keeps to one thread (its spinning threads
+    # starve torch's; see enfold.embed.limit_blas_threads).
+    from threadpoolctl import threadpool_info
+
+    if os.environ.get("ENFOLD_BLAS_THREADS") is None:
+        blas = [p for p in threadpool_info() if p["user_api"] == "blas"]
+        assert blas and all(p["num_threads"] == 1 for p in blas)
 
 
 def test_minilm_missing_package_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
