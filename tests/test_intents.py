@@ -470,6 +470,40 @@ def test_peeling_finds_the_densest_group_on_a_small_graph():
     assert densest_group(star)[1] < Settings().intent_density
 
 
+def test_peeling_returns_what_checking_connectivity_at_every_step_returns():
+    """densest_group checks connectivity from the densest group met downwards; the answer
+    is the one of checking it at every peeling step (the densest connected, earliest)."""
+    import random
+
+    from enfold.intents import _connected
+
+    def reference(links):  # connectivity at every step, as first written
+        deg = {a: sum(row.values()) for a, row in links.items()}
+        total, alive, best = sum(deg.values()) / 2, set(links), ([], 0.0)
+        while len(alive) >= 3:
+            n = len(alive)
+            d = total / (n * (n - 1) / 2)
+            if d > best[1] and _connected(alive, links):
+                best = (sorted(alive), d)
+            if n == 3:
+                break
+            weakest = min(alive, key=lambda a: (deg[a], a))
+            alive.discard(weakest)
+            total -= deg[weakest]
+            for b, x in links[weakest].items():
+                if b in alive:
+                    deg[b] -= x
+        return best
+
+    rng = random.Random(5)
+    for _ in range(300):
+        names = [f"c{i}" for i in range(rng.randint(3, 12))]
+        raw = {a: {b: round(rng.random(), 2) for b in names if b != a and rng.random() < 0.3}
+               for a in names}
+        links = symmetric(raw)
+        assert densest_group(links) == reference(links)
+
+
 def test_past_forms():
     assert "sent" in past_forms("send")
     assert "submitted" in past_forms("submit")

@@ -338,12 +338,12 @@ def densest_group(links: Links, min_size: int = 3) -> tuple[list[str], float]:
     deg = {a: sum(row.values()) for a, row in links.items()}
     total = sum(deg.values()) / 2
     alive = set(links)
-    best: tuple[list[str], float] = ([], 0.0)
+    seen: list[tuple[float, int, frozenset[str]]] = []  # (density, step, group)
     while len(alive) >= min_size:
         n = len(alive)
         d = total / (n * (n - 1) / 2)
-        if d > best[1] and _connected(alive, links):
-            best = (sorted(alive), d)
+        if d > 0.0:
+            seen.append((d, len(seen), frozenset(alive)))
         if n == min_size:
             break
         weakest = min(alive, key=lambda a: (deg[a], a))
@@ -352,7 +352,12 @@ def densest_group(links: Links, min_size: int = 3) -> tuple[list[str], float]:
         for b, x in links[weakest].items():
             if b in alive:
                 deg[b] -= x
-    return best
+    # The densest connected group met, the earliest among equals: connectivity is checked
+    # from the densest down, so usually once rather than at every step.
+    for d, _, group in sorted(seen, key=lambda x: (-x[0], x[1])):
+        if _connected(set(group), links):
+            return sorted(group), d
+    return [], 0.0
 
 
 def _connected(group: set[str], links: Links) -> bool:
