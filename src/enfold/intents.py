@@ -1078,9 +1078,11 @@ class _Tx:
         for iid in found:  # two concepts in common: the same convergence, grown or shifted
             members = set(g.nodes[iid].attrs.get("concepts") or [])
             if len(members & set(group)) >= 2:
-                self.apply([UpdateNode(id=iid, attrs={"concepts": sorted(members | set(group))},
-                                       reasoning="the goal's concept group grew")],
-                           "goal group")
+                if not set(group) <= members:
+                    self.apply([UpdateNode(id=iid,
+                                           attrs={"concepts": sorted(members | set(group))},
+                                           reasoning="the goal's concept group grew")],
+                               "goal group")
                 self.reinforce(iid, [self.event.id], group, "activity in the goal's concepts",
                                score=score)
                 return

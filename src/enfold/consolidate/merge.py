@@ -25,7 +25,6 @@ upper bounds first), and the tests check one against the other.
 
 from __future__ import annotations
 
-import difflib
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -37,7 +36,13 @@ from enfold.consolidate.clock import Stamp
 from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, Node, NodeKind
 from enfold.settings import Settings
-from enfold.write.apply import label_similarity, merge_nodes, node_diff, normalize_label
+from enfold.write.apply import (
+    label_similarity,
+    merge_nodes,
+    node_diff,
+    normalize_label,
+    normalized_similarity,
+)
 
 _MAX_DEPTH = 16  # PART_OF chains are short; this only guards against cycles
 
@@ -118,15 +123,12 @@ def duplicate_pairs_reference(graph: WorkingGraph, settings: Settings) -> set[fr
 
 class _Labels:
     """Normalized names of every concept, built once per pass and kept in step with merges.
-
-    Each name keeps a :class:`difflib.SequenceMatcher` with it as the second sequence, whose
-    analysis difflib caches, so comparing a candidate against all concepts only re-sets the
-    first sequence.
-    """
+    Comparing a candidate against all concepts is :func:`normalized_similarity`, whose
+    cached length and character-count bounds settle most pairs without difflib."""
 
     def __init__(self, graph: WorkingGraph) -> None:
         self.graph = graph
-        self.norm: dict[str, list[tuple[str, difflib.SequenceMatcher[str]]]] = {}
+        self.norm: dict[str, list[str]] = {}
         for cid in graph.of_kind(NodeKind.CONCEPT):
             self.refresh(cid)
 
@@ -135,31 +137,19 @@ class _Labels:
         if node is None:
             self.norm.pop(cid, None)
             return
-        found = dict.fromkeys(normalize_label(x) for x in names(node))
-        self.norm[cid] = [(n, difflib.SequenceMatcher(None, "", n)) for n in found if n]
+        self.norm[cid] = [n for n in dict.fromkeys(normalize_label(x) for x in names(node))
+                          if n]
 
     def matches(self, cid: str, threshold: float) -> list[tuple[str, float]]:
         """Concepts whose label similarity to ``cid`` reaches ``threshold`` — exactly
-        :func:`label_similarity`; difflib's cheap upper bounds prune most pairs first."""
-        mine = [x for x, _ in self.norm.get(cid, [])]
+        :func:`label_similarity`."""
+        mine = self.norm.get(cid, [])
         out: list[tuple[str, float]] = []
         for other, theirs in self.norm.items():
             if other == cid:
                 continue
-            best = 0.0
-            for x in mine:
-                for y, sm in theirs:
-                    if x == y:
-                        best = 1.0
-                        break
-                    if 2.0 * min(len(x), len(y)) / (len(x) + len(y)) < threshold:
-                        continue  # difflib's real_quick_ratio
-                    sm.set_seq1(x)
-                    if sm.quick_ratio() < threshold:
-                        continue
-                    best = max(best, sm.ratio())
-                if best >= 1.0:
-                    break
+            best = max((normalized_similarity(x, y, threshold) for x in mine for y in theirs),
+                       default=0.0)
             if best >= threshold:
                 out.append((other, best))
         return out

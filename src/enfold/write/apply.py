@@ -77,7 +77,11 @@ def label_similarity(a: str, b: str, floor: float = 0.0) -> float:
     With ``floor``, a pair that cannot reach it is answered by a cheap upper bound (below
     ``floor``) instead of the exact ratio: for callers that only compare with ``floor``.
     """
-    na, nb = normalize_label(a), normalize_label(b)
+    return normalized_similarity(normalize_label(a), normalize_label(b), floor)
+
+
+def normalized_similarity(na: str, nb: str, floor: float = 0.0) -> float:
+    """:func:`label_similarity` of two labels already through :func:`normalize_label`."""
     if not na or not nb:
         return 0.0
     if na == nb:
