@@ -373,9 +373,21 @@ def _make_handler(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                 self._send(404, _error_body(404, f"no route {self.path}"))
 
         def _chat(self, body: dict[str, Any]) -> None:
+            # A request is in flight until its answer is ready, not until the last byte is
+            # written: a client may read the answer and send its next request while this
+            # thread is still finishing the write, which would count one too many.
             with server._lock:
                 server.in_flight += 1
                 server.max_in_flight = max(server.max_in_flight, server.in_flight)
+            done = False
+
+            def finish() -> None:
+                nonlocal done
+                if not done:
+                    done = True
+                    with server._lock:
+                        server.in_flight -= 1
+
             try:
                 answer = server._next_chat_answer(body)
                 while isinstance(answer, Delay):
@@ -386,11 +398,13 @@ def _make_handler(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                     status_body: Any = answer.body
                     if status_body is None:
                         status_body = _error_body(answer.code, f"scripted status {answer.code}")
+                    finish()
                     self._send(answer.code, status_body, answer.headers)
                 else:
-                    self._send(200, server._chat_completion(body, answer))
+                    reply = server._chat_completion(body, answer)
+                    finish()
+                    self._send(200, reply)
             finally:
-                with server._lock:
-                    server.in_flight -= 1
+                finish()
 
     return Handler
