@@ -80,8 +80,10 @@ def label_similarity(a: str, b: str, floor: float = 0.0) -> float:
     return normalized_similarity(normalize_label(a), normalize_label(b), floor)
 
 
+@functools.lru_cache(maxsize=32768)
 def normalized_similarity(na: str, nb: str, floor: float = 0.0) -> float:
-    """:func:`label_similarity` of two labels already through :func:`normalize_label`."""
+    """:func:`label_similarity` of two labels already through :func:`normalize_label`.
+    Cached: compression compares the same concept labels pass after pass."""
     if not na or not nb:
         return 0.0
     if na == nb:
