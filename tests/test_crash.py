@@ -289,3 +289,33 @@ def test_an_append_does_not_wait_for_a_planner_that_is_thinking(tmp_path) -> Non
     m.fold()
     assert appended and m.stats()["folded"] == m.stats()["events"] == 2
     m.close()
+
+
+def test_a_consolidation_pass_that_keeps_failing_does_not_hold_folding_back(
+        tmp_path, monkeypatch) -> None:
+    """A pass writes with its fold group; when it fails it is rolled back, the events
+    folded before it are written, and the error surfaces. Each fold() then gets further:
+    events never wait on a pass that fails every time."""
+    from enfold.consolidate import run
+    from enfold.settings import Settings
+
+    def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("consolidation bug (injected)")
+
+    m = Memory.open(tmp_path / "m.db", embedder="hash", planner=PLANNER,
+                    settings=Settings(fold_group_events=8, consolidate_every=3))
+    m.add_many([{"text": f"ran {5 + i % 4} km with Sam, session {i}", "ts": BASE_TS + 3600 * i}
+                for i in range(20)], fold=False)
+    monkeypatch.setattr(run, "consolidate", broken)
+    seen = []
+    for _ in range(20):
+        try:
+            m.fold()
+            break
+        except RuntimeError:
+            seen.append(m.store.get_cursor("default"))
+    assert seen and seen[0] == 3  # the three events before the first pass were kept
+    assert seen == sorted(seen) and len(set(seen)) == len(seen)  # progress every time
+    assert m.store.get_cursor("default") == m.store.last_seq("default") == 20
+    assert m.graph().count(NodeKind.EVENT) == 20
+    m.close()

@@ -224,6 +224,21 @@ def test_forget_then_readd_makes_a_new_event(world: Memory) -> None:
     assert m.stats()["events"] == 4 and m.stats()["pending"] == 0
 
 
+def test_forgetting_an_event_not_yet_folded_removes_it_from_the_log(world: Memory) -> None:
+    """The working graph holds only folded events: forgetting one still pending must still
+    take it out of the event log, or adding the same words again would return the id of an
+    event that no longer exists, and the fold cursor would never reach the log's end."""
+    m = world
+    text = "Renewed the parking permit at the town hall"
+    pending = m.add(text, ts=TS + 90 * 3600, source="Maya", fold=False)
+    m.forget(pending)
+    again = m.add(text, ts=TS + 90 * 3600, source="Maya")
+    assert again != pending
+    assert m.get(again).text == text
+    assert m.stats()["pending"] == 0
+    assert m.store.get_cursor("default") == m.store.last_seq("default")
+
+
 # A genuine store error half-way through the commit: a trigger refusing the FORGET op.
 FAIL_FORGET = {
     False: [("CREATE TRIGGER no_forget BEFORE INSERT ON oplog WHEN NEW.op = 'FORGET' "

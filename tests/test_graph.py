@@ -167,3 +167,34 @@ def test_grounded_set_follows_provenance_through_appends_rewrites_and_rollbacks(
     g.remove_node("co_1")
     g.commit()
     assert g.grounded("co_1") == frozenset()
+
+
+def test_ids_sort_by_creation_and_a_forked_child_starts_its_own_sequence(monkeypatch) -> None:
+    import os
+    import time
+
+    import enfold.model
+    from enfold.model import new_id
+
+    ids = [new_id(NodeKind.EVENT) for _ in range(2000)]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    assert all(len(i) == 23 and int(i[3:], 16) >= 0 for i in ids)
+    if not hasattr(os, "fork"):
+        return
+    # One frozen millisecond for parent and child: only the child's fresh sequence keeps
+    # their ids apart.
+    frozen = time.time_ns()
+    monkeypatch.setattr(enfold.model.time, "time_ns", lambda: frozen)
+    new_id(NodeKind.EVENT)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the ids it makes right after the fork
+        os.close(r)
+        os.write(w, " ".join(new_id(NodeKind.EVENT) for _ in range(50)).encode())
+        os._exit(0)
+    os.close(w)
+    mine = {new_id(NodeKind.EVENT) for _ in range(50)}
+    with os.fdopen(r) as f:
+        theirs = set(f.read().split())
+    os.waitpid(pid, 0)
+    assert len(theirs) == 50 and not mine & theirs

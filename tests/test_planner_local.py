@@ -135,3 +135,40 @@ def test_restart_resumes_planner_state(tmp_path):
         concepts = [g.nodes[c] for c in g.of_kind(NodeKind.CONCEPT)]
         assert len(concepts) == 1 and len(concepts[0].grounded_in) == 3
         assert "river" in concepts[0].text.lower() or "trail" in concepts[0].text.lower()
+
+
+def test_time_index_finds_what_a_scan_finds_through_outside_adds_and_removals() -> None:
+    """The planner's index of time anchors by value answers as a scan would, whoever made or
+    removed the anchors (the planner registers its own; others are found by a rescan)."""
+    import random
+
+    from enfold.graph import WorkingGraph
+    from enfold.model import Node, NodeKind
+    from enfold.write.planner_local import _find_time, _TimeIndex
+
+    rng = random.Random(11)
+    g = WorkingGraph("ns")
+    values = [f"2024-01-{d:02d}" for d in range(1, 29)]
+    n = 0
+    for _ in range(600):
+        for _ in range(rng.randint(1, 3)):  # a few changes between two lookups
+            g.begin()
+            roll = rng.random()
+            live = list(g.of_kind(NodeKind.TIME))
+            if roll < 0.3 and live:
+                g.remove_node(rng.choice(live))
+                g.commit()
+                continue
+            n += 1
+            value = rng.choice(values)
+            if any(g.nodes[t].text == value for t in live):
+                g.rollback()
+                continue
+            g.put_node(Node(f"ti_{n}", "ns", NodeKind.TIME, value))
+            g.commit()
+            if roll < 0.65:  # made by the local planner, which registers it
+                _TimeIndex.of(g).add(g, [f"ti_{n}"])
+        for probe in values:
+            scan = next((t for t in g.of_kind(NodeKind.TIME) if g.nodes[t].text == probe),
+                        None)
+            assert _find_time(g, probe) == scan, probe

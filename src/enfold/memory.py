@@ -292,7 +292,7 @@ class Memory:
                                 hook=self.intent_engine,
                                 on_commit=lambda r: outbox.extend(r.notifications),
                                 after_event=lambda _: self._maybe_consolidate(
-                                    ns, events=1, commit=folder.defer),
+                                    ns, events=1, commit=folder.defer, flush=folder.flush),
                                 on_diverged=lambda: self._graphs.pop(ns, None),
                                 timings=self._fold_timings.setdefault(ns, {}))
                 report = folder.fold(limit=limit)
@@ -320,17 +320,25 @@ class Memory:
                             embedder_name=getattr(self.embedder, "name", None))
 
     def _maybe_consolidate(self, ns: str, events: int = 0,
-                           commit: Callable[[ChangeSet], None] | None = None) -> None:
+                           commit: Callable[[ChangeSet], None] | None = None,
+                           flush: Callable[[], None] | None = None) -> None:
         """An incremental pass when one is due: every ``consolidate_every`` folded events,
         or after ``consolidate_idle_s`` idle (a server calls ``fold()`` now and then).
         Inside a fold, ``commit`` hands the pass's writes to the fold's current group (one
-        store transaction for both, in graph order)."""
+        store transaction for both, in graph order), and ``flush`` writes the group's
+        events if the pass fails: the pass is rolled back, the events folded before it are
+        kept, so a pass that keeps failing cannot hold folding back."""
         from enfold.consolidate.run import Scheduler, run_pass
 
         g = self.graph(ns)
         if Scheduler.of(g, self.settings).tick(events):
-            run_pass(g, self.store, self.settings, writer=self._fact_writer(ns),
-                     embedder_name=getattr(self.embedder, "name", None), commit=commit)
+            try:
+                run_pass(g, self.store, self.settings, writer=self._fact_writer(ns),
+                         embedder_name=getattr(self.embedder, "name", None), commit=commit)
+            except BaseException:
+                if flush is not None:
+                    flush()
+                raise
 
     def _fact_writer(self, ns: str) -> Callable[..., str] | None:
         """Fact statements by the LLM in llm mode (None: extractive)."""

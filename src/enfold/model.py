@@ -12,6 +12,7 @@ else of enfold.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import secrets
 import threading
@@ -142,7 +143,8 @@ def valid_namespace(name: str) -> bool:
 class _IdClock:
     """20 hex digits that sort by creation time: 11 of milliseconds since the epoch, then
     9 that start random each millisecond and count up within it (so ids made in one
-    process never repeat, and two processes collide with odds of 2⁻³⁶ per millisecond).
+    process never repeat, and two processes starting the same millisecond collide with
+    odds of about 2⁻³⁵). A forked child starts its own sequence.
 
     Ordered ids keep the store's B-trees growing at their right edge: a new event's rows,
     edges and op-log entries land on the last pages instead of on random ones, which is
@@ -151,6 +153,12 @@ class _IdClock:
     _SPAN = 16**9
 
     def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ms = -1
+        self._n = 0
+
+    def restart(self) -> None:
+        """A new sequence (after a fork: a child must not continue its parent's)."""
         self._lock = threading.Lock()
         self._ms = -1
         self._n = 0
@@ -168,6 +176,8 @@ class _IdClock:
 
 
 _IDS = _IdClock()
+if hasattr(os, "register_at_fork"):  # a child must not continue the parent's sequence
+    os.register_at_fork(after_in_child=lambda: _IDS.restart())
 
 
 def new_id(kind: NodeKind) -> str:

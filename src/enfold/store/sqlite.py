@@ -330,8 +330,10 @@ class SQLiteStore:
             old = changes.before.get(node_id)
             if node is None:
                 gone.append(node_id)
+                # The graph may not hold what the store does (an event appended but not yet
+                # folded, then forgotten): ask the store unless the graph knew the node.
                 kind = old.kind.value if old is not None else None
-                if not known:
+                if kind is None:
                     row = db.execute("SELECT kind FROM nodes WHERE namespace = ? AND id = ?",
                                      (namespace, node_id)).fetchone()
                     kind = None if row is None else row[0]

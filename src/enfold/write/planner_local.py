@@ -20,6 +20,7 @@ Thresholds are per embedder and come from the recorded calibration
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -316,11 +317,12 @@ def _find_person(graph: WorkingGraph, name: str) -> str | None:
 @dataclass
 class _TimeIndex:
     """Time anchors by normalized value. A miss rescans the anchors only when some were
-    made elsewhere (their count moved since the last scan): the planner registers its own
-    (:meth:`add`), so a new date is not a scan of every date so far."""
+    made elsewhere since the last scan — the anchors' count or the newest anchor changed
+    (new nodes join the end of the graph's per-kind index) — and the planner registers its
+    own (:meth:`add`): a new date is not a scan of every date so far."""
 
     by_value: dict[str, str] = field(default_factory=dict)
-    scanned: int = -1  # the number of time anchors the index accounts for
+    scanned: tuple[int, str | None] = (-1, None)  # (count, newest anchor) last accounted for
 
     @classmethod
     def of(cls, graph: WorkingGraph) -> _TimeIndex:
@@ -329,22 +331,33 @@ class _TimeIndex:
             found = graph.state["time_index"] = cls()
         return found
 
+    @staticmethod
+    def _mark(graph: WorkingGraph) -> tuple[int, str | None]:
+        anchors = graph.by_kind[NodeKind.TIME]
+        return len(anchors), next(reversed(anchors), None)
+
     def find(self, graph: WorkingGraph, value: str) -> str | None:
         tid = self.by_value.get(value)
         if tid in graph.nodes:
             return tid
-        if self.scanned != graph.count(NodeKind.TIME):
+        mark = self._mark(graph)
+        if self.scanned != mark:
             for t in graph.of_kind(NodeKind.TIME):
                 self.by_value[graph.nodes[t].text] = t
-            self.scanned = graph.count(NodeKind.TIME)
+            self.scanned = mark
             tid = self.by_value.get(value)
         return tid if tid in graph.nodes else None
 
     def add(self, graph: WorkingGraph, created: list[str]) -> None:
-        if self.scanned + len(created) == graph.count(NodeKind.TIME):
-            self.scanned += len(created)
+        """Register anchors the planner just made (the newest ones): if the index was up to
+        date before them, it still is."""
+        anchors = graph.by_kind[NodeKind.TIME]
+        before = (len(anchors) - len(created),
+                  next(itertools.islice(reversed(anchors), len(created), None), None))
         for t in created:
             self.by_value[graph.nodes[t].text] = t
+        if self.scanned == before:
+            self.scanned = self._mark(graph)
 
 
 def _find_time(graph: WorkingGraph, value: str) -> str | None:
