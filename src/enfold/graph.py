@@ -8,8 +8,7 @@ when the store write or a later operation fails. Both therefore move together or
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from collections.abc import Set as AbstractSet
+from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +18,7 @@ from enfold.model import Edge, EdgeType, Node, NodeKind, OpRecord
 from enfold.vectors import VectorIndex
 
 EdgeKey = tuple[str, EdgeType, str]
+_SHORT_PROVENANCE = 32  # below this, WorkingGraph.grounded answers from the tuple
 
 
 @dataclass
@@ -132,18 +132,23 @@ class WorkingGraph:
             seen += 1
         return node_id
 
-    def grounded(self, node_id: str) -> AbstractSet[str]:
-        """The ids in a node's ``grounded_in``, as a set (empty for an unknown node).
+    def grounded(self, node_id: str) -> Container[str]:
+        """The ids in a node's ``grounded_in``, for membership tests (empty for an unknown
+        node).
 
         A habit or a large concept is grounded in thousands of events and gains one at a
-        time: the set is kept per node and extended by what was appended since it was last
-        asked for, so testing "is this event already evidence?" does not scan the tuple.
-        Read it at once; it changes with the node.
+        time: for a long provenance a set is kept per node and extended by what was
+        appended since it was last asked for, so testing "is this event already evidence?"
+        does not scan the tuple. A short provenance is answered by the tuple itself (no
+        per-node set for the many claims and facts with a few events). Read it at once; it
+        changes with the node.
         """
         node = self.nodes.get(node_id)
         if node is None:
-            return frozenset()
+            return ()
         prov = node.grounded_in
+        if len(prov) < _SHORT_PROVENANCE:
+            return prov
         hit = self._grounded.get(node_id)
         if hit is not None:
             seen, ids = hit
