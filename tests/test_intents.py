@@ -584,3 +584,30 @@ def test_trigger_index_and_resting_intents_follow_the_graph():
     habit = g.nodes[habit.id]
     assert habit.attrs["status"] == "pending" and float(habit.attrs["last_ts"]) > last
     assert _live(habit, float(habit.attrs["last_ts"]))
+
+
+def test_cached_liveness_rule_answers_as_the_liveness_check() -> None:
+    """The per-node liveness rule the engine caches gives _live's answer for any node and
+    clock, and a rewritten node (a new object) is read again."""
+    import random
+
+    from enfold.intents import _live, _State
+    from enfold.model import Node, NodeKind
+
+    rng = random.Random(4)
+    st = _State()
+    day = 86_400.0
+    for i in range(3000):
+        attrs: dict[str, object] = {"status": rng.choice(
+            ["pending", "deferred", "suppressed", "expired", "resolved", "rejected", None])}
+        if rng.random() < 0.5:
+            attrs["due"] = rng.uniform(0, 100 * day)
+        if rng.random() < 0.6:
+            attrs["due_end"] = rng.choice([rng.uniform(0, 100 * day), int(50 * day), "x"])
+        if rng.random() < 0.6:
+            attrs["last_ts"] = rng.choice([rng.uniform(0, 100 * day), int(40 * day), None])
+        node = Node(f"in_{i % 50}", "ns", NodeKind.INTENT, "x", attrs,
+                    created_at=rng.uniform(0, 100 * day))
+        for _ in range(3):
+            clock = rng.uniform(-10 * day, 140 * day)
+            assert st.is_live(node, clock) == _live(node, clock)

@@ -470,6 +470,40 @@ class _State:
     # completion may still resolve. Checked on use, so a stale entry is harmless.
     live: dict[str, None] = field(default_factory=dict)
     count: int = -1  # intents in the graph when ``live`` was last in step
+    # intent id -> (the node object, its liveness rule): nodes are immutable, so the rule
+    # read from one holds until the intent is rewritten (a new object).
+    rules: dict[str, tuple[Node, int, float]] = field(default_factory=dict)
+
+    def is_live(self, node: Node, clock: float) -> bool:
+        """:func:`_live`, with the rule read once per node object."""
+        hit = self.rules.get(node.id)
+        if hit is None or hit[0] is not node:
+            hit = (node, *_live_rule(node))
+            self.rules[node.id] = hit
+        _, rule, value = hit
+        if rule == _ALWAYS:
+            return True
+        if rule == _NEVER:
+            return False
+        if rule == _LATE:
+            return value >= clock - LATE_RESOLUTION_DAYS * DAY
+        return value >= clock - LAPSE_DAYS * DAY  # _LAPSE
+
+
+_NEVER, _ALWAYS, _LATE, _LAPSE = range(4)
+
+
+def _live_rule(node: Node) -> tuple[int, float]:
+    """How :func:`_live` decides for ``node``: never, always, or by comparing a time of the
+    node (its due end, or its last evidence) with the clock."""
+    status = status_of(node)
+    if status == "expired":
+        end = node.attrs.get("due_end")
+        return (_LATE, float(end)) if isinstance(end, (int, float)) else (_NEVER, 0.0)
+    if status in OPEN and node.attrs.get("due") is None:
+        last = node.attrs.get("last_ts")
+        return _LAPSE, float(last) if isinstance(last, (int, float)) else node.created_at
+    return (_ALWAYS, 0.0) if status in OPEN else (_NEVER, 0.0)
 
 
 def _live(node: Node, clock: float) -> bool:
@@ -705,8 +739,9 @@ class _Tx:
         out = []
         for iid in list(self.st.live):
             node = self.g.nodes.get(iid)
-            if node is None or not _live(node, self.clock):
+            if node is None or not self.st.is_live(node, self.clock):
                 self.st.live.pop(iid, None)
+                self.st.rules.pop(iid, None)
             elif not dated or node.attrs.get("due") is not None:
                 out.append(node)
         return out
