@@ -475,24 +475,13 @@ def test_peeling_returns_what_checking_connectivity_at_every_step_returns():
     is the one of checking it at every peeling step (the densest connected, earliest)."""
     import random
 
-    from enfold.intents import _connected
+    from enfold.intents import _connected, peeling
 
-    def reference(links):  # connectivity at every step, as first written
-        deg = {a: sum(row.values()) for a, row in links.items()}
-        total, alive, best = sum(deg.values()) / 2, set(links), ([], 0.0)
-        while len(alive) >= 3:
-            n = len(alive)
-            d = total / (n * (n - 1) / 2)
-            if d > best[1] and _connected(alive, links):
-                best = (sorted(alive), d)
-            if n == 3:
-                break
-            weakest = min(alive, key=lambda a: (deg[a], a))
-            alive.discard(weakest)
-            total -= deg[weakest]
-            for b, x in links[weakest].items():
-                if b in alive:
-                    deg[b] -= x
+    def reference(links):  # connectivity checked at every peeling step, as first written
+        best = ([], 0.0)
+        for d, group in peeling(links):
+            if d > best[1] and _connected(set(group), links):
+                best = (sorted(group), d)
         return best
 
     rng = random.Random(5)
@@ -587,12 +576,24 @@ def test_trigger_index_and_resting_intents_follow_the_graph():
 
 
 def test_cached_liveness_rule_answers_as_the_liveness_check() -> None:
-    """The per-node liveness rule the engine caches gives _live's answer for any node and
-    clock, and a rewritten node (a new object) is read again."""
+    """The liveness rule, read once per node object, answers as the check written out
+    directly (open; expired within the late-resolution window; undated resting after
+    LAPSE_DAYS), and a rewritten node (a new object) is read again."""
     import random
 
-    from enfold.intents import _live, _State
+    from enfold.intents import LAPSE_DAYS, LATE_RESOLUTION_DAYS, OPEN, _live, _State
     from enfold.model import Node, NodeKind
+
+    def reference(node: Node, clock: float) -> bool:
+        status = node.attrs.get("status") or "pending"
+        if status == "expired":
+            end = node.attrs.get("due_end")
+            return isinstance(end, (int, float)) and end >= clock - LATE_RESOLUTION_DAYS * day
+        if status in OPEN and node.attrs.get("due") is None:
+            last = node.attrs.get("last_ts")
+            last = last if isinstance(last, (int, float)) else node.created_at
+            return last >= clock - LAPSE_DAYS * day
+        return status in OPEN
 
     rng = random.Random(4)
     st = _State()
@@ -610,4 +611,4 @@ def test_cached_liveness_rule_answers_as_the_liveness_check() -> None:
                     created_at=rng.uniform(0, 100 * day))
         for _ in range(3):
             clock = rng.uniform(-10 * day, 140 * day)
-            assert st.is_live(node, clock) == _live(node, clock)
+            assert st.is_live(node, clock) == _live(node, clock) == reference(node, clock)

@@ -48,7 +48,7 @@ import math
 import re
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -331,30 +331,33 @@ def density(group: Sequence[str], links: Links) -> float:
     return total / (n * (n - 1) / 2)
 
 
-def densest_group(links: Links, min_size: int = 3) -> tuple[list[str], float]:
-    """Greedy peeling (Charikar) over symmetric ``links``: drop the node of least weighted
-    degree until ``min_size`` remain; the densest connected group met on the way, or
-    ``([], 0.0)``. O(n²) with degrees kept up to date."""
+def peeling(links: Links, min_size: int = 3) -> Iterator[tuple[float, frozenset[str]]]:
+    """Greedy peeling (Charikar) over symmetric ``links``: each group met while dropping
+    the node of least weighted degree until ``min_size`` remain, with its weighted density.
+    O(n²) with degrees kept up to date."""
     deg = {a: sum(row.values()) for a, row in links.items()}
     total = sum(deg.values()) / 2
     alive = set(links)
-    seen: list[tuple[float, int, frozenset[str]]] = []  # (density, step, group)
     while len(alive) >= min_size:
         n = len(alive)
-        d = total / (n * (n - 1) / 2)
-        if d > 0.0:
-            seen.append((d, len(seen), frozenset(alive)))
+        yield total / (n * (n - 1) / 2), frozenset(alive)
         if n == min_size:
-            break
+            return
         weakest = min(alive, key=lambda a: (deg[a], a))
         alive.discard(weakest)
         total -= deg[weakest]
         for b, x in links[weakest].items():
             if b in alive:
                 deg[b] -= x
-    # The densest connected group met, the earliest among equals: connectivity is checked
-    # from the densest down, so usually once rather than at every step.
-    for d, _, group in sorted(seen, key=lambda x: (-x[0], x[1])):
+
+
+def densest_group(links: Links, min_size: int = 3) -> tuple[list[str], float]:
+    """The densest connected group met while :func:`peeling`, the earliest among equals,
+    or ``([], 0.0)``. Connectivity is checked from the densest group down, so usually once
+    rather than at every step."""
+    met = [(d, step, group) for step, (d, group) in enumerate(peeling(links, min_size))
+           if d > 0.0]
+    for d, _, group in sorted(met, key=lambda x: (-x[0], x[1])):
         if _connected(set(group), links):
             return sorted(group), d
     return [], 0.0
@@ -480,45 +483,40 @@ class _State:
         if hit is None or hit[0] is not node:
             hit = (node, *_live_rule(node))
             self.rules[node.id] = hit
-        _, rule, value = hit
-        if rule == _ALWAYS:
-            return True
-        if rule == _NEVER:
-            return False
-        if rule == _LATE:
-            return value >= clock - LATE_RESOLUTION_DAYS * DAY
-        return value >= clock - LAPSE_DAYS * DAY  # _LAPSE
+        return _holds(hit[1], hit[2], clock)
 
 
 _NEVER, _ALWAYS, _LATE, _LAPSE = range(4)
 
 
 def _live_rule(node: Node) -> tuple[int, float]:
-    """How :func:`_live` decides for ``node``: never, always, or by comparing a time of the
+    """How liveness is decided for ``node``: never, always, or by comparing a time of the
     node (its due end, or its last evidence) with the clock."""
     status = status_of(node)
     if status == "expired":
         end = node.attrs.get("due_end")
         return (_LATE, float(end)) if isinstance(end, (int, float)) else (_NEVER, 0.0)
     if status in OPEN and node.attrs.get("due") is None:
+        # An undated intent (a habit, a goal) nobody has kept up for LAPSE_DAYS rests: it
+        # stays open in the graph, but the engine stops scanning it on every event until
+        # new evidence reinforces it.
         last = node.attrs.get("last_ts")
         return _LAPSE, float(last) if isinstance(last, (int, float)) else node.created_at
     return (_ALWAYS, 0.0) if status in OPEN else (_NEVER, 0.0)
 
 
+def _holds(rule: int, value: float, clock: float) -> bool:
+    if rule == _LATE:
+        return value >= clock - LATE_RESOLUTION_DAYS * DAY
+    if rule == _LAPSE:
+        return value >= clock - LAPSE_DAYS * DAY
+    return rule == _ALWAYS
+
+
 def _live(node: Node, clock: float) -> bool:
-    status = status_of(node)
-    if status == "expired":
-        end = node.attrs.get("due_end")
-        return isinstance(end, (int, float)) and end >= clock - LATE_RESOLUTION_DAYS * DAY
-    if status in OPEN and node.attrs.get("due") is None:
-        # An undated intent (a habit, a goal) nobody has kept up for LAPSE_DAYS rests: it
-        # stays open in the graph, but the engine stops scanning it on every event until
-        # new evidence reinforces it.
-        last = node.attrs.get("last_ts")
-        last = float(last) if isinstance(last, (int, float)) else node.created_at
-        return last >= clock - LAPSE_DAYS * DAY
-    return status in OPEN
+    """Whether the intent can still change by itself at stream time ``clock``: open, or
+    expired but within the late-resolution window; an undated one rests after LAPSE_DAYS."""
+    return _holds(*_live_rule(node), clock)
 
 
 class TriggerIndex:

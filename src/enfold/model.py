@@ -153,9 +153,7 @@ class _IdClock:
     _SPAN = 16**9
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._ms = -1
-        self._n = 0
+        self.restart()
 
     def restart(self) -> None:
         """A new sequence (after a fork: a child must not continue its parent's)."""

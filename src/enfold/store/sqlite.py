@@ -325,11 +325,13 @@ class SQLiteStore:
         rows: list[tuple[Any, ...]] = []
         reindex: list[Node] = []
         gone: list[str] = []
+        stale: list[tuple[str, str]] = []  # FTS rows to delete first
         for node_id, node in changes.nodes.items():
             known = node_id in changes.before
             old = changes.before.get(node_id)
             if node is None:
                 gone.append(node_id)
+                stale.append((namespace, node_id))
                 # The graph may not hold what the store does (an event appended but not yet
                 # folded, then forgotten): ask the store unless the graph knew the node.
                 kind = old.kind.value if old is not None else None
@@ -347,9 +349,8 @@ class SQLiteStore:
             if not known or old is None or _fts_text(old) != _fts_text(node) \
                     or old.kind is not node.kind:
                 reindex.append(node)
-        stale = [(namespace, i) for i in gone] + [
-            (namespace, n.id) for n in reindex
-            if n.id not in changes.before or changes.before[n.id] is not None]
+                if not (known and old is None):  # a node new to the store has no row yet
+                    stale.append((namespace, node_id))
         db.executemany("DELETE FROM node_fts WHERE rowid IN (SELECT fts_rowid FROM fts_rows "
                        "WHERE namespace = ? AND node_id = ?)", stale)
         db.executemany("DELETE FROM fts_rows WHERE namespace = ? AND node_id = ?", stale)

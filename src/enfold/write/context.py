@@ -202,13 +202,8 @@ class ContextAssembler:
         """
         g, s = self.graph, self.s
         now_ts = event.ts
+        ctx = Context(nearest=self._nearest(vec, nearest), people=self._speaker(event))
         if not tiers:
-            ctx = Context()
-            if vec is not None and len(g.node_vectors):
-                for kind in nearest:
-                    last = None if kind is NodeKind.CONCEPT else s.context_recent_vectors
-                    ctx.nearest[kind] = g.nearest(vec, kind, s.context_nearest, last=last)
-            ctx.people = self._speaker(event)
             return ctx
         pool = dict.fromkeys(self.recent)
         pool.update(dict.fromkeys(self.rank.top(s.context_window)))
@@ -217,20 +212,24 @@ class ContextAssembler:
             pool[iid] = None
         urgent = urgencies(g, self.deadlines, now_ts, s)
         pool.update(dict.fromkeys(u for u in urgent if u in g.nodes))
-        ctx = Context()
-        if vec is not None and len(g.node_vectors):
-            for kind in nearest:
-                # Facts and claims pile up with the stream: the nearest among the most
-                # recent ones (older ones reach the context through their concepts).
-                last = None if kind is NodeKind.CONCEPT else s.context_recent_vectors
-                hits = g.nearest(vec, kind, s.context_nearest, last=last)
-                ctx.nearest[kind] = hits
-                pool.update(dict.fromkeys(h for h, _ in hits))
+        for hits in ctx.nearest.values():
+            pool.update(dict.fromkeys(h for h, _ in hits))
         pool.pop(event.id, None)
         nodes = [g.nodes[i] for i in pool if i in g.nodes]
         self._tiers(ctx, self.window(nodes, now_ts, urgent))
-        ctx.people = self._speaker(event)
         return ctx
+
+    def _nearest(self, vec: np.ndarray | None, kinds: tuple[NodeKind, ...]
+                 ) -> dict[NodeKind, list[tuple[str, float]]]:
+        g, s = self.graph, self.s
+        if vec is None or not len(g.node_vectors):
+            return {}
+        # Facts and claims pile up with the stream: the nearest among the most recent ones
+        # (older ones reach the context through their concepts).
+        return {kind: g.nearest(vec, kind, s.context_nearest,
+                                last=None if kind is NodeKind.CONCEPT
+                                else s.context_recent_vectors)
+                for kind in kinds}
 
     def _speaker(self, event: Node) -> list[str]:
         source = event.attrs.get("source")

@@ -180,20 +180,14 @@ class Folder:
             report.last_seq = int(event.attrs["seq"])
         return i
 
-    def _commit(self, changes: ChangeSet, cursor: int) -> None:
-        """Write an event's changes (and the cursor past it) now, or with its group."""
+    def defer(self, changes: ChangeSet, cursor: int | None = None) -> None:
+        """Write a change set (and the cursor past its event, if any) with the current
+        group — an event's changes, or a consolidation pass's between two events — or now
+        when the folder does not group."""
         if self.on_diverged is None:
             self.store.commit(self.graph.namespace, changes, cursor=cursor)
         else:
             self._pending.append((changes, cursor))
-
-    def defer(self, changes: ChangeSet) -> None:
-        """Write a change set made between two events (a consolidation pass) with the
-        current group; without groups, now."""
-        if self.on_diverged is None:
-            self.store.commit(self.graph.namespace, changes)
-        else:
-            self._pending.append((changes, None))
 
     def flush(self) -> None:
         """Write the changes the working graph already holds, in order, in one store
@@ -231,7 +225,7 @@ class Folder:
                 hooked = self.hook.on_event(event, self.graph, result, at=at) \
                     if self.hook is not None else None
                 self._spent("intents", t)
-                self._commit(self.graph.changes(), seq)
+                self.defer(self.graph.changes(), seq)
             except EnfoldError as exc:
                 self.graph.rollback()
                 report.failures.append(f"{event.id}: {planner.name}: {exc}")
@@ -263,7 +257,7 @@ class Folder:
         self.graph.begin()
         try:
             self._admit(event, vec)
-            self._commit(self.graph.changes(), seq)
+            self.defer(self.graph.changes(), seq)
         except BaseException:
             self.graph.rollback()
             raise

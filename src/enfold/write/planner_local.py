@@ -141,9 +141,6 @@ class LocalPlanner:
         while st.pending and (len(st.pending) > self.s.pending_max or (
                 st.pending[0] in graph.nodes and graph.nodes[st.pending[0]].ts < horizon)):
             st.pending.popleft()
-        times = [c for c in result.created.values() if c in graph.by_kind[NodeKind.TIME]]
-        if times:
-            _TimeIndex.of(graph).add(graph, times)
         ContextAssembler.of(graph, self.s).note_event(
             [*result.created.values(), *result.reinforced, event.id])
 
@@ -316,13 +313,13 @@ def _find_person(graph: WorkingGraph, name: str) -> str | None:
 
 @dataclass
 class _TimeIndex:
-    """Time anchors by normalized value. A miss rescans the anchors only when some were
-    made elsewhere since the last scan — the anchors' count or the newest anchor changed
-    (new nodes join the end of the graph's per-kind index) — and the planner registers its
-    own (:meth:`add`): a new date is not a scan of every date so far."""
+    """Time anchors by normalized value. A miss first indexes the anchors added since the
+    index was last in step: new nodes join the end of the graph's per-kind index, so that
+    is a walk back from the newest anchor to the last one seen — a new date is not a scan
+    of every date so far. A full scan only when anchors were removed."""
 
     by_value: dict[str, str] = field(default_factory=dict)
-    scanned: tuple[int, str | None] = (-1, None)  # (count, newest anchor) last accounted for
+    seen: tuple[int, str | None] = (-1, None)  # (count, newest anchor) when last in step
 
     @classmethod
     def of(cls, graph: WorkingGraph) -> _TimeIndex:
@@ -331,33 +328,24 @@ class _TimeIndex:
             found = graph.state["time_index"] = cls()
         return found
 
-    @staticmethod
-    def _mark(graph: WorkingGraph) -> tuple[int, str | None]:
-        anchors = graph.by_kind[NodeKind.TIME]
-        return len(anchors), next(reversed(anchors), None)
-
     def find(self, graph: WorkingGraph, value: str) -> str | None:
         tid = self.by_value.get(value)
         if tid in graph.nodes:
             return tid
-        mark = self._mark(graph)
-        if self.scanned != mark:
-            for t in graph.of_kind(NodeKind.TIME):
+        anchors = graph.by_kind[NodeKind.TIME]
+        now = (len(anchors), next(reversed(anchors), None))
+        if self.seen != now:
+            count, newest = self.seen
+            fresh = list(itertools.takewhile(lambda t: t != newest, reversed(anchors)))
+            fresh.reverse()
+            if count + len(fresh) != len(anchors):  # some were removed: start over
+                self.by_value.clear()
+                fresh = list(anchors)
+            for t in fresh:  # in graph order: the last anchor of a value wins, as in a scan
                 self.by_value[graph.nodes[t].text] = t
-            self.scanned = mark
+            self.seen = now
             tid = self.by_value.get(value)
         return tid if tid in graph.nodes else None
-
-    def add(self, graph: WorkingGraph, created: list[str]) -> None:
-        """Register anchors the planner just made (the newest ones): if the index was up to
-        date before them, it still is."""
-        anchors = graph.by_kind[NodeKind.TIME]
-        before = (len(anchors) - len(created),
-                  next(itertools.islice(reversed(anchors), len(created), None), None))
-        for t in created:
-            self.by_value[graph.nodes[t].text] = t
-        if self.scanned == before:
-            self.scanned = self._mark(graph)
 
 
 def _find_time(graph: WorkingGraph, value: str) -> str | None:
