@@ -202,6 +202,27 @@ def test_forget_erases_history_of_removed_nodes(world: Memory) -> None:
     assert hist[-1].op == "UPDATE_NODE" and hist[-1].plan_id == "forget"
 
 
+def test_an_edge_is_one_record_in_the_history_of_both_its_ends(world: Memory) -> None:
+    """An edge operation is logged once, under its source with the other end as its peer;
+    both ends' history shows it, and forgetting either end erases it."""
+    m, ids = world, world.ids  # type: ignore[attr-defined]
+    ev, maya = ids["ev"], ids["maya"]
+    adds = [r for r in m.store.oplog("default") if r.op == "ADD_EDGE"]  # type: ignore[attr-defined]
+    assert len(adds) == len(list(m.graph().all_edges()))  # one record per edge
+    record = next(r for r in adds if (r.target, r.peer) == (maya, ev[1]))
+    assert record.after == {"src": maya, "type": "PARTICIPATES", "dst": ev[1],
+                            "weight": pytest.approx(m.graph().edge(
+                                maya, EdgeType.PARTICIPATES, ev[1]).weight)}
+    for end in (maya, ev[1]):
+        assert [r.seq for r in m.history(end) if r.op == "ADD_EDGE" and r.peer in (maya, ev[1])
+                and r.target in (maya, ev[1])] == [record.seq]
+    m.forget(ev[0])
+    left = [(r.target, r.peer) for r in m.history(maya) if r.op == "ADD_EDGE"]
+    assert (maya, ev[1]) in left and (maya, ev[0]) not in left
+    assert not any(ev[0] in (r.target, r.peer) for r in m.store.oplog("default")  # type: ignore[attr-defined]
+                   if r.op != "FORGET")
+
+
 def test_forget_removes_the_embedding_cache_entry(world: Memory) -> None:
     m, ids, db = world, world.ids, world.db  # type: ignore[attr-defined]
     ev = ids["ev"]

@@ -576,7 +576,7 @@ def test_trigger_index_and_resting_intents_follow_the_graph():
 
 
 def test_cached_liveness_rule_answers_as_the_liveness_check() -> None:
-    """The liveness rule, read once per node object, answers as the check written out
+    """Liveness, read once per node object, answers as the check written out
     directly (open; expired within the late-resolution window; undated resting after
     LAPSE_DAYS), and a rewritten node (a new object) is read again."""
     import random

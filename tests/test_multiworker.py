@@ -60,7 +60,7 @@ def check_namespace(store: object, ns: str, accepted: list[str]) -> None:
     # PARTICIPATES op); a second fold would add it again. Those ops follow event order.
     first_op: list[int] = []
     for e in events:
-        speaker = [o for o in ops if o.op == "ADD_EDGE" and o.target == e.id
+        speaker = [o for o in ops if o.op == "ADD_EDGE" and e.id in (o.target, o.peer)
                    and (o.after or {}).get("type") == "PARTICIPATES"]
         assert len(speaker) == 1, f"event {e.attrs['seq']} of {ns} folded {len(speaker)} times"
         first_op.append(speaker[0].seq)

@@ -244,7 +244,8 @@ def test_migrations_race_and_are_recorded_once(pg_url: str) -> None:
     for t in threads:
         t.join()
     assert not errors, errors
-    assert stores[0].migrations() == ["0001_initial.sql", "0002_provenance.sql"]
+    assert stores[0].migrations() == ["0001_initial.sql", "0002_provenance.sql",
+                                      "0003_oplog_peer.sql"]
     for s in stores:
         s.close()
 
@@ -351,5 +352,41 @@ def test_sqlite_store_from_before_rowid_vector_tables_keeps_its_vectors(tmp_path
         overflow = store._q(  # type: ignore[attr-defined]
             "SELECT count(*) FROM dbstat WHERE name = 'vectors' AND pagetype = 'overflow'")
         assert overflow[0][0] == 0
+    finally:
+        store.close()
+
+
+def test_sqlite_store_from_before_single_edge_records_keeps_its_history(tmp_path) -> None:
+    """Migration 0006 adds the op log's ``peer``: records written before it (an edge under
+    each end) still make each end's history, and new edge records appear in both."""
+    import json
+    import sqlite3
+    from importlib import resources
+
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    folder = resources.files("enfold.store") / "migrations" / "sqlite"
+    db.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at REAL)")
+    for name in ("0001_initial.sql", "0002_fts_rowids.sql", "0003_keys_leases.sql",
+                 "0004_provenance.sql", "0005_vector_rows.sql"):
+        db.executescript((folder / name).read_text(encoding="utf-8"))
+        db.execute("INSERT INTO migrations VALUES (?, 0)", (name,))
+    edge = json.dumps({"src": "pe_1", "dst": "ev_1", "type": "PARTICIPATES", "weight": 0.5})
+    for seq, target in ((1, "pe_1"), (2, "ev_1")):
+        db.execute("INSERT INTO oplog VALUES ('A', ?, 'pl_1', 'ADD_EDGE', ?, NULL, ?, 'r', 0)",
+                   (seq, target, edge))
+    db.commit()
+    db.close()
+    store = open_store(str(path))
+    try:
+        assert "0006_oplog_peer.sql" in store.migrations()  # type: ignore[attr-defined]
+        assert [(r.seq, r.peer) for r in store.history("A", "pe_1")] == [(1, None)]
+        assert [(r.seq, r.peer) for r in store.history("A", "ev_1")] == [(2, None)]
+        cs = ChangeSet()
+        cs.ops.append(OpRecord("A", 0, "pl_2", "ADD_EDGE", "pe_1", None, {"weight": 1.0},
+                               "r", 1.0, "ev_1"))
+        store.commit("A", cs)
+        assert [r.seq for r in store.history("A", "pe_1")] == [1, 3]
+        assert [r.seq for r in store.history("A", "ev_1")] == [2, 3]
     finally:
         store.close()

@@ -285,3 +285,27 @@ def test_mentions_are_frozen() -> None:
     with pytest.raises(AttributeError):
         m.value = "x"  # type: ignore[misc]
     assert date.fromisoformat(m.value) == date(2023, 5, 9)
+
+
+def test_phrases_in_days_and_weeks_resolve_as_dateparser_does_on_any_day() -> None:
+    """A phrase counted in days and weeks is resolved once per weekday and shifted to the
+    reference day: the answer equals dateparser's own for that day (month and year ends,
+    a leap day, both tenses)."""
+    import random
+
+    phrases = ["next friday", "last tuesday", "this sunday", "coming monday", "thursday",
+               "saturday", "in 3 days", "2 weeks ago", "in 10 weeks", "17 days ago",
+               "next week", "last week", "this week", "yesterday", "today", "tomorrow",
+               "tonight", "last night", "this morning", "this evening",
+               "the day before yesterday", "the day after tomorrow"]
+    rng = random.Random(7)
+    days = [date(2024, 2, 29), date(2023, 12, 31), date(2024, 1, 1), date(2023, 3, 31)]
+    days += [date(2019, 1, 1) + timedelta(days=rng.randrange(3000)) for _ in range(4)]
+    for phrase in phrases:
+        for day in days:
+            prefer = rng.choice(["future", "past", "current_period"])
+            assert timex._library(phrase, day, prefer) == timex._parse(phrase, day, prefer), \
+                (phrase, day, prefer)
+    # Months and years are not shifted: they go to the library for their own day.
+    assert timex._library("in 2 months", date(2024, 1, 31), "current_period") == \
+        timex._parse("in 2 months", date(2024, 1, 31), "current_period")

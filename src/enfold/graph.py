@@ -56,7 +56,8 @@ class ChangeSet:
         for node_id, node in later.before.items():
             self.before.setdefault(node_id, node)
         if later.purge_history:
-            self.ops = [op for op in self.ops if op.target not in later.purge_history]
+            self.ops = [op for op in self.ops if op.target not in later.purge_history
+                        and op.peer not in later.purge_history]
             self.purge_history |= later.purge_history
         self.ops.extend(later.ops)
         self.purge_cache |= later.purge_cache

@@ -473,50 +473,46 @@ class _State:
     # completion may still resolve. Checked on use, so a stale entry is harmless.
     live: dict[str, None] = field(default_factory=dict)
     count: int = -1  # intents in the graph when ``live`` was last in step
-    # intent id -> (the node object, its liveness rule): nodes are immutable, so the rule
-    # read from one holds until the intent is rewritten (a new object).
-    rules: dict[str, tuple[Node, int, float]] = field(default_factory=dict)
+    # intent id -> (the node object, until when it is live, is it a habit, has it a due):
+    # nodes are immutable, so what is read from one holds until the intent is rewritten (a
+    # new object).
+    rules: dict[str, tuple[Node, float, bool, bool]] = field(default_factory=dict)
 
     def is_live(self, node: Node, clock: float) -> bool:
-        """:func:`_live`, with the rule read once per node object."""
+        """:func:`_live`, with the node read once per node object."""
+        return self.read(node)[1] >= clock
+
+    def read(self, node: Node) -> tuple[Node, float, bool, bool]:
         hit = self.rules.get(node.id)
         if hit is None or hit[0] is not node:
-            hit = (node, *_live_rule(node))
+            hit = (node, _live_until(node), category_of(node) == "habit",
+                   node.attrs.get("due") is not None)
             self.rules[node.id] = hit
-        return _holds(hit[1], hit[2], clock)
+        return hit
 
 
-_NEVER, _ALWAYS, _LATE, _LAPSE = range(4)
-
-
-def _live_rule(node: Node) -> tuple[int, float]:
-    """How liveness is decided for ``node``: never, always, or by comparing a time of the
-    node (its due end, or its last evidence) with the clock."""
+def _live_until(node: Node) -> float:
+    """Until when (stream time) the intent is live: for ever while open and dated, never
+    once settled; an expired one until its late-resolution window closes, an undated open
+    one (a habit, a goal) until it has rested LAPSE_DAYS without new evidence."""
     status = status_of(node)
     if status == "expired":
         end = node.attrs.get("due_end")
-        return (_LATE, float(end)) if isinstance(end, (int, float)) else (_NEVER, 0.0)
+        return float(end) + LATE_RESOLUTION_DAYS * DAY if isinstance(end, (int, float)) \
+            else -math.inf
     if status in OPEN and node.attrs.get("due") is None:
-        # An undated intent (a habit, a goal) nobody has kept up for LAPSE_DAYS rests: it
-        # stays open in the graph, but the engine stops scanning it on every event until
-        # new evidence reinforces it.
+        # A habit or goal nobody has kept up rests: it stays open in the graph, but the
+        # engine stops scanning it on every event until new evidence reinforces it.
         last = node.attrs.get("last_ts")
-        return _LAPSE, float(last) if isinstance(last, (int, float)) else node.created_at
-    return (_ALWAYS, 0.0) if status in OPEN else (_NEVER, 0.0)
-
-
-def _holds(rule: int, value: float, clock: float) -> bool:
-    if rule == _LATE:
-        return value >= clock - LATE_RESOLUTION_DAYS * DAY
-    if rule == _LAPSE:
-        return value >= clock - LAPSE_DAYS * DAY
-    return rule == _ALWAYS
+        return (float(last) if isinstance(last, (int, float)) else node.created_at) \
+            + LAPSE_DAYS * DAY
+    return math.inf if status in OPEN else -math.inf
 
 
 def _live(node: Node, clock: float) -> bool:
     """Whether the intent can still change by itself at stream time ``clock``: open, or
     expired but within the late-resolution window; an undated one rests after LAPSE_DAYS."""
-    return _holds(*_live_rule(node), clock)
+    return _live_until(node) >= clock
 
 
 class TriggerIndex:
@@ -732,16 +728,25 @@ class _Tx:
         else:
             self.st.live.pop(iid, None)
 
-    def live(self, *, dated: bool = False) -> list[Node]:
-        """The live intents (open, or expired but still resolvable), pruning the rest."""
+    def live(self, *, dated: bool = False, habits: bool = True) -> list[Node]:
+        """The live intents (open, or expired but still resolvable), pruning the rest;
+        ``dated``: only those with a due time; ``habits=False``: no habits."""
         out = []
-        for iid in list(self.st.live):
-            node = self.g.nodes.get(iid)
-            if node is None or not self.st.is_live(node, self.clock):
-                self.st.live.pop(iid, None)
-                self.st.rules.pop(iid, None)
-            elif not dated or node.attrs.get("due") is not None:
+        nodes, read, clock = self.g.nodes, self.st.read, self.clock
+        gone = []
+        for iid in self.st.live:
+            node = nodes.get(iid)
+            if node is None:
+                gone.append(iid)
+                continue
+            _, until, habit, has_due = read(node)
+            if until < clock:
+                gone.append(iid)
+            elif (has_due or not dated) and (habits or not habit):
                 out.append(node)
+        for iid in gone:
+            self.st.live.pop(iid, None)
+            self.st.rules.pop(iid, None)
         return out
 
     def emerges(self, category: str, score: float) -> bool:
@@ -853,7 +858,7 @@ class _Tx:
         due = node.attrs.get("due")
         mine = self.key_terms(node.text)
         verb = obligation_verb(node.text)
-        for other in self.live():
+        for other in self.live(habits="habit" in cats):
             iid = other.id
             if iid == node.id or category_of(other) not in cats or status_of(other) not in OPEN:
                 continue
@@ -979,9 +984,8 @@ class _Tx:
         cues = cue_fragments(ev.text)
         words = {w.lower() for w in re.findall(r"[A-Za-z]+", ev.text)}
         candidates = []
-        for node in self.live():
-            # A habit is kept up, never "done" (and its provenance is long: test it first).
-            if category_of(node) == "habit" or ev.id in node.grounded_in:
+        for node in self.live(habits=False):  # a habit is kept up, never "done"
+            if ev.id in self.g.grounded(node.id):
                 continue
             verb = obligation_verb(node.text) if node.attrs.get("source") == "obligation" \
                 else None

@@ -320,6 +320,12 @@ class Edge:
             "plan_id": self.plan_id,
         }
 
+    def summary(self) -> dict[str, Any]:
+        """The edge as the op log records it: what it joins and its weight. The record
+        itself carries the namespace, the plan and the time."""
+        return {"src": self.src, "type": self.type.value, "dst": self.dst,
+                "weight": round(self.weight, 6)}
+
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Edge:
         return cls(
@@ -347,6 +353,9 @@ class OpRecord:
     after: Mapping[str, Any] | None
     reasoning: str
     at: float
+    # An edge operation is one record under its source (``target``) that names its other
+    # endpoint here: ``history()`` of either node includes it.
+    peer: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -359,4 +368,5 @@ class OpRecord:
             "after": self.after,
             "reasoning": self.reasoning,
             "at": self.at,
+            "peer": self.peer,
         }

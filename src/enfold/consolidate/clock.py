@@ -103,7 +103,8 @@ class Stamp:
     plan_id: str = field(default_factory=lambda: f"cp_{uuid.uuid4().hex[:20]}")
 
     def op(self, graph: WorkingGraph, op: str, target: str, before: Any, after: Any,
-           reasoning: str) -> None:
-        """Append one record to the op log (the audit trail and ``history()``)."""
+           reasoning: str, peer: str | None = None) -> None:
+        """Append one record to the op log (the audit trail and ``history()``); an edge's
+        record is under its source, with its other endpoint as ``peer``."""
         graph.add_op(OpRecord(graph.namespace, 0, self.plan_id, op, target, before, after,
-                              reasoning, self.at))
+                              reasoning, self.at, peer))

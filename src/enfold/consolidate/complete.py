@@ -79,7 +79,6 @@ def complete(
             graph.put_edge(edge)
             reason = (f"completion: {graph.nodes[cid].text!r} had no related concept; "
                       f"nearest by centroid (cosine {cos:.2f} ≥ {settings.knn_min_cosine})")
-            stamp.op(graph, "ADD_EDGE", cid, None, edge.to_dict(), reason)
-            stamp.op(graph, "ADD_EDGE", other, None, edge.to_dict(), reason)
+            stamp.op(graph, "ADD_EDGE", cid, None, edge.summary(), reason, peer=other)
             result.linked += 1
     return result

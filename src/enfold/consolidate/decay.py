@@ -32,7 +32,8 @@ Floors, and what is never lost:
   reachable from each concept it grounded, and an intent keeps its deadline;
 * every other ("derived") edge that falls below ``prune_floor`` is **archived**: removed from
   the graph, with its full before-state written to the op log (``ARCHIVE_EDGE``, under both
-  endpoints), so ``history()`` still shows it and nothing is lost;
+  endpoints: one record under the source naming the other as its peer), so ``history()``
+  still shows it and nothing is lost;
 * edges touching a time anchor that has not come yet (a deadline, an appointment) do not
   decay until it has: a pending deadline is not stale however long ago it was mentioned;
   once it has passed, they age from its end;
@@ -184,8 +185,9 @@ def decay_edges(
             graph.remove_edge(key)
             reason = (f"decayed to {new:.4f} (< prune floor {settings.prune_floor}) after "
                       f"{hours:.0f} h of stream time; archived")
-            stamp.op(graph, "ARCHIVE_EDGE", edge.src, edge.to_dict(), None, reason)
-            stamp.op(graph, "ARCHIVE_EDGE", edge.dst, edge.to_dict(), None, reason)
+            # The whole edge, so that nothing is lost: an archived edge can be restored.
+            stamp.op(graph, "ARCHIVE_EDGE", edge.src, edge.to_dict(), None, reason,
+                     peer=edge.dst)
             result.pruned += 1
         elif new < edge.weight:
             # The write re-queues the edge through the scheduler's edge listener.

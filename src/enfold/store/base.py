@@ -73,7 +73,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "vectors": ("namespace", "node_id", "dim", "dtype", "data"),
     "aliases": ("namespace", "old_id", "new_id"),
     "oplog": ("namespace", "seq", "plan_id", "op", "target", "before", "after", "reasoning",
-              "at"),
+              "at", "peer"),
     "cursors": ("namespace", "seq"),
     "meta": ("namespace", "key", "value"),
     "embed_cache": ("namespace", "model", "hash", "data"),

@@ -426,8 +426,9 @@ class PostgresStore:
                 "ON CONFLICT (namespace, old_id) DO UPDATE SET new_id = EXCLUDED.new_id",
                 [(namespace, o, n) for o, n in changes.aliases.items()])
         if changes.purge_history:
-            cur.execute("DELETE FROM oplog WHERE namespace = %s AND target = ANY(%s)",
-                        (namespace, list(changes.purge_history)))
+            cur.execute("DELETE FROM oplog WHERE namespace = %s AND (target = ANY(%s) OR "
+                        "peer = ANY(%s))", (namespace, list(changes.purge_history),
+                                            list(changes.purge_history)))
         if changes.purge_cache:
             cur.execute("DELETE FROM embed_cache WHERE namespace = %s AND hash = ANY(%s)",
                         (namespace, list(changes.purge_cache)))
@@ -436,10 +437,11 @@ class PostgresStore:
                                   "= %s", (namespace,)).fetchone()[0])  # type: ignore[index]
             cur.executemany(
                 "INSERT INTO oplog (namespace, seq, plan_id, op, target, before, after, "
-                "reasoning, at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                "reasoning, at, peer) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
                 [(namespace, seq + i, op.plan_id, op.op, op.target,
                   None if op.before is None else _dumps(op.before),
-                  None if op.after is None else _dumps(op.after), _text(op.reasoning), op.at)
+                  None if op.after is None else _dumps(op.after), _text(op.reasoning), op.at,
+                  op.peer)
                  for i, op in enumerate(changes.ops, 1)])
         if changes.meta:
             cur.executemany(
@@ -462,18 +464,19 @@ class PostgresStore:
                        (namespace, node_id))
         return rows[0][0] if rows else None
 
-    _OP_SELECT = ("SELECT seq, plan_id, op, target, before, after, reasoning, at FROM oplog "
-                  "WHERE namespace = %s")
+    _OP_SELECT = ("SELECT seq, plan_id, op, target, before, after, reasoning, at, peer "
+                  "FROM oplog WHERE namespace = %s")
 
     def _ops(self, namespace: str, rows: list[Any]) -> list[OpRecord]:
         return [OpRecord(namespace, int(r[0]), r[1], r[2], r[3],
                          None if r[4] is None else json.loads(r[4]),
-                         None if r[5] is None else json.loads(r[5]), r[6], r[7])
+                         None if r[5] is None else json.loads(r[5]), r[6], r[7], r[8])
                 for r in rows]
 
     def history(self, namespace: str, node_id: str) -> list[OpRecord]:
-        return self._ops(namespace, self._q(f"{self._OP_SELECT} AND target = %s ORDER BY seq",
-                                            (namespace, node_id)))
+        return self._ops(namespace, self._q(
+            f"{self._OP_SELECT} AND target = %s UNION ALL {self._OP_SELECT} AND peer = %s "
+            "ORDER BY seq", (namespace, node_id, namespace, node_id)))
 
     def oplog(self, namespace: str) -> list[OpRecord]:
         return self._ops(namespace, self._q(f"{self._OP_SELECT} ORDER BY seq", (namespace,)))

@@ -291,9 +291,10 @@ class _Applier:
             raise PlanError(f"unknown node {ref!r}")
         return node_id
 
-    def log(self, op: str, target: str, before: Any, after: Any, reasoning: str) -> None:
+    def log(self, op: str, target: str, before: Any, after: Any, reasoning: str,
+            peer: str | None = None) -> None:
         self.g.add_op(OpRecord(self.g.namespace, 0, self.plan.plan_id, op, target,
-                               before, after, reasoning or self.plan.reasoning, self.at))
+                               before, after, reasoning or self.plan.reasoning, self.at, peer))
 
     def put_node(self, op: str, node: Node, before: Node | None, reasoning: str) -> None:
         self.g.put_node(node)
@@ -323,9 +324,8 @@ class _Applier:
                        self.plan.plan_id)
         self.g.put_edge(new)
         self.touched.update((src, dst))
-        before = None if old is None else old.to_dict()
-        self.log("ADD_EDGE", src, before, new.to_dict(), reasoning)
-        self.log("ADD_EDGE", dst, before, new.to_dict(), reasoning)
+        self.log("ADD_EDGE", src, None if old is None else old.summary(), new.summary(),
+                 reasoning, peer=dst)
         return new
 
     def add_edge(self, src: str, type_: EdgeType, dst: str, weight: float | None,
@@ -460,8 +460,7 @@ class _Applier:
             raise PlanError(f"no {op.type.value} edge {op.src} -> {op.dst}")
         self.g.remove_edge(key)
         self.touched.update((key[0], key[2]))
-        self.log("REMOVE_EDGE", key[0], old.to_dict(), None, op.reasoning)
-        self.log("REMOVE_EDGE", key[2], old.to_dict(), None, op.reasoning)
+        self.log("REMOVE_EDGE", key[0], old.summary(), None, op.reasoning, peer=key[2])
 
     def run(self) -> ApplyResult:
         for op in self.plan.operations:
