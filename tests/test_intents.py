@@ -447,9 +447,22 @@ def test_goal_emerges_from_a_dense_concept_group_only():
     assert {e.src for e in g.in_edges(goals[0].id)
             if e.type is EdgeType.TRIGGERS} == set(concepts)
     assert goals[0].attrs["density"] == pytest.approx(0.7)
-    # More activity reinforces the same goal instead of adding one.
+    # More activity reinforces the same goal instead of adding one; its evidence grows by
+    # one event per day of activity.
     _run_goals(mem, ev)
     assert len(mem.intents(category="goal")) == 1
+    grounded = mem.graph().nodes[goals[0].id].grounded_in
+    assert ev in grounded
+    c0 = concepts[0]
+    for ts, text in [(_ts(5), "more garden notes"), (_ts(5), "even more on the garden"),
+                     (_ts(6), "garden again the next day")]:
+        later = mem.add(text, ts=ts)
+        mem.apply({"operations": [{"op": "ADD_EDGE", "src": later, "dst": c0,
+                                   "type": "REINFORCES"}]})
+        _run_goals(mem, later)
+    added = mem.graph().nodes[goals[0].id].grounded_in[len(grounded):]
+    days = [mem.graph().nodes[e].ts // 86_400 for e in added]
+    assert len(added) == 2 and days[0] < days[1]
 
     sparse = Memory.open("memory:", embedder="hash")
     _, ev = _concept_group(sparse, [(0, 1, 0.5), (1, 2, 0.5)])  # density 1/3 < 0.5

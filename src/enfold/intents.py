@@ -1120,8 +1120,12 @@ class _Tx:
                                            attrs={"concepts": sorted(members | set(group))},
                                            reasoning="the goal's concept group grew")],
                                "goal group")
-                self.reinforce(iid, [self.event.id], group, "activity in the goal's concepts",
-                               score=score)
+                # A goal's evidence is one event per day of activity, as a habit's is: its
+                # concepts hold every event, and a goal reinforced by each of thousands of
+                # events would carry thousands of GROUNDS edges that say nothing more.
+                if not self.evidence_today(iid):
+                    self.reinforce(iid, [self.event.id], group,
+                                   "activity in the goal's concepts", score=score)
                 return
         if not self.emerges("goal", score):
             return
@@ -1150,6 +1154,12 @@ class _Tx:
         self.st.live[iid] = None
         self.report.linked += len(group)
         self.emerged(iid)
+
+    def evidence_today(self, iid: str) -> bool:
+        """Whether the intent's latest evidence is from the event's (UTC) day."""
+        prov = self.g.nodes[iid].grounded_in
+        last = self.g.nodes.get(prov[-1]) if prov else None
+        return last is not None and _day(last.ts) == _day(self.event.ts)
 
     # ---------------------------------------------------------------- reactivation
     def reactivation(self, cid: str) -> None:
