@@ -625,3 +625,18 @@ def test_cached_liveness_rule_answers_as_the_liveness_check() -> None:
         for _ in range(3):
             clock = rng.uniform(-10 * day, 140 * day)
             assert st.is_live(node, clock) == _live(node, clock) == reference(node, clock)
+
+
+def test_goal_scan_reuses_its_peeling_only_for_small_link_drift() -> None:
+    """The last peeling stands while the scan sees the same concepts linked to the same
+    others with weights within GOAL_SLACK; a larger move, a new link or another concept
+    peels again."""
+    from enfold.intents import GOAL_SLACK, _close
+
+    before = [("a", {"b": 0.5, "c": 0.3}), ("b", {"a": 0.5})]
+    assert _close(before, [("a", {"b": 0.5 + GOAL_SLACK * 0.9, "c": 0.3}), ("b", {"a": 0.5})])
+    assert not _close(before, [("a", {"b": 0.5 + GOAL_SLACK * 1.1, "c": 0.3}),
+                               ("b", {"a": 0.5})])
+    assert not _close(before, [("a", {"b": 0.5, "c": 0.3, "d": 0.1}), ("b", {"a": 0.5})])
+    assert not _close(before, [("a", {"b": 0.5, "c": 0.3}), ("c", {"a": 0.5})])
+    assert not _close(before, [("a", {"b": 0.5, "c": 0.3})])

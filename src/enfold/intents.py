@@ -45,6 +45,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import operator
 import re
 import uuid
 from collections import Counter
@@ -220,6 +221,26 @@ def _day(ts: float) -> int:
     return math.floor(ts / DAY)
 
 
+_first = operator.itemgetter(0)
+
+
+def _close(before: list[tuple[str, dict[str, float]]],
+           now: list[tuple[str, dict[str, float]]]) -> bool:
+    """Whether two goal scans saw the same concepts with the same links, each weight
+    within GOAL_SLACK."""
+    if len(before) != len(now):
+        return False
+    for (a, old), (b, new) in zip(before, now, strict=True):
+        if a != b:
+            return False
+        if old is new:
+            continue
+        if old.keys() != new.keys() or any(abs(w - old[k]) > GOAL_SLACK
+                                           for k, w in new.items()):
+            return False
+    return True
+
+
 def habit_days(graph: WorkingGraph, concept_id: str, at_ts: float, window_days: float,
                source: str | None = None) -> list[str]:
     """The concept's occurrences in (at − window, at], one per distinct (UTC) day, oldest
@@ -228,12 +249,14 @@ def habit_days(graph: WorkingGraph, concept_id: str, at_ts: float, window_days: 
     is not a habit of calling the dentist."""
     node = graph.nodes[concept_id]
     lo = at_ts - window_days * DAY
-    events = [graph.nodes[e] for e in node.grounded_in[-RECENT_EVENTS:] if e in graph.nodes]
+    recent = [(n.ts, e) for e in node.grounded_in[-RECENT_EVENTS:]
+              if (n := graph.nodes.get(e)) is not None]
     by_day: dict[int, str] = {}
-    for ev in sorted(events, key=lambda n: n.ts):
-        if (lo < ev.ts <= at_ts and ev.attrs.get("source") == source
-                and not any(e.type is EdgeType.TRIGGERS for e in graph.out_edges(ev.id))):
-            by_day.setdefault(_day(ev.ts), ev.id)
+    for ts, ev in sorted((p for p in recent if lo < p[0] <= at_ts), key=_first):
+        day = _day(ts)
+        if day not in by_day and graph.nodes[ev].attrs.get("source") == source \
+                and not any(e.type is EdgeType.TRIGGERS for e in graph.out_edges(ev)):
+            by_day[day] = ev
     return list(by_day.values())
 
 
@@ -264,6 +287,7 @@ def concept_links(graph: WorkingGraph, concept_id: str) -> dict[str, float]:
     return out
 
 
+GOAL_SLACK = 0.05  # link-weight drift below which a goal scan reuses the last peeling
 GOAL_MEMO = "intents.goal_memo"  # graph.state: the last goal scan's rows and result
 
 
@@ -439,6 +463,13 @@ def completes(verb: str, text: str) -> str | None:
                                       for x in words[max(0, i - 3):i]):
                 return frag
     return None
+
+
+@functools.lru_cache(maxsize=8192)
+def content_words(text: str) -> frozenset[str]:
+    """The unigrams of a text that are not stopwords or completion cues (cached: an
+    intent's label and evidence are compared with event after event)."""
+    return frozenset(t for t in terms(text) if " " not in t and not has_resolution_cue(t))
 
 
 def cue_fragments(text: str) -> list[str]:
@@ -837,7 +868,7 @@ class _Tx:
 
     def key_terms(self, text: str) -> set[str]:
         """Distinctive unigrams of a text (no completion verbs, no stream-wide words)."""
-        found = {t for t in terms(text) if " " not in t and not has_resolution_cue(t)}
+        found = set(content_words(text))
         stats = getattr(self.g.state.get("local_planner"), "terms", None)
         docs = getattr(stats, "docs", 0)
         if stats is not None and docs >= 20:
@@ -1097,12 +1128,12 @@ class _Tx:
                     queue.append(other)
         if len(links) < 3:
             return
-        # The same concepts with the same (cached, unchanged) links as the last scan: the
-        # same densest group, without peeling it again.
+        # The same concepts, linked to the same others with weights within GOAL_SLACK of
+        # those the last peeling saw: its densest group stands (a concept's overlap ratios
+        # move a little with every event it gains, and peeling again for that is waste).
         memo = g.state.get(GOAL_MEMO)
         rows = list(links.items())
-        if memo is not None and len(memo[0]) == len(rows) and all(
-                a == c and b is d for (a, b), (c, d) in zip(memo[0], rows, strict=True)):
+        if memo is not None and _close(memo[0], rows):
             links, group, dens = memo[1]
         else:
             links = symmetric(links)
