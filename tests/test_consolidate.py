@@ -28,6 +28,7 @@ from enfold import (
     AddNode,
     EdgeType,
     LLMError,
+    MergeNodes,
     NodeKind,
     Settings,
     StoreError,
@@ -232,10 +233,24 @@ def test_fast_duplicate_search_matches_the_reference() -> None:
     s = m.settings
     pairs = duplicate_pairs_reference(g, s)
     assert pairs, "the fixture has duplicates"
-    labels_index = _Labels(g)
-    with_partner = {c for c in g.of_kind(NodeKind.CONCEPT)
-                    if find_duplicate(g, s, c, labels_index) is not None}
-    assert with_partner == {c for pair in pairs for c in pair}
+    def partnered() -> set[str]:
+        labels_index = _Labels.of(g)  # kept across calls, brought in step each time
+        return {c for c in g.of_kind(NodeKind.CONCEPT)
+                if find_duplicate(g, s, c, labels_index) is not None}
+
+    assert partnered() == {c for pair in pairs for c in pair}
+    # Renamed (a concept gains a twin), renamed inside a transaction that is rolled back,
+    # and merged away: the kept index answers as the reference each time.
+    m.apply(UpdatePlan(operations=[UpdateNode(id=ordered[9], text="Garden")]))
+    assert partnered() == {c for pair in duplicate_pairs_reference(g, s) for c in pair}
+    assert ordered[9] in partnered()
+    g.begin()
+    g.put_node(g.nodes[ordered[9]].with_changes(text="Bike commute"))
+    assert ordered[9] not in partnered()
+    g.rollback()
+    assert ordered[9] in partnered()
+    m.apply(UpdatePlan(operations=[MergeNodes(keep=ordered[8], absorb=ordered[9])]))
+    assert partnered() == {c for pair in duplicate_pairs_reference(g, s) for c in pair}
 
 
 # ----------------------------------------------------------------------------- decay

@@ -122,27 +122,56 @@ def duplicate_pairs_reference(graph: WorkingGraph, settings: Settings) -> set[fr
 
 
 class _Labels:
-    """Normalized names of every concept, built once per pass and kept in step with merges.
-    Comparing a candidate against all concepts is :func:`normalized_similarity`, whose
-    cached length and character-count bounds settle most pairs without difflib."""
+    """Normalized names of every concept, kept across passes in ``graph.state`` and brought
+    in step with the graph at the start of each pass (a concept whose node object changed
+    is read again) and after each merge. Comparing a candidate against all concepts is
+    :func:`normalized_similarity`, whose cached length and character-count bounds settle
+    most pairs without difflib; a concept's matches are remembered until any name changes,
+    so a pass over concepts that only gained events compares nothing."""
+
+    KEY = "merge.labels"
 
     def __init__(self, graph: WorkingGraph) -> None:
         self.graph = graph
         self.norm: dict[str, list[str]] = {}
-        for cid in graph.of_kind(NodeKind.CONCEPT):
+        self.seen: dict[str, Node] = {}  # the node object each entry was read from
+        self.memo: dict[tuple[str, float], list[tuple[str, float]]] = {}
+
+    @classmethod
+    def of(cls, graph: WorkingGraph) -> _Labels:
+        found = graph.state.get(cls.KEY)
+        if not isinstance(found, _Labels):
+            found = graph.state[cls.KEY] = cls(graph)
+        found.sync()
+        return found
+
+    def sync(self) -> None:
+        concepts = self.graph.by_kind[NodeKind.CONCEPT]
+        for cid in [c for c in self.norm if c not in concepts]:
             self.refresh(cid)
+        for cid in concepts:
+            if self.seen.get(cid) is not self.graph.nodes.get(cid):
+                self.refresh(cid)
 
     def refresh(self, cid: str) -> None:
         node = self.graph.nodes.get(cid)
         if node is None:
-            self.norm.pop(cid, None)
+            self.seen.pop(cid, None)
+            if self.norm.pop(cid, None) is not None:
+                self.memo.clear()
             return
-        self.norm[cid] = [n for n in dict.fromkeys(normalize_label(x) for x in names(node))
-                          if n]
+        self.seen[cid] = node
+        norm = [n for n in dict.fromkeys(normalize_label(x) for x in names(node)) if n]
+        if self.norm.get(cid) != norm:
+            self.norm[cid] = norm
+            self.memo.clear()
 
     def matches(self, cid: str, threshold: float) -> list[tuple[str, float]]:
         """Concepts whose label similarity to ``cid`` reaches ``threshold`` — exactly
         :func:`label_similarity`."""
+        hit = self.memo.get((cid, threshold))
+        if hit is not None:
+            return hit
         mine = self.norm.get(cid, [])
         out: list[tuple[str, float]] = []
         for other, theirs in self.norm.items():
@@ -152,6 +181,7 @@ class _Labels:
                        default=0.0)
             if best >= threshold:
                 out.append((other, best))
+        self.memo[(cid, threshold)] = out
         return out
 
 
@@ -206,7 +236,7 @@ def compress(
         {graph.resolve(x) for x in region} & concepts.keys())
     if not start:
         return result
-    labels = _Labels(graph)
+    labels = _Labels.of(graph)
     near = centroids if centroids is not None else ConceptCentroids(graph)
     work = deque(start)
     queued = set(start)
