@@ -288,7 +288,10 @@ def concept_links(graph: WorkingGraph, concept_id: str) -> dict[str, float]:
 
 
 GOAL_SLACK = 0.05  # link-weight drift below which a goal scan reuses the last peeling
-GOAL_MEMO = "intents.goal_memo"  # graph.state: the last goal scan's rows and result
+# graph.state: per scanned neighbourhood (its concepts, in scan order), the rows and result
+# of its last peeling; at most GOAL_MEMOS of them.
+GOAL_MEMO = "intents.goal_memo"
+GOAL_MEMOS = 256
 
 
 def cached_links(graph: WorkingGraph, concept_id: str) -> dict[str, float]:
@@ -1131,14 +1134,18 @@ class _Tx:
         # The same concepts, linked to the same others with weights within GOAL_SLACK of
         # those the last peeling saw: its densest group stands (a concept's overlap ratios
         # move a little with every event it gains, and peeling again for that is waste).
-        memo = g.state.get(GOAL_MEMO)
+        memos: dict[tuple[str, ...], Any] = g.state.setdefault(GOAL_MEMO, {})
         rows = list(links.items())
+        key = tuple(links)
+        memo = memos.get(key)
         if memo is not None and _close(memo[0], rows):
             links, group, dens = memo[1]
         else:
             links = symmetric(links)
             group, dens = densest_group(links)
-            g.state[GOAL_MEMO] = (rows, (links, group, dens))
+            if len(memos) >= GOAL_MEMOS:
+                memos.clear()
+            memos[key] = (rows, (links, group, dens))
         if not group:
             return
         score = dens / max(1e-9, self.s.intent_density)
