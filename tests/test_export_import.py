@@ -27,7 +27,7 @@ from enfold import (
     UpdateNode,
     UpdatePlan,
 )
-from enfold.memory import Memory
+from enfold.memory import EXPORT_VERSION, Memory
 
 TS = 1_700_000_000
 PLANNER = "local" if importlib.util.find_spec("enfold.write.planner_local") else None
@@ -240,7 +240,8 @@ def _bad_exports(text: str) -> dict[str, tuple[list[str], str]]:
                              + lines[edge_at + 1:], f"line {edge_at + 1}"),
         "bad vector": (lines[:vec_at] + [json.dumps(bad_vec)] + lines[vec_at + 1:],
                        f"line {vec_at + 1}"),
-        "bad version": ([lines[0].replace('"version": 1', '"version": 99')] + lines[1:],
+        "bad version": ([lines[0].replace(f'"version": {EXPORT_VERSION}', '"version": 99')]
+                        + lines[1:],
                         "version"),
         "header missing": (lines[1:], "header"),
         "empty file": ([], "header"),
@@ -336,5 +337,26 @@ def test_imported_history_belongs_to_the_new_namespace(source: Memory, tmp_path:
         snapshots = [d for op in ops for d in (op.before, op.after) if isinstance(d, dict)]
         assert snapshots
         assert all(d.get("namespace", "C") == "C" for d in snapshots)
+    finally:
+        dst.close()
+
+
+def test_a_version_1_export_still_imports(source: Memory, tmp_path: Path) -> None:
+    """Version 1 exports had no op peers (an edge was a record under each end): they
+    import, and each record's history is where it was."""
+    lines = export_text(source, "A").splitlines()
+    header = json.loads(lines[0])
+    assert header["version"] == EXPORT_VERSION == 2
+    old = [json.dumps({**header, "version": 1})]
+    for line in lines[1:]:
+        obj = json.loads(line)
+        if obj["record"] == "op":
+            obj.pop("peer")
+        old.append(json.dumps(obj))
+    dst = Memory.open(tmp_path / "dst.db", namespace="A", planner=None)
+    try:
+        dst.import_(old)
+        assert [(o.seq, o.target, o.peer) for o in dst.store.oplog("A")] == [  # type: ignore[attr-defined]
+            (o.seq, o.target, None) for o in source.store.oplog("A")]  # type: ignore[attr-defined]
     finally:
         dst.close()

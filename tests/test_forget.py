@@ -399,3 +399,26 @@ def test_forget_erases_history_of_nodes_merged_into_removed_ones(tmp_path: Path)
         assert raw_rows(db, "aliases", "default") == []
     finally:
         m.close()
+
+
+def test_history_of_a_merged_node_lists_an_edge_between_the_two_once(store_url: str) -> None:
+    """An edge between two nodes is one record under one end with the other as its peer;
+    after a merge, the history of the absorbed id (both ends' records) shows it once."""
+    m = Memory.open(store_url, embedder="hash", planner=None)
+    try:
+        e1 = m.add("soil testing for the garden", ts=TS)
+        e2 = m.add("bike commute to work", ts=TS + 100)
+        a = m.apply(UpdatePlan(operations=[
+            AddNode(ref="a", kind=NodeKind.CONCEPT, text="soil testing", grounded_in=[e1]),
+            AddEdge(src=e1, dst="a", type=EdgeType.GROUNDS)])).created["a"]
+        b = m.apply(UpdatePlan(operations=[
+            AddNode(ref="b", kind=NodeKind.CONCEPT, text="bike commute", grounded_in=[e2]),
+            AddEdge(src=e2, dst="b", type=EdgeType.GROUNDS)])).created["b"]
+        m.apply(UpdatePlan(operations=[AddEdge(src=a, dst=b, type=EdgeType.RELATED_TO)]))
+        m.apply(UpdatePlan(operations=[MergeNodes(keep=a, absorb=b)]))
+        seqs = [r.seq for r in m.history(b)]
+        assert seqs == sorted(set(seqs))
+        assert sum(1 for r in m.history(b) if r.op == "ADD_EDGE"
+                   and {r.target, r.peer} == {a, b}) == 1
+    finally:
+        m.close()

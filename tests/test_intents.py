@@ -454,8 +454,8 @@ def test_goal_emerges_from_a_dense_concept_group_only():
     grounded = mem.graph().nodes[goals[0].id].grounded_in
     assert ev in grounded
     c0 = concepts[0]
-    for ts, text in [(_ts(5), "more garden notes"), (_ts(5), "even more on the garden"),
-                     (_ts(6), "garden again the next day")]:
+    for ts, text in [(_ts(6), "more garden notes"), (_ts(6, 15), "even more on the garden"),
+                     (_ts(7), "garden again the next day")]:
         later = mem.add(text, ts=ts)
         mem.apply({"operations": [{"op": "ADD_EDGE", "src": later, "dst": c0,
                                    "type": "REINFORCES"}]})
@@ -640,3 +640,61 @@ def test_goal_scan_reuses_its_peeling_only_for_small_link_drift() -> None:
     assert not _close(before, [("a", {"b": 0.5, "c": 0.3, "d": 0.1}), ("b", {"a": 0.5})])
     assert not _close(before, [("a", {"b": 0.5, "c": 0.3}), ("c", {"a": 0.5})])
     assert not _close(before, [("a", {"b": 0.5, "c": 0.3})])
+
+
+def _join_group(mem: Memory, concepts: list[str], text: str, ts: str, weight: float
+                ) -> tuple[str, str]:
+    """A new event and a new concept tied to every concept of the group."""
+    ev = mem.add(text, ts=ts)
+    r = mem.apply({"operations": [
+        {"op": "ADD_NODE", "ref": "n", "kind": "concept", "text": text, "grounded_in": [ev]},
+        {"op": "ADD_EDGE", "src": ev, "dst": "n", "type": "GROUNDS"},
+        {"op": "ADD_EDGE", "src": ev, "dst": concepts[0], "type": "REINFORCES"},
+        *[{"op": "ADD_EDGE", "src": "n", "dst": c, "type": "RELATED_TO", "weight": weight}
+          for c in concepts]]})
+    return ev, r.created["n"]
+
+
+def test_a_goal_links_concepts_that_join_on_a_day_it_already_has_evidence_for():
+    """A day's second event adds no evidence to the goal, but a concept that joined the
+    group still TRIGGERS it and the score still follows the density."""
+    mem = Memory.open("memory:", embedder="hash")
+    concepts, ev = _concept_group(mem, [(0, 1, 0.8), (1, 2, 0.7), (0, 2, 0.6)])
+    _run_goals(mem, ev)
+    goal = mem.intents(category="goal")[0]
+    day = mem.graph().nodes[ev].ts // 86_400
+    grounded = mem.graph().nodes[goal.id].grounded_in
+    for text, hour in (("compost bins", 15), ("rain barrel", 18)):
+        later, new = _join_group(mem, concepts, text, _ts(5, hour), 0.9)
+        assert mem.graph().nodes[later].ts // 86_400 == day
+        _run_goals(mem, later)
+        concepts.append(new)
+        g = mem.graph()
+        assert g.edge(new, EdgeType.TRIGGERS, goal.id) is not None
+        assert new in g.nodes[goal.id].attrs["concepts"]
+    node = mem.graph().nodes[goal.id]
+    assert node.grounded_in == grounded  # the day already had its evidence
+    assert float(node.attrs["score"]) > float(goal.attrs["score"])
+
+
+def test_a_reused_goal_scan_decides_on_todays_weights():
+    """Weights that drift past the emergence threshold, by less than the memo's slack,
+    still make the goal emerge: the density is read again, not remembered."""
+    mem = Memory.open("memory:", embedder="hash")
+    concepts, ev = _concept_group(mem, [(0, 1, 0.47), (1, 2, 0.47), (0, 2, 0.47)])
+    _run_goals(mem, ev)
+    assert not mem.intents(category="goal", status="all")
+    g = mem.graph()
+    g.begin()
+    for a, b in [(0, 1), (1, 2), (0, 2)]:
+        e = g.edge(concepts[a], EdgeType.RELATED_TO, concepts[b])
+        g.put_edge(e.with_changes(weight=0.51))
+    for c in concepts:  # the concepts changed: their links are read again
+        g.put_node(g.nodes[c].with_changes(updated_at=g.nodes[c].updated_at + 1))
+    mem.store.commit(g.namespace, g.changes())
+    g.commit()
+    later = mem.add("garden again", ts=_ts(6))
+    mem.apply({"operations": [{"op": "ADD_EDGE", "src": later, "dst": concepts[0],
+                               "type": "REINFORCES"}]})
+    _run_goals(mem, later)
+    assert len(mem.intents(category="goal", status="all")) == 1

@@ -306,6 +306,9 @@ def test_phrases_in_days_and_weeks_resolve_as_dateparser_does_on_any_day() -> No
             prefer = rng.choice(["future", "past", "current_period"])
             assert timex._library(phrase, day, prefer) == timex._parse(phrase, day, prefer), \
                 (phrase, day, prefer)
-    # Months and years are not shifted: they go to the library for their own day.
-    assert timex._library("in 2 months", date(2024, 1, 31), "current_period") == \
-        timex._parse("in 2 months", date(2024, 1, 31), "current_period")
+    # Months, years and bare numbers are not shifted: they go to the library for their own
+    # day ("in 2025" is a year, not a count of days).
+    for phrase in ("in 2 months", "in 2025", "2025", "15", "next year"):
+        for day in (date(2024, 1, 31), date(2026, 7, 14)):
+            assert timex._library(phrase, day, "current_period") == \
+                timex._parse(phrase, day, "current_period"), (phrase, day)

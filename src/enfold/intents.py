@@ -291,6 +291,7 @@ GOAL_SLACK = 0.05  # link-weight drift below which a goal scan reuses the last p
 # graph.state: per scanned neighbourhood (its concepts, in scan order), the rows and result
 # of its last peeling; at most GOAL_MEMOS of them.
 GOAL_MEMO = "intents.goal_memo"
+EVIDENCE_DAYS = "intents.evidence_days"  # graph.state: intent id -> (node, its evidence days)
 GOAL_MEMOS = 256
 
 
@@ -468,11 +469,18 @@ def completes(verb: str, text: str) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=8192)
 def content_words(text: str) -> frozenset[str]:
-    """The unigrams of a text that are not stopwords or completion cues (cached: an
-    intent's label and evidence are compared with event after event)."""
+    """The unigrams of a text that are not stopwords or completion cues (cached for texts
+    of up to 2,000 characters: an intent's label and evidence are compared with event after
+    event)."""
+    return _content_words(text) if len(text) <= 2000 else _words_of(text)
+
+
+def _words_of(text: str) -> frozenset[str]:
     return frozenset(t for t in terms(text) if " " not in t and not has_resolution_cue(t))
+
+
+_content_words = functools.lru_cache(maxsize=4096)(_words_of)
 
 
 def cue_fragments(text: str) -> list[str]:
@@ -1139,7 +1147,10 @@ class _Tx:
         key = tuple(links)
         memo = memos.get(key)
         if memo is not None and _close(memo[0], rows):
-            links, group, dens = memo[1]
+            # The group stands; its density is read again from today's weights, so whether
+            # a goal emerges is never decided on a stale number.
+            links, group = symmetric(links), memo[1][1]
+            dens = density(group, links)
         else:
             links = symmetric(links)
             group, dens = densest_group(links)
@@ -1160,10 +1171,11 @@ class _Tx:
                                "goal group")
                 # A goal's evidence is one event per day of activity, as a habit's is: its
                 # concepts hold every event, and a goal reinforced by each of thousands of
-                # events would carry thousands of GROUNDS edges that say nothing more.
-                if not self.evidence_today(iid):
-                    self.reinforce(iid, [self.event.id], group,
-                                   "activity in the goal's concepts", score=score)
+                # events would carry thousands of GROUNDS edges that say nothing more. A
+                # day that has its evidence still links new concepts and raises the score.
+                today = _day(self.event.ts) in self.evidence_days(iid)
+                self.reinforce(iid, [] if today else [self.event.id], group,
+                               "activity in the goal's concepts", score=score)
                 return
         if not self.emerges("goal", score):
             return
@@ -1193,11 +1205,18 @@ class _Tx:
         self.report.linked += len(group)
         self.emerged(iid)
 
-    def evidence_today(self, iid: str) -> bool:
-        """Whether the intent's latest evidence is from the event's (UTC) day."""
-        prov = self.g.nodes[iid].grounded_in
-        last = self.g.nodes.get(prov[-1]) if prov else None
-        return last is not None and _day(last.ts) == _day(self.event.ts)
+    def evidence_days(self, iid: str) -> frozenset[int]:
+        """The (UTC) days of the intent's evidence events; read once per node object (a
+        goal's provenance grows by at most one event a day)."""
+        node = self.g.nodes[iid]
+        cache: dict[str, tuple[Node, frozenset[int]]] = self.g.state.setdefault(
+            EVIDENCE_DAYS, {})
+        hit = cache.get(iid)
+        if hit is None or hit[0] is not node:
+            days = frozenset(_day(n.ts) for e in node.grounded_in
+                             if (n := self.g.nodes.get(e)) is not None)
+            hit = cache[iid] = (node, days)
+        return hit[1]
 
     # ---------------------------------------------------------------- reactivation
     def reactivation(self, cid: str) -> None:

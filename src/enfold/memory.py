@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from enfold.llm import LLMClient, LLMConfig
 
 EXPORT_FORMAT = "enfold-export"
-EXPORT_VERSION = 1
+EXPORT_VERSION = 2  # 2: op records carry ``peer`` (an edge is one record); 1 still reads
 USAGE_KEY = "usage"  # graph meta: LLM usage and planner failures, kept across restarts
 
 
@@ -524,7 +524,10 @@ class Memory:
         node = self.get(node_id, namespace=ns)
         records = self.store.history(ns, node.id)
         if node.id != node_id:
-            records = sorted(records + self.store.history(ns, node_id), key=lambda r: r.seq)
+            # An edge between the two (one record, under one end with the other as its
+            # peer) is in both histories: once is enough.
+            merged = {r.seq: r for r in (*records, *self.store.history(ns, node_id))}
+            records = [merged[seq] for seq in sorted(merged)]
         return records
 
     def fold_timings(self, namespace: str | None = None) -> dict[str, float]:
@@ -734,7 +737,7 @@ class Memory:
             counts[kind] = counts.get(kind, 0) + 1
             try:
                 if kind == EXPORT_FORMAT:
-                    if obj.get("version") != EXPORT_VERSION:
+                    if obj.get("version") not in (1, EXPORT_VERSION):  # 1: no op peers
                         raise InputError(f"unsupported export version {obj.get('version')}")
                     header = obj
                 elif kind == "event":

@@ -397,9 +397,13 @@ class SQLiteStore:
                 for r in rows]
 
     def history(self, namespace: str, node_id: str) -> list[OpRecord]:
+        # Each half names its index: without statistics (the store runs no ANALYZE) the
+        # planner would walk the primary key for the ORDER BY, reading the whole op log.
         return self._ops(namespace, self._q(
-            f"SELECT {self._OP_COLS} FROM oplog WHERE namespace = ? AND target = ? UNION ALL "
-            f"SELECT {self._OP_COLS} FROM oplog WHERE namespace = ? AND peer = ? ORDER BY seq",
+            f"SELECT {self._OP_COLS} FROM oplog INDEXED BY oplog_by_target "
+            "WHERE namespace = ? AND target = ? UNION ALL "
+            f"SELECT {self._OP_COLS} FROM oplog INDEXED BY oplog_by_peer "
+            "WHERE namespace = ? AND peer = ? ORDER BY seq",
             (namespace, node_id, namespace, node_id)))
 
     def oplog(self, namespace: str) -> list[OpRecord]:

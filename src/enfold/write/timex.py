@@ -432,13 +432,14 @@ def _resolve(
 # ----------------------------------------------------------------- library and arithmetic
 
 
-# Words of a phrase that moves with its reference day: counted in days and weeks only, so
-# "next friday" from any Monday is that Monday plus 4 days.
-_SHIFTABLE = _words("""
-    next last this coming in ago a an the day days week weeks weekend before after
-    monday tuesday wednesday thursday friday saturday sunday
+# A phrase that moves with its reference day: counted in days and weeks only (at least one
+# of _DAY_UNITS, the rest modifiers or small counts), so "next friday" from any Monday is
+# that Monday plus 4 days.
+_DAY_UNITS = _words("""
+    day days week weeks weekend monday tuesday wednesday thursday friday saturday sunday
     today tomorrow yesterday tonight night morning afternoon evening
 """)
+_DAY_MODIFIERS = _words("next last this coming in ago a an the before after")
 _A_MONDAY = date(2001, 1, 1)
 
 
@@ -451,7 +452,10 @@ def _library(phrase: str, day: date, prefer: str) -> datetime | None:
     weekday, and shifted. Others (months, years, dates) are cached by day. A library call
     costs ~1 ms; a cache hit ~1 µs.
     """
-    if all(w in _SHIFTABLE or w.isdigit() for w in phrase.split()):
+    words = phrase.split()
+    if any(w in _DAY_UNITS for w in words) and all(
+            w in _DAY_UNITS or w in _DAY_MODIFIERS or (w.isdigit() and len(w) <= 3)
+            for w in words):
         anchor = _A_MONDAY + timedelta(days=day.weekday())
         found = _parse(phrase, anchor, prefer)
         return None if found is None else found + (day - anchor)
