@@ -160,3 +160,76 @@ def test_locomo_turn() -> None:
         ("Melanie", "mentioned", None),
         ("Caroline's kids", "mentioned", "kids"),
     ]
+
+
+def test_people_index_answers_as_a_scan_of_every_person() -> None:
+    """Through random adds, renames, new aliases, removals and rolled-back transactions,
+    the index finds the person a name refers to exactly as scanning every person node in
+    the graph's order does, and knows the same names."""
+    import random
+
+    from enfold.graph import WorkingGraph
+    from enfold.model import Node, NodeKind
+    from enfold.write.people import name_key, same_person
+    from enfold.write.people_index import PeopleIndex
+
+    def scan_find(g: WorkingGraph, name: str) -> str | None:
+        fuzzy = None
+        for pid in g.of_kind(NodeKind.PERSON):
+            names = [g.nodes[pid].text, *g.nodes[pid].attrs.get("aliases", [])]
+            if any(n.lower() == name.lower() for n in names):
+                return pid
+            if fuzzy is None and any(same_person(n, name) for n in names):
+                fuzzy = pid
+        return fuzzy
+
+    def scan_named(g: WorkingGraph, name: str) -> str | None:
+        return next((p for p in g.of_kind(NodeKind.PERSON)
+                     if g.nodes[p].text.lower() == name.lower()), None)
+
+    rng = random.Random(11)
+    first = ["Gina", "Jon", "Maya", "Sam", "Anil", "Lee", "Rossi"]
+    last = ["Rossi", "Patel", "Lee", "Smith"]
+    titles = ["", "", "Dr. ", "Mr. ", "Mrs. "]
+
+    def a_name() -> str:
+        words = [rng.choice(first)] + ([rng.choice(last)] if rng.random() < 0.5 else [])
+        return rng.choice(titles) + " ".join(words)
+
+    g = WorkingGraph("ns")
+    index = PeopleIndex.of(g)
+    ids: list[str] = []
+    for step in range(600):
+        g.begin()
+        for _ in range(rng.randint(1, 3)):
+            r = rng.random()
+            if r < 0.4 or not ids:
+                pid = f"pe_{step}_{len(ids)}"
+                ids.append(pid)
+                g.put_node(Node(pid, "ns", NodeKind.PERSON, a_name(), {"aliases": []}))
+            elif r < 0.6:
+                pid = rng.choice(ids)
+                if pid in g.nodes:
+                    g.put_node(g.nodes[pid].with_changes(text=a_name()))
+            elif r < 0.75:
+                pid = rng.choice(ids)
+                if pid in g.nodes:
+                    node = g.nodes[pid]
+                    g.put_node(node.with_changes(attrs={
+                        **node.attrs, "aliases": [*node.attrs["aliases"], a_name()]}))
+            elif r < 0.9:
+                pid = rng.choice(ids)
+                if pid in g.nodes:
+                    g.remove_node(pid)
+            else:
+                pid = f"ev_{step}"
+                g.put_node(Node(pid, "ns", NodeKind.EVENT, a_name(), {"ts": 0.0}))
+        if rng.random() < 0.3:
+            g.rollback()
+        else:
+            g.commit()
+        for _ in range(5):
+            name = a_name() if rng.random() < 0.8 else a_name().lower()
+            assert index.find(name) == scan_find(g, name), (step, name)
+            assert index.named(name) == scan_named(g, name), (step, name)
+        assert set(index.known) == {name_key(g.nodes[p].text) for p in g.of_kind(NodeKind.PERSON)}

@@ -117,6 +117,8 @@ class WorkingGraph:
         # Called as f(key, edge or None) on every edge change, rollbacks included, so that
         # incremental structures (PageRank) stay in step without rescanning the graph.
         self.edge_listeners: list[Callable[[EdgeKey, Edge | None], None]] = []
+        # Called as f(node id, node before, node after) on every node change, the same way.
+        self.node_listeners: list[Callable[[str, Node | None, Node | None], None]] = []
 
     # ----------------------------------------------------------------- reading
     def __contains__(self, node_id: object) -> bool:
@@ -343,6 +345,8 @@ class WorkingGraph:
         else:
             self.nodes[node_id] = node
             self.by_kind[node.kind][node_id] = None
+        for listener in self.node_listeners:
+            listener(node_id, old, node)
 
     def _set_edge(self, key: EdgeKey, edge: Edge | None) -> None:
         src, type_, dst = key

@@ -27,7 +27,7 @@ adds three cue detectors of its own:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -121,17 +121,20 @@ _NEGATED = re.compile(
 
 
 def annotate(
-    text: str, *, ts: datetime, speaker: str | None, known_people: Iterable[str] = ()
+    text: str, *, ts: datetime, speaker: str | None, known_people: Iterable[str] = (),
+    known_keys: Container[str] = frozenset(),
 ) -> Annotation:
     """Annotate one event's ``text``; relative times are resolved against ``ts``.
 
     ``speaker`` is the event's source person (or None); ``known_people`` are names already in
-    the namespace, which lets sentence-initial names be recognized.
+    the namespace, which lets sentence-initial names be recognized; ``known_keys`` the same
+    as :func:`~enfold.write.people.name_key` keys (from an index of the namespace's people).
     """
     times = extract_times(text, ts)
     return Annotation(
         times=tuple(times),
-        people=tuple(extract_people(text, speaker, known=known_people)),
+        people=tuple(extract_people(text, speaker, known=known_people,
+                                    known_keys=known_keys)),
         claims=tuple(extract_claims(text, speaker)),
         obligations=tuple(find_obligations(text, times, after=ts)),
         causal=has_causal_cue(text),

@@ -28,6 +28,7 @@ from enfold.consolidate.rank import IncrementalPageRank
 from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, Node, NodeKind
 from enfold.settings import Settings
+from enfold.write.people_index import PeopleIndex
 
 _TYPE_BONUS = {NodeKind.CONCEPT: 1.0, NodeKind.INTENT: 0.8}
 _RECENT = 200
@@ -235,9 +236,8 @@ class ContextAssembler:
         source = event.attrs.get("source")
         if not source:
             return []
-        g = self.graph
-        return [p for p in g.of_kind(NodeKind.PERSON)
-                if g.nodes[p].text.lower() == str(source).lower()][:1]
+        pid = PeopleIndex.of(self.graph).named(str(source))
+        return [] if pid is None else [pid]
 
     def _tiers(self, ctx: Context, window: list[Scored]) -> None:
         s, g = self.s, self.graph

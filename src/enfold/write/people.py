@@ -30,7 +30,7 @@ lower-case names are missed; pronouns are not resolved.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
 __all__ = [
@@ -191,17 +191,21 @@ def canonical_relation(word: str, best: bool = False) -> str | None:
 
 
 def extract_people(
-    text: str, speaker: str | None, known: Iterable[str] = ()
+    text: str, speaker: str | None, known: Iterable[str] = (),
+    known_keys: Container[str] = frozenset(),
 ) -> list[PersonMention]:
     """The speaker (first, when given) and every person mentioned in ``text``, in text order.
 
     ``known`` names (and the speaker) are recognized even at the start of a sentence and even
-    when they collide with the stoplist ("Will", "Grace"). Mentions of the speaker's own name
-    set the speaker's offsets instead of producing a second mention.
+    when they collide with the stoplist ("Will", "Grace"); ``known_keys`` are more of them,
+    already through :func:`name_key` (a caller's index of the namespace's people). Mentions
+    of the speaker's own name set the speaker's offsets instead of producing a second
+    mention.
     """
-    known_keys = {_key(k) for k in known if k.strip()}
+    extra = {name_key(k) for k in known if k.strip()}
     if speaker:
-        known_keys.add(_key(speaker))
+        extra.add(name_key(speaker))
+    known_keys = _Either(extra, known_keys)
     found: dict[tuple[int, int], PersonMention] = {}
     for m in _GROUP.finditer(text):
         for start, end, name in _names_in_group(text, m, known_keys):
@@ -230,19 +234,19 @@ def extract_people(
     return [PersonMention(speaker.strip(), start, end, "speaker", None), *others]
 
 
-def _binds_name(text: str, rm: re.Match[str], known: set[str]) -> bool:
+def _binds_name(text: str, rm: re.Match[str], known: Container[str]) -> bool:
     """Whether the capitalized words next to a relation ("my boss Dana", "Dana, my boss")
     name the person. "Thankfully, my son ..." is an adverb, not an apposition."""
     name = rm.group("name")
     if not _is_named(name, known):
         return False
-    if rm.re is _RELATION_RE or _key(name) in known:
+    if rm.re is _RELATION_RE or name_key(name) in known:
         return True
     return not _adverb_like(text, [(*rm.span("name"), name)])
 
 
 def _names_in_group(
-    text: str, m: re.Match[str], known: set[str]
+    text: str, m: re.Match[str], known: Container[str]
 ) -> Iterable[tuple[int, int, str]]:
     title = m.group("title")
     tokens = [(t.start(), t.end(), t.group()) for t in _TOKEN_RE.finditer(text, *m.span("toks"))]
@@ -258,7 +262,7 @@ def _names_in_group(
     run: list[tuple[int, int, str]] = []
     runs: list[tuple[list[tuple[int, int, str]], bool]] = []
     for tok in tokens:
-        if _key(tok[2]) in known or _key(tok[2]) not in _STOP:
+        if name_key(tok[2]) in known or name_key(tok[2]) not in _STOP:
             run.append(tok)
             continue
         if run:
@@ -267,7 +271,7 @@ def _names_in_group(
     if run:
         runs.append((run, initial and run[0] is tokens[0]))
     for run, at_start in runs:
-        if at_start and len(run) > 1 and _key(" ".join(w for _, _, w in run[1:])) in known:
+        if at_start and len(run) > 1 and name_key(" ".join(w for _, _, w in run[1:])) in known:
             run, at_start = run[1:], False  # "Tell Sam ...": an imperative before a known name
         if _accept_initial(text, run, known) and not _adverb_like(text, run):
             pass  # a known name or "<Name> said": a person wherever it stands
@@ -284,9 +288,9 @@ def _names_in_group(
         yield start, end, " ".join(w for _, _, w in run)
 
 
-def _accept_initial(text: str, run: list[tuple[int, int, str]], known: set[str]) -> bool:
-    joined = _key(" ".join(w for _, _, w in run))
-    if joined in known or _key(run[0][2]) in known:
+def _accept_initial(text: str, run: list[tuple[int, int, str]], known: Container[str]) -> bool:
+    joined = name_key(" ".join(w for _, _, w in run))
+    if joined in known or name_key(run[0][2]) in known:
         return True
     return bool(_NAME_CONTINUATION.match(text[run[-1][1] :]))
 
@@ -301,7 +305,7 @@ def looks_like_name(name: str, known: Iterable[str] = ()) -> bool:
         return len(words) > 1
     if not _TOKEN_RE.fullmatch(words[0]) or any(w.lower() in _PLACE_WORDS for w in words):
         return False
-    return _is_named(name, {_key(k) for k in known})
+    return _is_named(name, {name_key(k) for k in known})
 
 
 def _adverb_like(text: str, run: list[tuple[int, int, str]]) -> bool:
@@ -312,9 +316,9 @@ def _adverb_like(text: str, run: list[tuple[int, int, str]]) -> bool:
     return word.endswith("ing") or (word.endswith("ly") and text[run[0][1] : run[0][1] + 1] == ",")
 
 
-def _is_named(name: str, known: set[str]) -> bool:
+def _is_named(name: str, known: Container[str]) -> bool:
     first = name.split()[0]
-    return _key(name) in known or _key(first) in known or _key(first) not in _STOP
+    return name_key(name) in known or name_key(first) in known or name_key(first) not in _STOP
 
 
 def _canonical(name: str) -> str:
@@ -324,12 +328,22 @@ def _canonical(name: str) -> str:
     return " ".join(([title] + words[1:]) if title else words)
 
 
-def _key(name: str) -> str:
+class _Either:
+    """Membership in either of two collections, without copying the larger one."""
+
+    def __init__(self, a: Container[str], b: Container[str]) -> None:
+        self.a, self.b = a, b
+
+    def __contains__(self, item: object) -> bool:
+        return item in self.a or item in self.b
+
+
+def name_key(name: str) -> str:
     return " ".join(name.replace("’", "'").split()).casefold()
 
 
-def _split_title(name: str) -> tuple[str | None, list[str]]:
-    words = _key(name).removesuffix("'s").split()
+def split_title(name: str) -> tuple[str | None, list[str]]:
+    words = name_key(name).removesuffix("'s").split()
     if len(words) > 1 and words[0].rstrip(".") in _TITLES:
         return _TITLES[words[0].rstrip(".")], words[1:]
     return None, words
@@ -349,8 +363,8 @@ def same_person(a: str, b: str) -> bool:
 
     Nicknames and spelling variants ("Jon" ~ "Jonathan", "Mel" ~ "Melanie") are *not* merged.
     """
-    ta, wa = _split_title(a)
-    tb, wb = _split_title(b)
+    ta, wa = split_title(a)
+    tb, wb = split_title(b)
     if not wa or not wb:
         return False
     if ta and tb and ta != tb:

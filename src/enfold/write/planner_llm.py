@@ -58,6 +58,7 @@ from enfold.write import prompts as P
 from enfold.write.annotate import annotate
 from enfold.write.apply import validate_plan
 from enfold.write.context import ContextAssembler
+from enfold.write.people_index import PeopleIndex
 from enfold.write.planner_local import (
     LocalPlanner,
     _Builder,
@@ -233,7 +234,7 @@ def annotated(event: Node, graph: WorkingGraph) -> _Annotated:
     """The deterministic annotation ops of an event, and the nodes they create or touch."""
     ann = annotate(event.text, ts=datetime.fromtimestamp(event.ts, tz=UTC),
                    speaker=event.attrs.get("source"),
-                   known_people=[graph.nodes[p].text for p in graph.of_kind(NodeKind.PERSON)])
+                   known_keys=PeopleIndex.of(graph).known.keys())
     b = _Builder(event, graph)
     people = annotation_ops(b, ann)
     for claim_ref, target in b.claims:

@@ -39,6 +39,7 @@ from enfold.write.claims import target_key
 from enfold.write.context import ContextAssembler
 from enfold.write.keyphrases import TermStats, key_phrases, make_label, terms, tokens
 from enfold.write.people import same_person
+from enfold.write.people_index import PeopleIndex
 
 if TYPE_CHECKING:
     from enfold.embed import Embedder
@@ -109,7 +110,7 @@ class LocalPlanner:
             event.text,
             ts=datetime.fromtimestamp(event.ts, tz=UTC),
             speaker=event.attrs.get("source"),
-            known_people=[graph.nodes[p].text for p in graph.of_kind(NodeKind.PERSON)],
+            known_keys=PeopleIndex.of(graph).known.keys(),
         )
         b = _Builder(event, graph)
         people = annotation_ops(b, ann)
@@ -300,15 +301,7 @@ class _Builder:
 
 
 def _find_person(graph: WorkingGraph, name: str) -> str | None:
-    exact = None
-    for pid in graph.of_kind(NodeKind.PERSON):
-        node = graph.nodes[pid]
-        names = [node.text, *node.attrs.get("aliases", [])]
-        if any(n.lower() == name.lower() for n in names):
-            return pid
-        if exact is None and any(same_person(n, name) for n in names):
-            exact = pid
-    return exact
+    return PeopleIndex.of(graph).find(name)
 
 
 @dataclass
