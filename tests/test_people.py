@@ -233,3 +233,24 @@ def test_people_index_answers_as_a_scan_of_every_person() -> None:
             assert index.find(name) == scan_find(g, name), (step, name)
             assert index.named(name) == scan_named(g, name), (step, name)
         assert set(index.known) == {name_key(g.nodes[p].text) for p in g.of_kind(NodeKind.PERSON)}
+
+
+def test_people_index_skips_malformed_aliases() -> None:
+    """A person node whose aliases hold a non-string (an imported file's, say) neither
+    breaks the index nor a transaction that the index listens to."""
+    from enfold.graph import WorkingGraph
+    from enfold.model import Node, NodeKind
+    from enfold.write.people_index import PeopleIndex
+
+    g = WorkingGraph("ns")
+    index = PeopleIndex.of(g)
+    g.begin()
+    g.put_node(Node("pe_1", "ns", NodeKind.PERSON, "Gina Rossi", {"aliases": [None, "Gee"]}))
+    g.put_node(Node("pe_2", "ns", NodeKind.PERSON, "Jon", {"aliases": None}))
+    g.commit()
+    assert index.find("Gee") == "pe_1" and index.find("gina") == "pe_1"
+    assert index.find("Jon") == "pe_2"
+    g.begin()
+    g.remove_node("pe_1")
+    g.rollback()
+    assert index.find("Gee") == "pe_1"

@@ -18,7 +18,11 @@ from enfold.write.people import name_key, same_person, split_title
 
 
 def _names(node: Node) -> list[str]:
-    return [node.text, *node.attrs.get("aliases", [])]
+    """A person's name and its aliases (an imported node's malformed alias is skipped: a
+    listener that raised would leave the graph half-changed)."""
+    aliases = node.attrs.get("aliases")
+    return [node.text, *(a for a in aliases if isinstance(a, str))] \
+        if isinstance(aliases, list) else [node.text]
 
 
 def _keys(name: str) -> list[tuple[str, object]]:
