@@ -44,6 +44,7 @@ from enfold.store import open_store
 from enfold.store.base import EventRecord, Store
 from enfold.write.apply import ApplyResult, apply_plan
 from enfold.write.fold import Folder, FoldReport, Planner, text_hash
+from enfold.write.people_index import PeopleIndex
 
 if TYPE_CHECKING:
     from enfold.consolidate.run import ConsolidationReport
@@ -589,8 +590,7 @@ class Memory:
         with self._lock(ns):
             g = self.graph(ns)
             when = None if at is None else datetime.fromtimestamp(to_epoch(at), tz=UTC)
-            analysis = analyze(query, at=when,
-                               known_people=[g.nodes[p].text for p in g.of_kind(NodeKind.PERSON)])
+            analysis = analyze(query, at=when, known_keys=PeopleIndex.of(g).known.keys())
             qvec = None
             if self.embedder is not None:
                 qvec = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)

@@ -9,7 +9,7 @@ source events; names are anchors. The result is a plain value the controller act
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -44,12 +44,14 @@ class QueryAnalysis:
     notes: list[str] = field(default_factory=list)
 
 
-def analyze(query: str, *, at: datetime | None = None, known_people: Iterable[str] = ()
-            ) -> QueryAnalysis:
-    """Rules over the question text; ``at`` is the date the question is asked."""
+def analyze(query: str, *, at: datetime | None = None, known_people: Iterable[str] = (),
+            known_keys: Container[str] = frozenset()) -> QueryAnalysis:
+    """Rules over the question text; ``at`` is the date the question is asked. Known people
+    are given as names or as :func:`~enfold.write.people.name_key` keys (an index's)."""
     known = list(known_people)
     people = tuple(dict.fromkeys(
-        p.name for p in extract_people(query, None, known) if p.role == "mentioned"))
+        p.name for p in extract_people(query, None, known, known_keys=known_keys)
+        if p.role == "mentioned"))
     holder = None
     m = _ATTRIBUTION.search(query)
     if m:
