@@ -181,3 +181,19 @@ def test_window_equals_scoring_each_node_and_sorting():
         for a, b in zip(fast, ref):
             assert a.score == pytest.approx(b.score, rel=1e-12)
             assert a.urgency == b.urgency
+
+
+def test_context_pagerank_is_refreshed_only_for_a_reader():
+    """The local planner reads no PageRank, so folding with it never runs the power
+    iteration; the first reader gets scores of the graph as it is (warm-started later)."""
+    from enfold.bench.perf import synthetic_events
+
+    m = Memory.open("memory:", embedder="hash", planner="local")
+    m.add_many(synthetic_events(300))
+    g = m.graph()
+    ctx = ContextAssembler.of(g, m.settings)
+    assert ctx.since_refresh == 300 and ctx._rank.iterations_last == 0
+    ref = _reference(g)
+    got = ctx.rank.raw()
+    assert ctx.since_refresh == 0 and ctx._rank.iterations_last > 0
+    assert max(abs(got[k] - ref[k]) for k in ref) < 1e-3  # the settings' tolerance

@@ -116,9 +116,12 @@ class ContextAssembler:
 
     def __init__(self, graph: WorkingGraph, settings: Settings) -> None:
         self.graph, self.s = graph, settings
-        self.rank = IncrementalPageRank(graph, damping=settings.pagerank_damping,
-                                        tol=settings.pagerank_tol)
-        self.rank.refresh()
+        # Kept up by its edge listener on every change; its power iteration runs when a
+        # reader asks (:meth:`ranked`): the local planner never does, the LLM planner's
+        # prompt does on every event.
+        self._rank = IncrementalPageRank(graph, damping=settings.pagerank_damping,
+                                         tol=settings.pagerank_tol)
+        self._fresh = False
         self.since_refresh = 0
         self.recent: deque[str] = deque(maxlen=_RECENT)
         derived = sorted(
@@ -150,15 +153,20 @@ class ContextAssembler:
                     and node.attrs.get("start") is not None:
                 bisect.insort(self.deadlines, (float(node.attrs["start"]), node_id))
         self.since_refresh += 1
-        # A refresh costs O(edges); spacing refreshes by a fixed share of the graph keeps
-        # the amortized cost per event constant as the graph grows.
+
+    @property
+    def rank(self) -> IncrementalPageRank:
+        """PageRank for a reader, warm-started again once enough events were folded since
+        its last refresh. A refresh costs O(edges); spacing refreshes by a fixed share of
+        the graph keeps the amortized cost per event constant as the graph grows."""
         due = max(self.s.pagerank_every, int(self.graph_edges() * PAGERANK_CHURN))
-        if self.since_refresh >= due:
-            self.rank.refresh()
-            self.since_refresh = 0
+        if not self._fresh or self.since_refresh >= due:
+            self._rank.refresh()
+            self._fresh, self.since_refresh = True, 0
+        return self._rank
 
     def graph_edges(self) -> int:
-        return self.rank.edges
+        return self._rank.edges
 
     def score(self, node: Node, now_ts: float, max_access: int,
               urgent: dict[str, float] | None = None) -> Scored:
@@ -179,7 +187,8 @@ class ContextAssembler:
         if not n:
             return []
         ids = [x.id for x in nodes]
-        pr = np.fromiter((self.rank.score(i) for i in ids), float, n)
+        rank = self.rank
+        pr = np.fromiter((rank.score(i) for i in ids), float, n)
         act = np.fromiter((activity_time(x) for x in nodes), float, n)
         acc = np.fromiter((x.access_count for x in nodes), float, n)
         u = np.fromiter((urgent.get(i, 1.0) for i in ids), float, n)
