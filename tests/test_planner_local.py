@@ -139,7 +139,7 @@ def test_restart_resumes_planner_state(tmp_path):
 
 def test_time_index_finds_what_a_scan_finds_through_outside_adds_and_removals() -> None:
     """The planner's index of time anchors by value answers as a scan would, through
-    anchors added and removed between lookups."""
+    anchors added, removed and renamed between lookups, some in rolled-back transactions."""
     import random
 
     from enfold.graph import WorkingGraph
@@ -155,17 +155,19 @@ def test_time_index_finds_what_a_scan_finds_through_outside_adds_and_removals() 
             g.begin()
             roll = rng.random()
             live = list(g.of_kind(NodeKind.TIME))
+            free = [v for v in values if all(g.nodes[t].text != v for t in live)]
             if roll < 0.3 and live:
                 g.remove_node(rng.choice(live))
-                g.commit()
-                continue
-            n += 1
-            value = rng.choice(values)
-            if any(g.nodes[t].text == value for t in live):
+            elif roll < 0.45 and live and free:  # a plan relabels an anchor
+                t = rng.choice(live)
+                g.put_node(g.nodes[t].with_changes(text=rng.choice(free)))
+            elif free:
+                n += 1
+                g.put_node(Node(f"ti_{n}", "ns", NodeKind.TIME, rng.choice(free)))
+            if rng.random() < 0.2:
                 g.rollback()
-                continue
-            g.put_node(Node(f"ti_{n}", "ns", NodeKind.TIME, value))
-            g.commit()
+            else:
+                g.commit()
         for probe in values:
             scan = next((t for t in g.of_kind(NodeKind.TIME) if g.nodes[t].text == probe),
                         None)

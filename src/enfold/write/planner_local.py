@@ -20,7 +20,6 @@ Thresholds are per embedder and come from the recorded calibration
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -304,45 +303,46 @@ def _find_person(graph: WorkingGraph, name: str) -> str | None:
     return PeopleIndex.of(graph).find(name)
 
 
-@dataclass
 class _TimeIndex:
-    """Time anchors by normalized value. A miss first indexes the anchors added since the
-    index was last in step: new nodes join the end of the graph's per-kind index, so that
-    is a walk back from the newest anchor to the last one seen — a new date is not a scan
-    of every date so far. A full scan only when anchors were removed."""
+    """Time anchors by normalized value, kept in step with the graph by a node listener
+    (rollbacks and renames included): finding a date is not a scan of every date so far.
+    Of several anchors with one value, the one indexed last is found."""
 
-    by_value: dict[str, str] = field(default_factory=dict)
-    seen: tuple[int, str | None] = (-1, None)  # (count, newest anchor) when last in step
+    KEY = "time_index"
+
+    def __init__(self, graph: WorkingGraph) -> None:
+        self.by_value: dict[str, dict[str, None]] = {}
+        for t in graph.of_kind(NodeKind.TIME):
+            self._on_node(t, None, graph.nodes[t])
+        graph.node_listeners.append(self._on_node)
 
     @classmethod
     def of(cls, graph: WorkingGraph) -> _TimeIndex:
-        found = graph.state.get("time_index")
+        found = graph.state.get(cls.KEY)
         if not isinstance(found, cls):
-            found = graph.state["time_index"] = cls()
+            found = graph.state[cls.KEY] = cls(graph)
         return found
 
-    def find(self, graph: WorkingGraph, value: str) -> str | None:
-        tid = self.by_value.get(value)
-        if tid in graph.nodes:
-            return tid
-        anchors = graph.by_kind[NodeKind.TIME]
-        now = (len(anchors), next(reversed(anchors), None))
-        if self.seen != now:
-            count, newest = self.seen
-            fresh = list(itertools.takewhile(lambda t: t != newest, reversed(anchors)))
-            fresh.reverse()
-            if count + len(fresh) != len(anchors):  # some were removed: start over
-                self.by_value.clear()
-                fresh = list(anchors)
-            for t in fresh:  # in graph order: the last anchor of a value wins, as in a scan
-                self.by_value[graph.nodes[t].text] = t
-            self.seen = now
-            tid = self.by_value.get(value)
-        return tid if tid in graph.nodes else None
+    def _on_node(self, node_id: str, before: Node | None, after: Node | None) -> None:
+        old = before.text if before is not None and before.kind is NodeKind.TIME else None
+        new = after.text if after is not None and after.kind is NodeKind.TIME else None
+        if old == new:
+            return
+        if old is not None:
+            ids = self.by_value.get(old, {})
+            ids.pop(node_id, None)
+            if not ids:
+                self.by_value.pop(old, None)
+        if new is not None:
+            self.by_value.setdefault(new, {})[node_id] = None
+
+    def find(self, value: str) -> str | None:
+        ids = self.by_value.get(value)
+        return next(reversed(ids)) if ids else None
 
 
 def _find_time(graph: WorkingGraph, value: str) -> str | None:
-    return _TimeIndex.of(graph).find(graph, value)
+    return _TimeIndex.of(graph).find(value)
 
 
 def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
