@@ -288,8 +288,8 @@ def concept_links(graph: WorkingGraph, concept_id: str) -> dict[str, float]:
 
 
 GOAL_SLACK = 0.05  # link-weight drift below which a goal scan reuses the last peeling
-# graph.state: per scanned neighbourhood (its concepts, in scan order), the rows and result
-# of its last peeling; at most GOAL_MEMOS of them.
+# graph.state: per scanned neighbourhood (its concepts, in scan order), the rows and the
+# group of its last peeling; at most GOAL_MEMOS of them.
 GOAL_MEMO = "intents.goal_memo"
 EVIDENCE_DAYS = "intents.evidence_days"  # graph.state: intent id -> (node, its evidence days)
 GOAL_MEMOS = 256
@@ -520,11 +520,8 @@ class _State:
     # new object).
     rules: dict[str, tuple[Node, float, bool, bool]] = field(default_factory=dict)
 
-    def is_live(self, node: Node, clock: float) -> bool:
-        """:func:`_live`, with the node read once per node object."""
-        return self.read(node)[1] >= clock
-
     def read(self, node: Node) -> tuple[Node, float, bool, bool]:
+        """``rules[node.id]``, read again when the intent was rewritten."""
         hit = self.rules.get(node.id)
         if hit is None or hit[0] is not node:
             hit = (node, _live_until(node), category_of(node) == "habit",
@@ -1142,21 +1139,22 @@ class _Tx:
         # The same concepts, linked to the same others with weights within GOAL_SLACK of
         # those the last peeling saw: its densest group stands (a concept's overlap ratios
         # move a little with every event it gains, and peeling again for that is waste).
-        memos: dict[tuple[str, ...], Any] = g.state.setdefault(GOAL_MEMO, {})
+        memos: dict[tuple[str, ...], tuple[list[tuple[str, dict[str, float]]], list[str]]] = \
+            g.state.setdefault(GOAL_MEMO, {})
         rows = list(links.items())
         key = tuple(links)
         memo = memos.get(key)
         if memo is not None and _close(memo[0], rows):
             # The group stands; its density is read again from today's weights, so whether
             # a goal emerges is never decided on a stale number.
-            links, group = symmetric(links), memo[1][1]
+            links, group = symmetric(links), memo[1]
             dens = density(group, links)
         else:
             links = symmetric(links)
             group, dens = densest_group(links)
             if len(memos) >= GOAL_MEMOS:
                 memos.clear()
-            memos[key] = (rows, (links, group, dens))
+            memos[key] = (rows, group)
         if not group:
             return
         score = dens / max(1e-9, self.s.intent_density)

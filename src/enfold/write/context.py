@@ -117,7 +117,7 @@ class ContextAssembler:
     def __init__(self, graph: WorkingGraph, settings: Settings) -> None:
         self.graph, self.s = graph, settings
         # Kept up by its edge listener on every change; its power iteration runs when a
-        # reader asks (:meth:`ranked`): the local planner never does, the LLM planner's
+        # reader asks (:attr:`rank`): the local planner never does, the LLM planner's
         # prompt does on every event.
         self._rank = IncrementalPageRank(graph, damping=settings.pagerank_damping,
                                          tol=settings.pagerank_tol)
