@@ -209,3 +209,17 @@ def test_ids_sort_by_creation_and_a_forked_child_starts_its_own_sequence(monkeyp
         theirs = set(f.read().split())
     os.waitpid(pid, 0)
     assert len(theirs) == 50 and not mine & theirs
+
+
+def test_state_of_makes_a_derived_structure_once_and_replaces_a_foreign_value() -> None:
+    g = WorkingGraph("ns")
+    made: list[int] = []
+
+    def make() -> list[int]:
+        made.append(1)
+        return [len(made)]
+
+    first = g.state_of("k", list, make)
+    assert g.state_of("k", list, make) is first and made == [1]
+    g.state["k"] = "left by something else"
+    assert g.state_of("k", list, make) == [2]

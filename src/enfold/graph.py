@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from enfold.model import Edge, EdgeType, Node, NodeKind, OpRecord
 from enfold.vectors import VectorIndex
 
 EdgeKey = tuple[str, EdgeType, str]
+_T = TypeVar("_T")
 _SHORT_PROVENANCE = 32  # below this, WorkingGraph.grounded answers from the tuple
 
 
@@ -119,6 +120,14 @@ class WorkingGraph:
         self.edge_listeners: list[Callable[[EdgeKey, Edge | None], None]] = []
         # Called as f(node id, node before, node after) on every node change, the same way.
         self.node_listeners: list[Callable[[str, Node | None, Node | None], None]] = []
+
+    def state_of(self, key: str, kind: type[_T], make: Callable[[], _T]) -> _T:
+        """The derived structure kept in :attr:`state` under ``key`` (an index, a cache),
+        made by ``make`` on first use — which is when a listener-kept one registers."""
+        found = self.state.get(key)
+        if not isinstance(found, kind):
+            found = self.state[key] = make()
+        return found
 
     # ----------------------------------------------------------------- reading
     def __contains__(self, node_id: object) -> bool:

@@ -569,10 +569,7 @@ class TriggerIndex:
 
     @classmethod
     def of(cls, graph: WorkingGraph) -> TriggerIndex:
-        found = graph.state.get(TRIGGERS_INDEX)
-        if not isinstance(found, TriggerIndex):
-            found = graph.state[TRIGGERS_INDEX] = cls(graph)
-        return found
+        return graph.state_of(TRIGGERS_INDEX, TriggerIndex, lambda: cls(graph))
 
     def _on_edge(self, key: tuple[str, EdgeType, str], edge: object) -> None:
         src, type_, dst = key
@@ -607,12 +604,8 @@ class IntentEngine:
     def state(self, graph: WorkingGraph, *, new: int = 0) -> _State:
         """The graph's intent state; rebuilt when intents changed behind the engine's back
         (``new``: intents the caller knows were just added and is about to admit)."""
-        st = graph.state.get("intents")
-        if not isinstance(st, _State):
-            st = _State()
-            st.clock = max((graph.nodes[e].ts for e in graph.of_kind(NodeKind.EVENT)),
-                           default=float("-inf"))
-            graph.state["intents"] = st
+        st = graph.state_of("intents", _State, lambda: _State(clock=max(
+            (graph.nodes[e].ts for e in graph.of_kind(NodeKind.EVENT)), default=float("-inf"))))
         if st.count + new != graph.count(NodeKind.INTENT):
             st.live = {i: None for i in graph.of_kind(NodeKind.INTENT)
                        if _live(graph.nodes[i], st.clock)}

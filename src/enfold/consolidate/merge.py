@@ -139,9 +139,7 @@ class _Labels:
 
     @classmethod
     def of(cls, graph: WorkingGraph) -> _Labels:
-        found = graph.state.get(cls.KEY)
-        if not isinstance(found, _Labels):
-            found = graph.state[cls.KEY] = cls(graph)
+        found = graph.state_of(cls.KEY, _Labels, lambda: cls(graph))
         found.sync()
         return found
 

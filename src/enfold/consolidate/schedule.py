@@ -79,10 +79,7 @@ class Scheduler:
     @classmethod
     def of(cls, graph: WorkingGraph, settings: Settings) -> Scheduler:
         """The graph's scheduler, created (and registered as a listener) on first use."""
-        found = graph.state.get(STATE_KEY)
-        if not isinstance(found, Scheduler):
-            found = cls(graph, settings)
-            graph.state[STATE_KEY] = found
+        found = graph.state_of(STATE_KEY, Scheduler, lambda: cls(graph, settings))
         found.settings = settings
         return found
 

@@ -138,11 +138,7 @@ class ContextAssembler:
 
     @classmethod
     def of(cls, graph: WorkingGraph, settings: Settings) -> ContextAssembler:
-        found = graph.state.get("context")
-        if not isinstance(found, ContextAssembler):
-            found = cls(graph, settings)
-            graph.state["context"] = found
-        return found
+        return graph.state_of("context", ContextAssembler, lambda: cls(graph, settings))
 
     def note_event(self, touched: list[str]) -> None:
         """After an event is folded: remember what it touched; refresh PageRank lazily."""

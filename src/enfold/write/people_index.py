@@ -66,10 +66,7 @@ class PeopleIndex:
 
     @classmethod
     def of(cls, graph: WorkingGraph) -> PeopleIndex:
-        found = graph.state.get(cls.KEY)
-        if not isinstance(found, PeopleIndex):
-            found = graph.state[cls.KEY] = cls(graph)
-        return found
+        return graph.state_of(cls.KEY, PeopleIndex, lambda: cls(graph))
 
     # ---------------------------------------------------------------- upkeep
     def _on_node(self, node_id: str, before: Node | None, after: Node | None) -> None:

@@ -96,11 +96,8 @@ class LocalPlanner:
 
     # ------------------------------------------------------------------ state
     def state(self, graph: WorkingGraph) -> PlannerState:
-        st = graph.state.get("local_planner")
-        if not isinstance(st, PlannerState):
-            st = rebuild_state(graph, self.s)
-            graph.state["local_planner"] = st
-        return st
+        return graph.state_of("local_planner", PlannerState,
+                              lambda: rebuild_state(graph, self.s))
 
     # ------------------------------------------------------------------- plan
     def plan(self, event: Node, graph: WorkingGraph) -> UpdatePlan:
@@ -318,10 +315,7 @@ class _TimeIndex:
 
     @classmethod
     def of(cls, graph: WorkingGraph) -> _TimeIndex:
-        found = graph.state.get(cls.KEY)
-        if not isinstance(found, cls):
-            found = graph.state[cls.KEY] = cls(graph)
-        return found
+        return graph.state_of(cls.KEY, _TimeIndex, lambda: cls(graph))
 
     def _on_node(self, node_id: str, before: Node | None, after: Node | None) -> None:
         old = before.text if before is not None and before.kind is NodeKind.TIME else None
