@@ -21,6 +21,7 @@ import pytest
 
 from enfold import NodeKind
 from enfold.memory import Memory
+from enfold.settings import Settings
 
 PLANNER = "local" if importlib.util.find_spec("enfold.write.planner_local") else "none"
 BASE_TS = 1_700_000_000
@@ -233,12 +234,12 @@ def test_a_fold_group_that_fails_to_commit_folds_again_from_a_reloaded_graph(
     real = m.store.commit
     groups = {"n": 0}
 
-    def failing_second_group(namespace, changes, *, cursor=None):  # type: ignore[no-untyped-def]
+    def failing_second_group(namespace, changes, *, cursor=None, durable=True):  # type: ignore[no-untyped-def]
         if cursor is not None:  # a group's write (events and the cursor past them)
             groups["n"] += 1
             if groups["n"] == 2:
                 raise StoreError("disk I/O error (injected at commit)")
-        real(namespace, changes, cursor=cursor)
+        real(namespace, changes, cursor=cursor, durable=durable)
 
     m.store.commit = failing_second_group  # type: ignore[method-assign]
     before = m.graph()
@@ -319,3 +320,55 @@ def test_a_consolidation_pass_that_keeps_failing_does_not_hold_folding_back(
     assert m.store.get_cursor("default") == m.store.last_seq("default") == 20
     assert m.graph().count(NodeKind.EVENT) == 20
     m.close()
+
+
+def test_an_append_syncs_at_its_commit_and_folding_leaves_its_writes_to_the_next_sync(
+        tmp_path) -> None:
+    """SQLite in WAL mode replays the log in order up to its last synced frame. An append
+    commits with ``synchronous=FULL`` (an acknowledged event survives a power failure);
+    folding, consolidation and the embedding cache, which the event log can rebuild,
+    commit with ``NORMAL`` and skip the sync (a power failure can only undo a tail of
+    them, cursor included). The level is never changed inside a transaction."""
+    m = Memory.open(tmp_path / "m.db", embedder="hash", planner=PLANNER,
+                    settings=Settings(consolidate_every=2))
+    level = ["FULL"]  # as the store opens the connection
+    txs: list[tuple[str, list[str]]] = []  # (level at COMMIT, the transaction's statements)
+    current: list[str] = []
+    in_tx = [False]
+
+    def trace(sql: str) -> None:
+        head = sql.strip().upper()
+        if head.startswith("PRAGMA SYNCHRONOUS="):
+            assert not in_tx[0], "synchronous changed inside a transaction"
+            level[0] = head.split("=", 1)[1].strip()
+        elif head.startswith("BEGIN"):
+            in_tx[0], current[:] = True, []
+        elif head == "COMMIT":
+            txs.append((level[0], list(current)))
+            in_tx[0] = False
+        elif in_tx[0]:
+            current.append(head)
+
+    m.store._db.set_trace_callback(trace)  # type: ignore[attr-defined]
+    for i in range(6):
+        m.add(f"ran {5 + i} km along the river with Sam", ts=BASE_TS + 3600 * i, source="Maya")
+    folding = len(txs)
+    m.consolidate()  # a pass of its own, outside any fold
+    m.store._db.set_trace_callback(None)  # type: ignore[attr-defined]
+
+    def writes(tx: list[str], table: str) -> bool:
+        return any(f"INTO {table.upper()} " in q for q in tx)
+
+    appends = [lv for lv, tx in txs[:folding] if writes(tx, "events")]
+    folds = [lv for lv, tx in txs[:folding] if writes(tx, "cursors")]
+    caches = [lv for lv, tx in txs[:folding] if writes(tx, "embed_cache")]
+    assert len(appends) == 6 and set(appends) == {"FULL"}
+    assert len(folds) == 6 and set(folds) == {"NORMAL"}
+    assert len(caches) == 6 and set(caches) == {"NORMAL"}
+    assert {lv for lv, _ in txs[:folding]} == {"FULL", "NORMAL"}
+    passes = [lv for lv, tx in txs[folding:] if writes(tx, "oplog")]
+    assert passes and set(passes) == {"NORMAL"}
+    assert m.stats()["folded"] == 6
+    m.close()
+    with Memory.open(tmp_path / "m.db", embedder="hash", planner=PLANNER) as again:
+        assert again.stats()["events"] == 6 and again.stats()["folded"] == 6

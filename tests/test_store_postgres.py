@@ -245,7 +245,7 @@ def test_migrations_race_and_are_recorded_once(pg_url: str) -> None:
         t.join()
     assert not errors, errors
     assert stores[0].migrations() == ["0001_initial.sql", "0002_provenance.sql",
-                                      "0003_oplog_peer.sql"]
+                                      "0003_oplog_peer.sql", "0004_drop_edges_by_dst.sql"]
     for s in stores:
         s.close()
 
@@ -390,3 +390,29 @@ def test_sqlite_store_from_before_single_edge_records_keeps_its_history(tmp_path
         assert [r.seq for r in store.history("A", "ev_1")] == [2, 3]
     finally:
         store.close()
+
+
+def test_folding_commits_asynchronously_and_appends_do_not(pg_url: str, monkeypatch) -> None:
+    """A change set written with ``durable=False`` (folding, consolidation) commits with
+    ``synchronous_commit`` off; a durable one, an append, and a non-durable one inside a
+    caller's durable transaction keep the server's level."""
+    from enfold.store import postgres
+
+    seen: list[str] = []
+    real = postgres.PostgresStore._lock
+
+    def spy(conn: Any, namespace: str, seed: int) -> None:
+        seen.append(conn.execute("SELECT current_setting('synchronous_commit')").fetchone()[0])
+        real(conn, namespace, seed)
+
+    monkeypatch.setattr(postgres.PostgresStore, "_lock", staticmethod(spy))
+    store = open_store(pg_url)
+    store.append_events("A", [event("A", "a"), event("A", "b")])
+    appended, seen[:] = list(seen), []
+    store.commit("A", ChangeSet(), cursor=1, durable=False)
+    store.commit("A", ChangeSet(), cursor=2)
+    with store.transaction():
+        store.commit("A", ChangeSet(), durable=False)
+    assert seen == ["off", "on", "on"]
+    assert appended and "off" not in appended
+    store.close()

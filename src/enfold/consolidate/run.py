@@ -248,7 +248,8 @@ def run_pass(
         report = consolidate(graph, settings, region=None if full else taken, now_ts=now_ts,
                              writer=writer, embedder_name=embedder_name)
         if commit is None:
-            store.commit(graph.namespace, graph.changes())
+            # Derived state, rebuilt by the next pass if a power failure undoes it.
+            store.commit(graph.namespace, graph.changes(), durable=False)
         else:
             commit(graph.changes())
     except BaseException:

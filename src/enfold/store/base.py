@@ -115,8 +115,16 @@ class Store(Protocol):
     # graph
     def load_graph(self, namespace: str, *, folded_only: bool = True) -> GraphSnapshot: ...
 
-    def commit(self, namespace: str, changes: ChangeSet, *, cursor: int | None = None) -> None:
-        """Persist a change set (and optionally advance the folding cursor) atomically."""
+    def commit(self, namespace: str, changes: ChangeSet, *, cursor: int | None = None,
+               durable: bool = True) -> None:
+        """Persist a change set (and optionally advance the folding cursor) atomically.
+
+        ``durable=False`` is for derived state that the event log can rebuild (folding,
+        consolidation passes): the write is atomic and survives the process, but a power
+        failure or OS crash may undo it, together with every write after it and none
+        before it. The cursor goes back with it, and those events fold again. Appends
+        to the event log are always durable: an acknowledged event is never lost.
+        """
         ...
 
     def get_node(self, namespace: str, node_id: str) -> Node | None: ...
@@ -147,7 +155,9 @@ class Store(Protocol):
 
     def cache_vectors(
         self, namespace: str, model: str, items: Sequence[tuple[str, np.ndarray]]
-    ) -> None: ...
+    ) -> None:
+        """Remember embeddings by content hash; a cache, so not durable (see ``commit``)."""
+        ...
 
     # namespace leases (one folder per namespace across server processes)
     def try_lease(self, namespace: str, owner: str, ttl_s: float) -> bool:

@@ -341,8 +341,15 @@ class PostgresStore:
                 "SELECT key, value FROM meta WHERE namespace = %s", (namespace,))]
         return GraphSnapshot(nodes, edges, vectors, aliases, meta)
 
-    def commit(self, namespace: str, changes: ChangeSet, *, cursor: int | None = None) -> None:
+    def commit(self, namespace: str, changes: ChangeSet, *, cursor: int | None = None,
+               durable: bool = True) -> None:
+        outer = getattr(self._local, "conn", None) is not None
         with self._tx() as conn, conn.cursor() as cur:
+            if not durable and not outer:
+                # An asynchronous commit: the server may lose it in a crash, with every
+                # commit after it and none before (a synchronous commit flushes the WAL
+                # up to itself). Inside a caller's transaction the caller's level holds.
+                cur.execute("SET LOCAL synchronous_commit TO OFF")
             self._lock(conn, namespace, _GRAPH_LOCK_SEED)
             if cursor is not None:
                 self._fence(cur, namespace, cursor)
@@ -546,7 +553,10 @@ class PostgresStore:
     ) -> None:
         if not items:
             return
+        outer = getattr(self._local, "conn", None) is not None
         with self._tx() as conn, conn.cursor() as cur:
+            if not outer:
+                cur.execute("SET LOCAL synchronous_commit TO OFF")  # a cache (see commit)
             cur.executemany(
                 "INSERT INTO embed_cache (namespace, model, hash, data) VALUES (%s,%s,%s,%s) "
                 "ON CONFLICT (namespace, model, hash) DO UPDATE SET data = EXCLUDED.data",

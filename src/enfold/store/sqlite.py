@@ -39,6 +39,20 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
+def _upsert(table: str, cols: str, key: tuple[str, ...]) -> str:
+    """INSERT of a row that updates the row of the same key in place when there is one.
+
+    Unlike INSERT OR REPLACE, which deletes the old row and inserts a new one (every index
+    entry removed and added again, a rowid table's row moved to a new rowid), an update in
+    place leaves alone the indexes whose columns did not change: an edge whose weight
+    decayed, or a concept reinforced, dirties its table's page and no index page.
+    """
+    names = [c.strip() for c in cols.split(",")]
+    sets = ", ".join(f"{c} = excluded.{c}" for c in names if c not in key)
+    return (f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))}) "
+            f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {sets}")
+
+
 class SQLiteStore:
     """A :class:`~enfold.store.base.Store` on one SQLite file (or ``:memory:``)."""
 
@@ -54,6 +68,7 @@ class SQLiteStore:
             )
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
+            self._durable = True  # the synchronous level set on the connection (see _tx)
             # 64 MiB of page cache (the default is 2 MiB): a large store's B-tree interiors
             # stay in memory instead of being re-read on every write.
             self._db.execute("PRAGMA cache_size=-65536")
@@ -74,14 +89,25 @@ class SQLiteStore:
             self._db.close()
 
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (BEGIN IMMEDIATE: the single writer), or a savepoint."""
+    def _tx(self, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE: the single writer), or a savepoint.
+
+        A durable transaction syncs the WAL at its commit (``synchronous=FULL``); one that
+        is not (``NORMAL``) leaves its frames to the next sync. The WAL is replayed in
+        order up to its last synced frame, so a power failure can only undo a tail of
+        non-durable commits, and a durable commit makes every commit before it durable.
+        A savepoint follows its transaction.
+        """
         with self._lock:
             nested = self._db.in_transaction
             try:
                 if nested:
                     self._db.execute("SAVEPOINT enfold_sp")
                 else:
+                    if durable is not self._durable:
+                        # Set between transactions: SQLite applies it to the next commit.
+                        self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+                        self._durable = durable
                     self._db.execute("BEGIN IMMEDIATE")
                 yield self._db
                 if nested:
@@ -155,6 +181,11 @@ class SQLiteStore:
     _NODE_COLS = ("namespace, id, kind, text, attrs, created_at, updated_at, last_access, "
                   "access_count, plan_id")
     _NODE_VALUES = "(?,?,?,?,?,?,?,?,?,?)"
+    _NODE_UPSERT = _upsert("nodes", _NODE_COLS, ("namespace", "id"))
+    _EDGE_UPSERT = _upsert("edges", "namespace, src, type, dst, weight, created_at, updated_at, "
+                           "plan_id", ("namespace", "src", "type", "dst"))
+    _VECTOR_UPSERT = _upsert("vectors", "namespace, node_id, dim, dtype, data",
+                             ("namespace", "node_id"))
 
     def _provenance(self, namespace: str, node_id: str | None = None) -> dict[str, list[str]]:
         """Provenance lists by node (of one node, or of the whole namespace)."""
@@ -274,8 +305,9 @@ class SQLiteStore:
         )]
         return GraphSnapshot(nodes, edges, vectors, aliases, meta)
 
-    def commit(self, namespace: str, changes: ChangeSet, *, cursor: int | None = None) -> None:
-        with self._tx() as db:
+    def commit(self, namespace: str, changes: ChangeSet, *, cursor: int | None = None,
+               durable: bool = True) -> None:
+        with self._tx(durable=durable) as db:
             self._commit_nodes(db, namespace, changes)
             reset, prov_rows = changes.provenance_writes()
             db.executemany("DELETE FROM provenance WHERE namespace = ? AND node_id = ?",
@@ -287,15 +319,13 @@ class SQLiteStore:
                 [(namespace, s, t.value, d) for (s, t, d), e in changes.edges.items()
                  if e is None])
             db.executemany(
-                "INSERT OR REPLACE INTO edges (namespace, src, type, dst, weight, created_at, "
-                "updated_at, plan_id) VALUES (?,?,?,?,?,?,?,?)",
+                self._EDGE_UPSERT,
                 [(namespace, s, t.value, d, e.weight, e.created_at, e.updated_at, e.plan_id)
                  for (s, t, d), e in changes.edges.items() if e is not None])
             db.executemany("DELETE FROM vectors WHERE namespace = ? AND node_id = ?",
                            [(namespace, i) for i, v in changes.vectors.items() if v is None])
             db.executemany(
-                "INSERT OR REPLACE INTO vectors (namespace, node_id, dim, dtype, data) "
-                "VALUES (?,?,?,?,?)", [(namespace, i, *self._blob(v))
+                self._VECTOR_UPSERT, [(namespace, i, *self._blob(v))
                                        for i, v in changes.vectors.items() if v is not None])
             db.executemany(
                 "INSERT OR REPLACE INTO aliases (namespace, old_id, new_id) VALUES (?,?,?)",
@@ -367,8 +397,7 @@ class SQLiteStore:
                        [(namespace, i) for i in gone])
         db.executemany("DELETE FROM vectors WHERE namespace = ? AND node_id = ?",
                        [(namespace, i) for i in gone])
-        db.executemany(f"INSERT OR REPLACE INTO nodes ({self._NODE_COLS}) "
-                       f"VALUES {self._NODE_VALUES}", rows)
+        db.executemany(self._NODE_UPSERT, rows)
         for node in reindex:
             _fts_put(db, namespace, node.id, node.kind.value, _fts_text(node))
 
@@ -486,7 +515,7 @@ class SQLiteStore:
     def cache_vectors(
         self, namespace: str, model: str, items: Sequence[tuple[str, np.ndarray]]
     ) -> None:
-        with self._tx() as db:
+        with self._tx(durable=False) as db:
             db.executemany(
                 "INSERT OR REPLACE INTO embed_cache (namespace, model, hash, data) "
                 "VALUES (?,?,?,?)",
