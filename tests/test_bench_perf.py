@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,6 +51,10 @@ def test_perf_smoke_run_through_the_cli(tmp_path: Path) -> None:
     assert metrics["fold_ms_per_event_last_1k"]["200"] == pytest.approx(
         metrics["ms_per_event_last_1k"]["200"] - stages["embed"], abs=0.01)
     assert metrics["fold_to_embed_cost"]["200"] > 0
+    # Events added one add() call each after the ingest, folding split from the embedder.
+    assert metrics["live_ms_per_event"]["200"] > metrics["live_fold_ms_per_event"]["200"] > 0
+    assert metrics["live_embed_only_ms_per_text"]["200"] > 0
+    assert metrics["live_fold_to_embed_cost"]["200"] > 0
     assert metrics["nodes_by_kind"]["200"]["event"] == 200
     # The planner did real work: concepts, people, times and claims appeared.
     for kind in ("concept", "person", "time", "claim"):
@@ -133,3 +138,37 @@ def test_markdown_table() -> None:
 def test_flatten_metrics() -> None:
     assert flatten_metrics({"a": 1, "b": {"1000": 2.5, "x": {"p50": 3}}, "c": [1, 2]}) == {
         "a": 1, "b[1000]": 2.5, "b[x][p50]": 3}
+
+
+def test_embed_only_runs_on_the_ingests_texts_and_the_one_at_a_time_texts(monkeypatch) -> None:
+    """The embedder-alone baseline covers exactly what the ingest embedded (in its batches)
+    and, separately, the events added one at a time: not the recall queries or the pass's
+    batch, which go through the same embedder after the ingest and would make the
+    embedder look slower per ingested text than it is."""
+    from enfold.bench import perf
+    from enfold.embed import make_embedder as real_make
+
+    made: list[Any] = []
+
+    class Counting:
+        def __init__(self) -> None:
+            self.inner = real_make("hash")
+            self.name, self.dim = self.inner.name, self.inner.dim
+            self.calls: list[int] = []
+            made.append(self)
+
+        def embed(self, texts: Any) -> Any:
+            self.calls.append(len(texts))
+            return self.inner.embed(texts)
+
+    monkeypatch.setattr(perf, "make_embedder", lambda name: Counting())
+    result = perf.measure_size(120, "hash", 5)
+    ingest, alone = made[0], made[-1]
+    assert result.embedded_texts == 120
+    assert result.live is not None and result.live.events == perf.STREAM_EVENTS
+    assert [len(b) for b in result.live.batches] == [1] * perf.STREAM_EVENTS
+    # ingest, recall queries, the pass's batch and the live events all went to one embedder
+    assert sum(ingest.calls) > 120 + perf.STREAM_EVENTS
+    # the baseline: the ingest's batches, then the live events' one-text calls, no more
+    assert sum(alone.calls) == 120 + perf.STREAM_EVENTS
+    assert alone.calls[-perf.STREAM_EVENTS:] == [1] * perf.STREAM_EVENTS

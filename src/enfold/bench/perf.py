@@ -25,7 +25,12 @@ chunks, folding after each chunk as in normal use). Measured in the same run:
 * ``incremental_pass_s`` — one incremental consolidation pass over a fixed batch of
   :data:`PASS_BATCH` new events appended after the ingest (automatic passes held off for
   that batch): its cost must follow the batch, not the size of the graph behind it;
-  ``full_pass_s`` — a full pass over the whole graph, reported separately.
+  ``full_pass_s`` — a full pass over the whole graph, reported separately;
+* ``live_ms_per_event`` — :data:`STREAM_EVENTS` further events added one ``add()`` call
+  each, as a live agent sends them (each appended durably, embedded alone and folded
+  before the call returns); ``live_fold_ms_per_event`` — all of that but the embedder;
+  ``live_embed_only_ms_per_text`` — the embedder alone on the same one-text calls, and
+  ``live_fold_to_embed_cost`` their ratio.
 
 The stream (:func:`synthetic_events`) is deterministic from a seed and has a constant rate
 (events per day), so the stream of 1k events is a prefix of the stream of 100k: the sizes
@@ -78,6 +83,7 @@ CHUNK = 500  # events per add_many call, as a bulk importer would send them
 LAST = 1_000  # the tail over which ms_per_event_last_1k is measured
 RECALL_QUERIES = 50
 PASS_BATCH = 200  # the new events an incremental consolidation pass is timed over
+STREAM_EVENTS = 200  # events then added one at a time with add(), as a live agent sends them
 Progress = Callable[[str], None]
 
 # ----------------------------------------------------------------------------- the stream
@@ -332,6 +338,31 @@ def rss_mb() -> tuple[float | None, float | None]:
 
 
 @dataclass
+class LiveResult:
+    """Events added one ``add()`` call each after the ingest (:data:`STREAM_EVENTS`)."""
+
+    events: int
+    wall_s: float
+    embed_s: float  # inside the embedder, one text per call
+    batches: list[list[str]]
+    embed_only_s: float = 0.0  # a fresh embedder alone on the same calls
+
+    @property
+    def ms_per_event(self) -> float:
+        return 1000.0 * self.wall_s / self.events
+
+    @property
+    def fold_ms(self) -> float:
+        """Everything but the embedder, per event: the durable append, folding, passes."""
+        return 1000.0 * (self.wall_s - self.embed_s) / self.events
+
+    @property
+    def embed_only_ms(self) -> float | None:
+        texts = sum(len(b) for b in self.batches)
+        return 1000.0 * self.embed_only_s / texts if texts and self.embed_only_s else None
+
+
+@dataclass
 class SizeResult:
     """What one size of one embedder measured."""
 
@@ -355,6 +386,7 @@ class SizeResult:
     recall_ms: dict[str, float] | None = None
     incremental_pass_s: float | None = None
     full_pass_s: float | None = None
+    live: LiveResult | None = None  # events added one at a time after the ingest
     # ms/event by folding stage over the last events (enfold.write.fold.STAGES, plus
     # "other": appending, validation and the rest of the ingest outside the stages)
     stages_last: dict[str, float] = field(default_factory=dict)
@@ -416,8 +448,9 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
 
     # One stream for the ingest and the batch after it (each size's stream is a prefix of
     # the next, so this is the same stream the other sizes see).
-    stream = list(synthetic_events(size + PASS_BATCH, seed))
-    events, after = stream[:size], stream[size:]
+    stream = list(synthetic_events(size + PASS_BATCH + STREAM_EVENTS, seed))
+    events, after = stream[:size], stream[size:size + PASS_BATCH]
+    live = stream[size + PASS_BATCH:]
     inner = make_embedder(embedder_name)
     warm_up(inner)
     timed = TimedEmbedder(inner)
@@ -454,11 +487,14 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
             stats = mem.stats()
             by_kind = {str(k): int(v) for k, v in sorted(stats["nodes"].items())}
             by_type = {str(k): int(v) for k, v in sorted(stats["edges"].items())}
+            # The ingest's batches only: recall queries and the events added after it go
+            # through the same embedder and must not count as the ingest's embedding.
+            ingested = list(timed.batches)
             result = SizeResult(
                 size=size, events=done, completed=done == size, ingest_s=t_end - t_start,
                 last_s=t_end - tail[1], last_n=done - tail[0], curve=_curve(marks, size, chunk),
                 embed_s=timed.seconds, embed_only_s=0.0,
-                embedded_texts=sum(len(b) for b in timed.batches), rss_mb=rss,
+                embedded_texts=sum(len(b) for b in ingested), rss_mb=rss,
                 peak_rss_mb=hwm, nodes=sum(by_kind.values()), edges=sum(by_type.values()),
                 nodes_by_kind=by_kind, edges_by_type=by_type, db_mb=0.0)
             if stats["pending"]:
@@ -466,6 +502,8 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
             result.stages_last = _stages(stage_marks, tail[0], done, result.last_s)
             result.recall_ms = _recall_latency(mem, seed, result.notes)
             result.incremental_pass_s = _incremental_pass_time(mem, after)
+            if result.completed:
+                result.live = _one_at_a_time(mem, timed, live)
             t0 = time.perf_counter()
             mem.consolidate()
             result.full_pass_s = time.perf_counter() - t0
@@ -473,7 +511,10 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
             mem.close()
         result.db_mb = sum(f.stat().st_size for f in Path(tmp).iterdir()) / 2**20
     # A fresh embedder of the same kind, cold like the one the ingest started with.
-    result.embed_only_s = embed_only(make_embedder(embedder_name), timed.batches)
+    alone = make_embedder(embedder_name)
+    result.embed_only_s = embed_only(alone, ingested)
+    if result.live is not None:
+        result.live.embed_only_s = embed_only(alone, result.live.batches)
     del events, stream, after, timed, inner, mem
     gc.collect()
     return result
@@ -522,6 +563,19 @@ def _recall_latency(mem: Any, seed: int, notes: list[str]) -> dict[str, float] |
     return percentiles(samples)
 
 
+def _one_at_a_time(mem: Any, timed: TimedEmbedder, events: Sequence[dict[str, Any]]
+                   ) -> LiveResult:
+    """Add ``events`` one ``add()`` call each, as a live agent does (each appended durably,
+    embedded alone and folded before the call returns), with automatic passes on."""
+    seconds, batches = timed.seconds, len(timed.batches)
+    t0 = time.perf_counter()
+    for e in events:
+        mem.add(e["text"], ts=e["ts"], source=e.get("source"), id=e.get("id"))
+    wall = time.perf_counter() - t0
+    return LiveResult(events=len(events), wall_s=wall, embed_s=timed.seconds - seconds,
+                      batches=timed.batches[batches:])
+
+
 def _incremental_pass_time(mem: Any, batch: Sequence[dict[str, Any]]) -> float:
     """Seconds of one incremental pass over ``batch`` (the next :data:`PASS_BATCH` events
     of the stream), appended and folded with automatic passes held off (so the pass's
@@ -565,6 +619,16 @@ def system_metrics(results: Sequence[SizeResult]) -> dict[str, Any]:
         "fold_to_embed_cost": by_size(
             lambda r: rnd(r.fold_ms_last / r.embed_only_ms) if r.embed_only_ms else None),
         "embed_ms_per_event": by_size(lambda r: rnd(1000.0 * r.embed_s / r.events)),
+        # add() one event at a time after the ingest (STREAM_EVENTS of them)
+        "live_ms_per_event": by_size(lambda r: None if r.live is None
+                                     else rnd(r.live.ms_per_event)),
+        "live_fold_ms_per_event": by_size(lambda r: None if r.live is None
+                                          else rnd(r.live.fold_ms)),
+        "live_embed_only_ms_per_text": by_size(
+            lambda r: None if r.live is None else rnd(r.live.embed_only_ms, 4)),
+        "live_fold_to_embed_cost": by_size(
+            lambda r: rnd(r.live.fold_ms / r.live.embed_only_ms)
+            if r.live is not None and r.live.embed_only_ms else None),
         "recall_ms": by_size(lambda r: None if r.recall_ms is None else
                              {k: round(v, 3) for k, v in r.recall_ms.items()}),
         "incremental_pass_s": by_size(lambda r: rnd(r.incremental_pass_s, 4)),
@@ -688,6 +752,17 @@ def render_summary(run: PerfRun) -> str:
             ratio = f"; embed-only {only:.2f} ms/text, fold/embed {r.fold_ms_last / only:.2f}" \
                 if only else ""
             lines.append(f"  {name} {r.size:,}: {parts} (folding {r.fold_ms_last:.2f}{ratio})")
+    lines += ["", (f"add() one event at a time ({STREAM_EVENTS} events after the ingest; "
+                   "folding = all but the embedder):")]
+    for name, results in run.sizes.items():
+        for r in results:
+            if r.live is None:
+                continue
+            only = r.live.embed_only_ms
+            ratio = f"; embed-only {only:.2f} ms/text, fold/embed " \
+                    f"{r.live.fold_ms / only:.2f}" if only else ""
+            lines.append(f"  {name} {r.size:,}: {r.live.ms_per_event:.2f} ms/event "
+                         f"(folding {r.live.fold_ms:.2f}{ratio})")
     lines += [f"note: {n}" for n in run.result.get("notes", [])]
     lines.append(f"elapsed: {run.result['elapsed_s']:.1f} s")
     return "\n".join(lines)
