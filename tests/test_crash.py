@@ -372,3 +372,19 @@ def test_an_append_syncs_at_its_commit_and_folding_leaves_its_writes_to_the_next
     m.close()
     with Memory.open(tmp_path / "m.db", embedder="hash", planner=PLANNER) as again:
         assert again.stats()["events"] == 6 and again.stats()["folded"] == 6
+
+
+def test_without_a_write_ahead_log_every_commit_syncs() -> None:
+    """Skipping the sync relies on the WAL's in-order replay; a store in another journal
+    mode (here ``:memory:``) keeps ``synchronous=FULL`` for derived writes too."""
+    from enfold.graph import ChangeSet
+    from enfold.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(":memory:")
+    seen: list[str] = []
+    store._db.set_trace_callback(seen.append)
+    store.commit("A", ChangeSet(), cursor=0, durable=False)
+    store.cache_vectors("A", "m", [])
+    store._db.set_trace_callback(None)
+    assert seen and not any("synchronous" in q.lower() for q in seen)
+    store.close()

@@ -66,9 +66,12 @@ class SQLiteStore:
             self._db = sqlite3.connect(
                 path, isolation_level=None, check_same_thread=False, timeout=30.0
             )
-            self._db.execute("PRAGMA journal_mode=WAL")
+            mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             self._db.execute("PRAGMA synchronous=FULL")
             self._durable = True  # the synchronous level set on the connection (see _tx)
+            # Skipping the sync is safe only with a write-ahead log (replayed in order up
+            # to its last synced frame); in rollback-journal mode every commit syncs.
+            self._wal = str(mode).lower() == "wal"
             # 64 MiB of page cache (the default is 2 MiB): a large store's B-tree interiors
             # stay in memory instead of being re-read on every write.
             self._db.execute("PRAGMA cache_size=-65536")
@@ -104,6 +107,7 @@ class SQLiteStore:
                 if nested:
                     self._db.execute("SAVEPOINT enfold_sp")
                 else:
+                    durable = durable or not self._wal
                     if durable is not self._durable:
                         # Set between transactions: SQLite applies it to the next commit.
                         self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
