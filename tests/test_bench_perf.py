@@ -165,10 +165,10 @@ def test_embed_only_runs_on_the_ingests_texts_and_the_one_at_a_time_texts(monkey
     result = perf.measure_size(120, "hash", 5)
     ingest, alone = made[0], made[-1]
     assert result.embedded_texts == 120
-    assert result.live is not None and result.live.events == perf.STREAM_EVENTS
-    assert [len(b) for b in result.live.batches] == [1] * perf.STREAM_EVENTS
+    assert result.live is not None and result.live.events == perf.LIVE_EVENTS
+    assert [len(b) for b in result.live.batches] == [1] * perf.LIVE_EVENTS
     # ingest, recall queries, the pass's batch and the live events all went to one embedder
-    assert sum(ingest.calls) > 120 + perf.STREAM_EVENTS
+    assert sum(ingest.calls) > 120 + perf.LIVE_EVENTS
     # the baseline: the ingest's batches, then the live events' one-text calls, no more
-    assert sum(alone.calls) == 120 + perf.STREAM_EVENTS
-    assert alone.calls[-perf.STREAM_EVENTS:] == [1] * perf.STREAM_EVENTS
+    assert sum(alone.calls) == 120 + perf.LIVE_EVENTS
+    assert alone.calls[-perf.LIVE_EVENTS:] == [1] * perf.LIVE_EVENTS

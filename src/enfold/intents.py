@@ -1136,14 +1136,14 @@ class _Tx:
             g.state.setdefault(GOAL_MEMO, {})
         rows = list(links.items())
         key = tuple(links)
+        links = symmetric(links)
         memo = memos.get(key)
         if memo is not None and _close(memo[0], rows):
             # The group stands; its density is read again from today's weights, so whether
             # a goal emerges is never decided on a stale number.
-            links, group = symmetric(links), memo[1]
+            group = memo[1]
             dens = density(group, links)
         else:
-            links = symmetric(links)
             group, dens = densest_group(links)
             if len(memos) >= GOAL_MEMOS:
                 memos.clear()

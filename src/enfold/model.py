@@ -175,7 +175,7 @@ class _IdClock:
 
 _IDS = _IdClock()
 if hasattr(os, "register_at_fork"):  # a child must not continue the parent's sequence
-    os.register_at_fork(after_in_child=lambda: _IDS.restart())
+    os.register_at_fork(after_in_child=_IDS.restart)
 
 
 def new_id(kind: NodeKind) -> str:
@@ -236,6 +236,14 @@ class Node:
 
     def attr(self, name: str, default: Any = None) -> Any:
         return self.attrs.get(name, default)
+
+    def names(self) -> list[str]:
+        """The node's text and its aliases (a concept's, a person's); what is not a list of
+        strings, as an imported node may hold, names nothing more."""
+        aliases = self.attrs.get("aliases")
+        if not isinstance(aliases, list):
+            return [self.text]
+        return [self.text, *(a for a in aliases if isinstance(a, str))]
 
     # Events carry their own time; derived nodes use their creation time.
     @property

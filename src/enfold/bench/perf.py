@@ -26,7 +26,7 @@ chunks, folding after each chunk as in normal use). Measured in the same run:
   :data:`PASS_BATCH` new events appended after the ingest (automatic passes held off for
   that batch): its cost must follow the batch, not the size of the graph behind it;
   ``full_pass_s`` — a full pass over the whole graph, reported separately;
-* ``live_ms_per_event`` — :data:`STREAM_EVENTS` further events added one ``add()`` call
+* ``live_ms_per_event`` — :data:`LIVE_EVENTS` further events added one ``add()`` call
   each, as a live agent sends them (each appended durably, embedded alone and folded
   before the call returns); ``live_fold_ms_per_event`` — all of that but the embedder;
   ``live_embed_only_ms_per_text`` — the embedder alone on the same one-text calls, and
@@ -83,7 +83,7 @@ CHUNK = 500  # events per add_many call, as a bulk importer would send them
 LAST = 1_000  # the tail over which ms_per_event_last_1k is measured
 RECALL_QUERIES = 50
 PASS_BATCH = 200  # the new events an incremental consolidation pass is timed over
-STREAM_EVENTS = 200  # events then added one at a time with add(), as a live agent sends them
+LIVE_EVENTS = 200  # events then added one at a time with add(), as a live agent sends them
 Progress = Callable[[str], None]
 
 # ----------------------------------------------------------------------------- the stream
@@ -339,7 +339,7 @@ def rss_mb() -> tuple[float | None, float | None]:
 
 @dataclass
 class LiveResult:
-    """Events added one ``add()`` call each after the ingest (:data:`STREAM_EVENTS`)."""
+    """Events added one ``add()`` call each after the ingest (:data:`LIVE_EVENTS`)."""
 
     events: int
     wall_s: float
@@ -448,7 +448,7 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
 
     # One stream for the ingest and the batch after it (each size's stream is a prefix of
     # the next, so this is the same stream the other sizes see).
-    stream = list(synthetic_events(size + PASS_BATCH + STREAM_EVENTS, seed))
+    stream = list(synthetic_events(size + PASS_BATCH + LIVE_EVENTS, seed))
     events, after = stream[:size], stream[size:size + PASS_BATCH]
     live = stream[size + PASS_BATCH:]
     inner = make_embedder(embedder_name)
@@ -515,7 +515,7 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
     result.embed_only_s = embed_only(alone, ingested)
     if result.live is not None:
         result.live.embed_only_s = embed_only(alone, result.live.batches)
-    del events, stream, after, timed, inner, mem
+    del events, stream, after, live, ingested, timed, inner, mem
     gc.collect()
     return result
 
@@ -619,7 +619,7 @@ def system_metrics(results: Sequence[SizeResult]) -> dict[str, Any]:
         "fold_to_embed_cost": by_size(
             lambda r: rnd(r.fold_ms_last / r.embed_only_ms) if r.embed_only_ms else None),
         "embed_ms_per_event": by_size(lambda r: rnd(1000.0 * r.embed_s / r.events)),
-        # add() one event at a time after the ingest (STREAM_EVENTS of them)
+        # add() one event at a time after the ingest (LIVE_EVENTS of them)
         "live_ms_per_event": by_size(lambda r: None if r.live is None
                                      else rnd(r.live.ms_per_event)),
         "live_fold_ms_per_event": by_size(lambda r: None if r.live is None
@@ -752,7 +752,7 @@ def render_summary(run: PerfRun) -> str:
             ratio = f"; embed-only {only:.2f} ms/text, fold/embed {r.fold_ms_last / only:.2f}" \
                 if only else ""
             lines.append(f"  {name} {r.size:,}: {parts} (folding {r.fold_ms_last:.2f}{ratio})")
-    lines += ["", (f"add() one event at a time ({STREAM_EVENTS} events after the ingest; "
+    lines += ["", (f"add() one event at a time ({LIVE_EVENTS} events after the ingest; "
                    "folding = all but the embedder):")]
     for name, results in run.sizes.items():
         for r in results:

@@ -31,9 +31,9 @@ Floors, and what is never lost:
   date and its reason are part of what the intent is, open or settled). So every event stays
   reachable from each concept it grounded, and an intent keeps its deadline;
 * every other ("derived") edge that falls below ``prune_floor`` is **archived**: removed from
-  the graph, with its full before-state written to the op log (``ARCHIVE_EDGE``, under both
-  endpoints: one record under the source naming the other as its peer), so ``history()``
-  still shows it and nothing is lost;
+  the graph, with its full before-state written to the op log (``ARCHIVE_EDGE``: one
+  record under the source, naming the other end as its peer), so ``history()`` of either
+  end still shows it and nothing is lost;
 * edges touching a time anchor that has not come yet (a deadline, an appointment) do not
   decay until it has: a pending deadline is not stale however long ago it was mentioned;
   once it has passed, they age from its end;

@@ -83,14 +83,10 @@ def mergeable(graph: WorkingGraph, a: str, b: str) -> bool:
     return b not in ancestors(graph, a) and a not in ancestors(graph, b)
 
 
-def names(node: Node) -> list[str]:
-    return [node.text, *(x for x in node.attrs.get("aliases", []) if isinstance(x, str))]
-
-
 def similarity(graph: WorkingGraph, a: str, b: str) -> float:
     """max(label similarity over names, centroid cosine — level-0 concepts only)."""
     na, nb = graph.nodes[a], graph.nodes[b]
-    label = max((label_similarity(x, y) for x in names(na) for y in names(nb)), default=0.0)
+    label = max((label_similarity(x, y) for x in na.names() for y in nb.names()), default=0.0)
     cos = 0.0
     if level(na) == 0 and level(nb) == 0:
         va, vb = graph.node_vectors.get(a), graph.node_vectors.get(b)
@@ -159,7 +155,7 @@ class _Labels:
                 self.memo.clear()
             return
         self.seen[cid] = node
-        norm = [n for n in dict.fromkeys(normalize_label(x) for x in names(node)) if n]
+        norm = [n for n in dict.fromkeys(normalize_label(x) for x in node.names()) if n]
         if self.norm.get(cid) != norm:
             self.norm[cid] = norm
             self.memo.clear()

@@ -158,11 +158,19 @@ class PostgresStore:
             raise StoreError(f"PostgreSQL: {exc}") from exc
 
     @contextmanager
-    def _tx(self) -> Iterator[psycopg.Connection[Any]]:
-        """One transaction (or a savepoint inside the thread's open one)."""
+    def _tx(self, *, durable: bool = True) -> Iterator[psycopg.Connection[Any]]:
+        """One transaction (or a savepoint inside the thread's open one).
+
+        One that is not durable commits asynchronously: the server may lose it in a crash,
+        with every commit after it and none before (a synchronous commit flushes the WAL up
+        to itself). A savepoint follows its transaction.
+        """
+        nested = getattr(self._local, "conn", None) is not None
         with self._conn() as conn:
             try:
                 with conn.transaction():
+                    if not durable and not nested:
+                        conn.execute("SET LOCAL synchronous_commit TO OFF")
                     yield conn
             except psycopg.Error as exc:
                 raise StoreError(f"PostgreSQL: {exc}") from exc
@@ -343,13 +351,7 @@ class PostgresStore:
 
     def commit(self, namespace: str, changes: ChangeSet, *, cursor: int | None = None,
                durable: bool = True) -> None:
-        outer = getattr(self._local, "conn", None) is not None
-        with self._tx() as conn, conn.cursor() as cur:
-            if not durable and not outer:
-                # An asynchronous commit: the server may lose it in a crash, with every
-                # commit after it and none before (a synchronous commit flushes the WAL
-                # up to itself). Inside a caller's transaction the caller's level holds.
-                cur.execute("SET LOCAL synchronous_commit TO OFF")
+        with self._tx(durable=durable) as conn, conn.cursor() as cur:
             self._lock(conn, namespace, _GRAPH_LOCK_SEED)
             if cursor is not None:
                 self._fence(cur, namespace, cursor)
@@ -553,10 +555,7 @@ class PostgresStore:
     ) -> None:
         if not items:
             return
-        outer = getattr(self._local, "conn", None) is not None
-        with self._tx() as conn, conn.cursor() as cur:
-            if not outer:
-                cur.execute("SET LOCAL synchronous_commit TO OFF")  # a cache (see commit)
+        with self._tx(durable=False) as conn, conn.cursor() as cur:  # a cache
             cur.executemany(
                 "INSERT INTO embed_cache (namespace, model, hash, data) VALUES (%s,%s,%s,%s) "
                 "ON CONFLICT (namespace, model, hash) DO UPDATE SET data = EXCLUDED.data",

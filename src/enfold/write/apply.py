@@ -365,9 +365,7 @@ class _Applier:
     def near_duplicate(self, op: AddNode, centroid: np.ndarray | None) -> str | None:
         best, best_sim = None, 0.0
         for cid in self.g.of_kind(NodeKind.CONCEPT):
-            node = self.g.nodes[cid]
-            names = [node.text, *node.attrs.get("aliases", [])]
-            sim = max(label_similarity(op.text, n) for n in names)
+            sim = max(label_similarity(op.text, n) for n in self.g.nodes[cid].names())
             if sim > best_sim:
                 best, best_sim = cid, sim
         if best is not None and best_sim >= self.s.merge_threshold:

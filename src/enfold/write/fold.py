@@ -185,7 +185,7 @@ class Folder:
         group — an event's changes, or a consolidation pass's between two events — or now
         when the folder does not group."""
         if self.on_diverged is None:
-            self.store.commit(self.graph.namespace, changes, cursor=cursor, durable=False)
+            self._write(changes, cursor)
         else:
             self._pending.append((changes, cursor))
 
@@ -203,9 +203,12 @@ class Folder:
         for changes, at in pending:
             merged.absorb(changes)
             cursor = at if at is not None else cursor
+        self._write(merged, cursor)
+
+    def _write(self, changes: ChangeSet, cursor: int | None) -> None:
         # Not durable: folding is derived from the event log, whose appends are. A power
         # failure can undo a tail of folded groups, cursor included; they fold again.
-        self.store.commit(self.graph.namespace, merged, cursor=cursor, durable=False)
+        self.store.commit(self.graph.namespace, changes, cursor=cursor, durable=False)
 
     def _admit(self, event: Node, vec: np.ndarray | None) -> None:
         self.graph.put_node(event, persist=False)

@@ -17,14 +17,6 @@ from enfold.model import Node, NodeKind
 from enfold.write.people import name_key, same_person, split_title
 
 
-def _names(node: Node) -> list[str]:
-    """A person's name and its aliases (an imported node's malformed alias is skipped: a
-    listener that raised would leave the graph half-changed)."""
-    aliases = node.attrs.get("aliases")
-    return [node.text, *(a for a in aliases if isinstance(a, str))] \
-        if isinstance(aliases, list) else [node.text]
-
-
 def _keys(name: str) -> list[tuple[str, object]]:
     """Index keys of one name: itself (case-insensitive), its words without a title, and
     the words :func:`~enfold.write.people.same_person` pairs a one-word name with."""
@@ -70,6 +62,8 @@ class PeopleIndex:
 
     # ---------------------------------------------------------------- upkeep
     def _on_node(self, node_id: str, before: Node | None, after: Node | None) -> None:
+        # Must not raise (the graph would be left half-changed): Node.names() skips the
+        # malformed aliases an imported node may hold.
         was = before is not None and before.kind is NodeKind.PERSON
         now = after is not None and after.kind is NodeKind.PERSON
         if was and before is not None:
@@ -81,13 +75,13 @@ class PeopleIndex:
         if node.id not in self.order:  # a new person joins the end, as in by_kind
             self.order[node.id] = self._next
             self._next += 1
-        for name in _names(node):
+        for name in node.names():
             for key in _keys(name):
                 self.by_key.setdefault(key, {})[node.id] = None
         self.known[name_key(node.text)] += 1
 
     def _drop(self, node: Node, *, keep_order: bool) -> None:
-        for name in _names(node):
+        for name in node.names():
             for key in _keys(name):
                 ids = self.by_key.get(key)
                 if ids is not None:
@@ -114,7 +108,7 @@ class PeopleIndex:
         fuzzy = None
         low = name.lower()
         for pid in self.candidates(name):
-            names = _names(self.graph.nodes[pid])
+            names = self.graph.nodes[pid].names()
             if any(n.lower() == low for n in names):
                 return pid
             if fuzzy is None and any(same_person(n, name) for n in names):
