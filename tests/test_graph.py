@@ -223,3 +223,12 @@ def test_state_of_makes_a_derived_structure_once_and_replaces_a_foreign_value() 
     assert g.state_of("k", list, make) is first and made == [1]
     g.state["k"] = "left by something else"
     assert g.state_of("k", list, make) == [2]
+
+
+def test_node_names_are_its_text_and_its_string_aliases() -> None:
+    def node(aliases: object) -> Node:
+        return Node("co_1", "ns", NodeKind.CONCEPT, "garden", {"aliases": aliases})
+
+    assert node(["allotment", 3, None, "plot"]).names() == ["garden", "allotment", "plot"]
+    assert node("allotment").names() == ["garden"]  # not a list: no letters as names
+    assert Node("co_2", "ns", NodeKind.CONCEPT, "garden").names() == ["garden"]
