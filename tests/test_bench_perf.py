@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -172,3 +173,83 @@ def test_embed_only_runs_on_the_ingests_texts_and_the_one_at_a_time_texts(monkey
     # the baseline: the ingest's batches, then the live events' one-text calls, no more
     assert sum(alone.calls) == 120 + perf.LIVE_EVENTS
     assert alone.calls[-perf.LIVE_EVENTS:] == [1] * perf.LIVE_EVENTS
+
+
+def _locomo_file(path: Path, turns_per_session: int) -> Path:
+    """Two LoCoMo samples of two sessions each; the second sample's dates lie before the
+    first's end (as the real file's conversations overlap in time)."""
+    samples = []
+    for n, (a, b, dates) in enumerate((
+            ("Ana", "Ben", ("1:56 pm on 8 May, 2023", "10:00 am on 20 May, 2023")),
+            ("Cy", "Dee", ("9:00 am on 1 May, 2023", "6:30 pm on 2 June, 2023")))):
+        conv: dict[str, Any] = {"speaker_a": a, "speaker_b": b}
+        for s, when in enumerate(dates, start=1):
+            conv[f"session_{s}_date_time"] = when
+            conv[f"session_{s}"] = [
+                {"dia_id": f"D{s}:{i + 1}", "speaker": (a, b)[i % 2],
+                 "text": f"{(a, b)[i % 2]} says thing {i} of session {s} in talk {n}"}
+                for i in range(turns_per_session)]
+        conv["session_1"][0]["blip_caption"] = "a photo of a dog"
+        samples.append({"sample_id": f"conv-{n}", "conversation": conv, "qa": [
+            {"question": f"What did {a} say in talk {n}?", "answer": "things", "category": 4,
+             "evidence": ["D1:1"]},
+            {"question": "Adversarial?", "adversarial_answer": "no", "category": 5,
+             "evidence": []}]})
+    path.write_text(json.dumps(samples))
+    return path
+
+
+def test_locomo_stream_is_one_memory_moving_forward_in_time(tmp_path: Path) -> None:
+    from datetime import datetime
+
+    from enfold.bench.perf import CONVERSATION_GAP, locomo_stream
+
+    stream = locomo_stream(_locomo_file(tmp_path / "lc.json", 5), seed=1)
+    assert stream.available == 20 and stream.config["turns"] == 20
+    events = stream.events(20)
+    assert stream.events(7) == events[:7]
+    assert [e["id"] for e in events[:6]] == [
+        "conv-0:D1:1", "conv-0:D1:2", "conv-0:D1:3", "conv-0:D1:4", "conv-0:D1:5",
+        "conv-0:D2:1"]
+    assert events[0]["text"].endswith("[shares: a photo of a dog]")
+    assert events[0]["source"] == "Ana" and events[1]["source"] == "Ben"
+    ts = [datetime.fromisoformat(e["ts"]) for e in events]
+    assert all(a < b for a, b in itertools.pairwise(ts))  # strictly forward
+    # The second talk starts a day after the first ended, though its own dates are earlier.
+    assert ts[10] - ts[9] == CONVERSATION_GAP
+    assert ts[1] - ts[0] == ts[2] - ts[1]  # turns of a session evenly spaced
+    # Recall queries are the file's questions, never the adversarial category.
+    queries = stream.queries(30)
+    assert len(queries) == 30
+    assert set(queries) == {"What did Ana say in talk 0?", "What did Cy say in talk 1?"}
+    assert stream.queries(30) == queries  # seeded
+
+
+def test_perf_on_locomo_turns_cuts_sizes_to_what_the_file_holds(tmp_path: Path) -> None:
+    from enfold.bench import perf
+
+    data = _locomo_file(tmp_path / "lc.json", 120)  # 480 turns: 400 held back, 80 left
+    out = tmp_path / "perf.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "enfold", "bench", "perf", "--sizes", "50,1000",
+         "--embedder", "hash", "--data", str(data), "--out", str(out)],
+        capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result["config"]["sizes"] == [50, 80]
+    assert result["config"]["stream"]["source"] == "locomo"
+    assert result["config"]["stream"]["turns"] == 480
+    assert any("hash 1,000 cut to 80 events" in n for n in result["notes"])
+    metrics = result["systems"]["enfold"]
+    assert metrics["nodes_by_kind"]["80"]["event"] == 80
+    assert metrics["mean_words_per_text"]["50"] == pytest.approx(
+        sum(len(e["text"].split()) for e in perf.locomo_stream(data).events(50)) / 50,
+        abs=0.05)
+    assert metrics["live_fold_ms_per_event"]["80"] > 0
+
+    tiny = _locomo_file(tmp_path / "tiny.json", 50)  # 200 turns: nothing left to ingest
+    proc = subprocess.run(
+        [sys.executable, "-m", "enfold", "bench", "perf", "--embedder", "hash",
+         "--data", str(tiny)], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode != 0
+    assert "200 turns; perf needs more than 400" in proc.stderr

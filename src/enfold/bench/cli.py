@@ -36,19 +36,25 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str | None) -> lis
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the JSON result here and a Markdown table beside it (.md).")
 @click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of the synthetic event stream.")
+              help="Seed of the synthetic event stream (with --data: of the recall "
+                   "queries' sampling).")
 @click.option("--budget-s", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
               help="Stop a size's ingest after this many seconds and report what was "
                    "measured (marked incomplete) [default: no limit].")
+@click.option("--data", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None,
+              help="A LoCoMo file (locomo10.json format): its conversation turns are the "
+                   "stream and its questions the recall queries, instead of the synthetic "
+                   "stream; sizes stop at the turns it holds.")
 @click.pass_context
 def perf(ctx: click.Context, sizes: list[int] | None, embedder: str, out: Path | None,
-         seed: int, budget_s: float | None) -> None:
+         seed: int, budget_s: float | None, data: Path | None) -> None:
     """Ingest speed, folding cost as the graph grows, embedder share and memory."""
     from enfold.bench.perf import render_summary, run_perf
 
     embedders = ["hash", "minilm"] if embedder == "both" else [embedder]
     run = run_perf(sizes, embedders, seed=seed, out=out, budget_s=budget_s,
-                   progress=lambda msg: click.echo(msg, err=True))
+                   progress=lambda msg: click.echo(msg, err=True), data=data)
     if getattr(ctx.obj, "as_json", False):
         click.echo(json.dumps(run.result, ensure_ascii=False))
     else:

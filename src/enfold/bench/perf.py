@@ -35,6 +35,11 @@ chunks, folding after each chunk as in normal use). Measured in the same run:
 The stream (:func:`synthetic_events`) is deterministic from a seed and has a constant rate
 (events per day), so the stream of 1k events is a prefix of the stream of 100k: the sizes
 differ only in how much graph lies behind the last events, not in what those events say.
+Its texts are short (about 15 words): what MiniLM costs per text depends on the text's
+length, what folding costs much less so. ``--data`` takes a LoCoMo file instead
+(:func:`locomo_stream`): its real conversation turns (about 23 words) are the stream, as one
+memory, and its questions the recall queries; sizes then stop at the turns it holds.
+``mean_words_per_text`` reports which kind of text each size measured.
 A time budget per size (``budget_s``) stops a run that folds too slowly and reports it as
 incomplete, with metrics over the events ingested.
 """
@@ -298,6 +303,84 @@ def synthetic_events(n: int, seed: int = 0, *, per_day: float = PER_DAY,
                "source": rng.choice(SPEAKERS)}
 
 
+@dataclass(frozen=True)
+class Stream:
+    """Where a perf run's events and recall queries come from."""
+
+    name: str
+    events: Callable[[int], list[dict[str, Any]]]  # the first n events
+    queries: Callable[[int], list[str]]  # n recall queries (seeded)
+    available: int | None  # events it holds (None: unbounded)
+    config: dict[str, Any]
+
+
+def synthetic_stream(seed: int = 0) -> Stream:
+    """:func:`synthetic_events` and questions about its topics."""
+    def queries(n: int) -> list[str]:
+        rng = random.Random(seed + 1)
+        out = []
+        for _ in range(n):
+            topic, phrases = rng.choice(TOPICS)
+            out.append(rng.choice((
+                f"What happened with the {rng.choice(phrases)}?",
+                f"What does {rng.choice(PEOPLE)} think about the {topic}?",
+                f"When is the {rng.choice(phrases)} due?",
+                f"How is the {topic} going?",
+            )))
+        return out
+
+    return Stream("synthetic", lambda n: list(synthetic_events(n, seed)), queries, None,
+                  {"source": "synthetic", "seed": seed, "topics": len(TOPICS),
+                   "events_per_day": PER_DAY, "distractor_share": DISTRACTOR_SHARE})
+
+
+TURN_GAP_S = 30.0  # seconds added per turn to its session's date-time (as bench locomo)
+CONVERSATION_GAP = timedelta(days=1)  # between one conversation's end and the next's start
+
+
+def locomo_stream(path: Path, seed: int = 0) -> Stream:
+    """The turns of a LoCoMo file (``locomo10.json`` format) as one memory's stream.
+
+    Turns are read as ``bench locomo`` ingests them: their text (a shared photo's caption
+    appended), their speaker, and their session's date-time plus :data:`TURN_GAP_S` per
+    turn. Conversations follow one another in one namespace, each shifted in time to start
+    a day after the one before ends, so the stream's clock only moves forward. Recall
+    queries are the file's questions (categories 1–4), sampled with ``seed``.
+    """
+    from enfold.bench.datasets import load_locomo
+
+    conversations = load_locomo(path)
+    events: list[dict[str, Any]] = []
+    questions: list[str] = []
+    end: datetime | None = None
+    for conv in conversations:
+        if not conv.turns:
+            continue
+        shift = timedelta(0) if end is None else \
+            max(timedelta(0), end + CONVERSATION_GAP - conv.turns[0].ts)
+        for turn in conv.turns:
+            ts = turn.ts + shift + timedelta(seconds=TURN_GAP_S * turn.position)
+            events.append({"id": f"{conv.sample_id}:{turn.dia_id}", "text": turn.text,
+                           "ts": ts.isoformat(), "source": turn.speaker})
+            end = ts if end is None else max(end, ts)
+        questions += [q.question for q in conv.qa if q.category != 5]
+    if not events:
+        raise InputError(f"{path}: holds no conversation turns")
+    if not questions:
+        raise InputError(f"{path}: holds no questions of categories 1-4 to time recall with")
+
+    def take(n: int) -> list[dict[str, Any]]:
+        return events[:n]
+
+    def queries(n: int) -> list[str]:
+        rng = random.Random(seed + 1)
+        return [rng.choice(questions) for _ in range(n)]
+
+    return Stream("locomo", take, queries, len(events),
+                  {"source": "locomo", "path": str(path), "turns": len(events),
+                   "conversations": len(conversations), "questions": len(questions)})
+
+
 # -------------------------------------------------------------------------- measuring
 class TimedEmbedder:
     """Wraps an embedder; records the batches it is asked for and the time spent in them."""
@@ -383,6 +466,7 @@ class SizeResult:
     nodes_by_kind: dict[str, int]
     edges_by_type: dict[str, int]
     db_mb: float
+    words_per_text: float = 0.0  # mean words per ingested text
     recall_ms: dict[str, float] | None = None
     incremental_pass_s: float | None = None
     full_pass_s: float | None = None
@@ -437,20 +521,26 @@ def embed_only(embedder: Embedder, batches: Sequence[Sequence[str]]) -> float:
 
 
 def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK,
-                 budget_s: float | None = None, progress: Progress | None = None
-                 ) -> SizeResult:
-    """Ingest ``size`` synthetic events into a fresh SQLite memory and measure it.
+                 budget_s: float | None = None, progress: Progress | None = None,
+                 stream: Stream | None = None) -> SizeResult:
+    """Ingest the first ``size`` events of ``stream`` (default: the synthetic stream of
+    ``seed``) into a fresh SQLite memory and measure it.
 
     With ``budget_s`` the ingest stops after the first chunk that ends past the budget; the
     result then covers the events ingested so far (``completed`` is False).
     """
     from enfold import Memory
 
-    # One stream for the ingest and the batch after it (each size's stream is a prefix of
+    source = stream or synthetic_stream(seed)
+    # One stream for the ingest and the batches after it (each size's stream is a prefix of
     # the next, so this is the same stream the other sizes see).
-    stream = list(synthetic_events(size + PASS_BATCH + LIVE_EVENTS, seed))
-    events, after = stream[:size], stream[size:size + PASS_BATCH]
-    live = stream[size + PASS_BATCH:]
+    needed = size + PASS_BATCH + LIVE_EVENTS
+    if source.available is not None and source.available < needed:
+        raise InputError(f"the {source.name} stream holds {source.available:,} events; "
+                         f"{size:,} + {PASS_BATCH + LIVE_EVENTS} held back needs {needed:,}")
+    drawn = source.events(needed)
+    events, after = drawn[:size], drawn[size:size + PASS_BATCH]
+    live = drawn[size + PASS_BATCH:]
     inner = make_embedder(embedder_name)
     warm_up(inner)
     timed = TimedEmbedder(inner)
@@ -496,11 +586,14 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
                 embed_s=timed.seconds, embed_only_s=0.0,
                 embedded_texts=sum(len(b) for b in ingested), rss_mb=rss,
                 peak_rss_mb=hwm, nodes=sum(by_kind.values()), edges=sum(by_type.values()),
-                nodes_by_kind=by_kind, edges_by_type=by_type, db_mb=0.0)
+                nodes_by_kind=by_kind, edges_by_type=by_type, db_mb=0.0,
+                words_per_text=sum(len(e["text"].split()) for e in events[:done])
+                / max(1, done))
             if stats["pending"]:
                 result.notes.append(f"{stats['pending']} events left unfolded")
             result.stages_last = _stages(stage_marks, tail[0], done, result.last_s)
-            result.recall_ms = _recall_latency(mem, seed, result.notes)
+            result.recall_ms = _recall_latency(mem, source.queries(RECALL_QUERIES),
+                                               result.notes)
             result.incremental_pass_s = _incremental_pass_time(mem, after)
             if result.completed:
                 result.live = _one_at_a_time(mem, timed, live)
@@ -515,7 +608,7 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
     result.embed_only_s = embed_only(alone, ingested)
     if result.live is not None:
         result.live.embed_only_s = embed_only(alone, result.live.batches)
-    del events, stream, after, live, ingested, timed, inner, mem
+    del events, drawn, after, live, ingested, timed, inner, mem
     gc.collect()
     return result
 
@@ -540,21 +633,12 @@ def _curve(marks: list[tuple[int, float]], size: int, chunk: int) -> list[dict[s
             for a, b in itertools.pairwise(points) if b[0] > a[0]]
 
 
-def _recall_latency(mem: Any, seed: int, notes: list[str]) -> dict[str, float] | None:
+def _recall_latency(mem: Any, queries: Sequence[str], notes: list[str]
+                    ) -> dict[str, float] | None:
     recall = getattr(mem, "recall", None)
     if recall is None:
         notes.append("recall latency not measured: Memory.recall does not exist yet")
         return None
-    rng = random.Random(seed + 1)
-    queries = []
-    for _ in range(RECALL_QUERIES):
-        topic, phrases = rng.choice(TOPICS)
-        queries.append(rng.choice((
-            f"What happened with the {rng.choice(phrases)}?",
-            f"What does {rng.choice(PEOPLE)} think about the {topic}?",
-            f"When is the {rng.choice(phrases)} due?",
-            f"How is the {topic} going?",
-        )))
     samples = []
     for q in queries:
         t0 = time.perf_counter()
@@ -619,6 +703,7 @@ def system_metrics(results: Sequence[SizeResult]) -> dict[str, Any]:
         "fold_to_embed_cost": by_size(
             lambda r: rnd(r.fold_ms_last / r.embed_only_ms) if r.embed_only_ms else None),
         "embed_ms_per_event": by_size(lambda r: rnd(1000.0 * r.embed_s / r.events)),
+        "mean_words_per_text": by_size(lambda r: rnd(r.words_per_text, 1)),
         # add() one event at a time after the ingest (LIVE_EVENTS of them)
         "live_ms_per_event": by_size(lambda r: None if r.live is None
                                      else rnd(r.live.ms_per_event)),
@@ -669,17 +754,36 @@ def run_perf(
     chunk: int = CHUNK,
     budget_s: float | None = None,
     progress: Progress | None = None,
+    data: Path | None = None,
 ) -> PerfRun:
     """Run the perf benchmark for each embedder and size; write ``out`` (+ ``.md``).
 
-    ``sizes=None`` takes each embedder's :func:`default_sizes`.
+    ``sizes=None`` takes each embedder's :func:`default_sizes`. ``data``: a LoCoMo file
+    whose turns are the stream (:func:`locomo_stream`) instead of the synthetic one; sizes
+    past what it holds are cut to the largest it allows, and that is noted.
     """
     if not embedders:
         raise InputError("perf needs at least one embedder")
+    stream = synthetic_stream(seed) if data is None else locomo_stream(data, seed)
     plan = {name: sorted(set(sizes) if sizes else default_sizes(name)) for name in embedders}
     for name, chosen in plan.items():
         if any(n < 1 for n in chosen):
             raise InputError(f"sizes must be positive event counts, got {chosen}")
+    cut: list[str] = []
+    if stream.available is not None:
+        largest = stream.available - PASS_BATCH - LIVE_EVENTS
+        if largest < 1:
+            raise InputError(f"{data}: {stream.available} turns; perf needs more than "
+                             f"{PASS_BATCH + LIVE_EVENTS} (held back for the pass and the "
+                             "one-at-a-time measurements)")
+        for name, chosen in plan.items():
+            if chosen[-1] > largest:
+                cut += [f"{name} {n:,}" for n in chosen if n > largest]
+                plan[name] = sorted({min(n, largest) for n in chosen})
+        if cut:
+            cut = [(f"{', '.join(cut)} cut to {largest:,} events: {data} holds "
+                    f"{stream.available:,} turns and {PASS_BATCH + LIVE_EVENTS} are held "
+                    "back for the pass and the one-at-a-time measurements")]
     t0 = time.perf_counter()
     measured: dict[str, list[SizeResult]] = {}
     for name in embedders:
@@ -688,10 +792,11 @@ def run_perf(
             if progress is not None:
                 progress(f"{name}: ingesting {size:,} events")
             measured[name].append(measure_size(size, name, seed, chunk=chunk,
-                                               budget_s=budget_s, progress=progress))
+                                               budget_s=budget_s, progress=progress,
+                                               stream=stream))
     systems = {("enfold" if len(embedders) == 1 else f"enfold-{name}"): system_metrics(res)
                for name, res in measured.items()}
-    notes = sorted({n for res in measured.values() for r in res for n in r.notes})
+    notes = cut + sorted({n for res in measured.values() for r in res for n in r.notes})
     notes += [f"{name} {r.size:,}: stopped by the time budget after {r.events:,} events "
               f"({r.ingest_s:.0f} s); its metrics cover those events"
               for name, res in measured.items() for r in res if not r.completed]
@@ -703,8 +808,7 @@ def run_perf(
         "seed": seed,
         "chunk": chunk,
         "budget_s": budget_s,
-        "stream": {"topics": len(TOPICS), "events_per_day": PER_DAY,
-                   "distractor_share": DISTRACTOR_SHARE},
+        "stream": stream.config,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                     "python": platform.python_version(), "processor": platform.machine()},
     }
@@ -723,6 +827,7 @@ def render_summary(run: PerfRun) -> str:
             rows.append({
                 "embedder": name,
                 "events": r.size if r.completed else f"{r.events:,} of {r.size:,}",
+                "words/text": r.words_per_text,
                 "ingest ev/s": ingest,
                 "ms/event": 1000.0 * r.ingest_s / r.events,
                 "ms/event last 1k": 1000.0 * r.last_s / r.last_n,
