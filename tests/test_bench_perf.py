@@ -56,6 +56,9 @@ def test_perf_smoke_run_through_the_cli(tmp_path: Path) -> None:
     assert metrics["live_ms_per_event"]["200"] > metrics["live_fold_ms_per_event"]["200"] > 0
     assert metrics["live_embed_only_ms_per_text"]["200"] > 0
     assert metrics["live_fold_to_embed_cost"]["200"] > 0
+    live = metrics["live_stage_ms_per_event"]["200"]
+    assert set(live) == set(stages) and all(live[k] > 0 for k in ("plan", "commit", "other"))
+    assert sum(live.values()) == pytest.approx(metrics["live_ms_per_event"]["200"], abs=0.02)
     assert metrics["nodes_by_kind"]["200"]["event"] == 200
     # The planner did real work: concepts, people, times and claims appeared.
     for kind in ("concept", "person", "time", "claim"):

@@ -429,6 +429,9 @@ class LiveResult:
     embed_s: float  # inside the embedder, one text per call
     batches: list[list[str]]
     embed_only_s: float = 0.0  # a fresh embedder alone on the same calls
+    # ms/event by folding stage, and "other": the durable append, reading the event back,
+    # the embedding cache and the rest of add() outside the stages
+    stages: dict[str, float] = field(default_factory=dict)
 
     @property
     def ms_per_event(self) -> float:
@@ -652,12 +655,14 @@ def _one_at_a_time(mem: Any, timed: TimedEmbedder, events: Sequence[dict[str, An
     """Add ``events`` one ``add()`` call each, as a live agent does (each appended durably,
     embedded alone and folded before the call returns), with automatic passes on."""
     seconds, batches = timed.seconds, len(timed.batches)
+    before = mem.fold_timings()
     t0 = time.perf_counter()
     for e in events:
         mem.add(e["text"], ts=e["ts"], source=e.get("source"), id=e.get("id"))
     wall = time.perf_counter() - t0
+    stages = _stages([(0, before), (len(events), mem.fold_timings())], 0, len(events), wall)
     return LiveResult(events=len(events), wall_s=wall, embed_s=timed.seconds - seconds,
-                      batches=timed.batches[batches:])
+                      batches=timed.batches[batches:], stages=stages)
 
 
 def _incremental_pass_time(mem: Any, batch: Sequence[dict[str, Any]]) -> float:
@@ -711,6 +716,8 @@ def system_metrics(results: Sequence[SizeResult]) -> dict[str, Any]:
                                           else rnd(r.live.fold_ms)),
         "live_embed_only_ms_per_text": by_size(
             lambda r: None if r.live is None else rnd(r.live.embed_only_ms, 4)),
+        "live_stage_ms_per_event": by_size(lambda r: None if r.live is None
+                                           else r.live.stages),
         "live_fold_to_embed_cost": by_size(
             lambda r: rnd(r.live.fold_ms / r.live.embed_only_ms)
             if r.live is not None and r.live.embed_only_ms else None),
@@ -866,7 +873,8 @@ def render_summary(run: PerfRun) -> str:
             only = r.live.embed_only_ms
             ratio = f"; embed-only {only:.2f} ms/text, fold/embed " \
                     f"{r.live.fold_ms / only:.2f}" if only else ""
-            lines.append(f"  {name} {r.size:,}: {r.live.ms_per_event:.2f} ms/event "
+            parts = ", ".join(f"{k} {v:.2f}" for k, v in r.live.stages.items())
+            lines.append(f"  {name} {r.size:,}: {r.live.ms_per_event:.2f} ms/event: {parts} "
                          f"(folding {r.live.fold_ms:.2f}{ratio})")
     lines += [f"note: {n}" for n in run.result.get("notes", [])]
     lines.append(f"elapsed: {run.result['elapsed_s']:.1f} s")
