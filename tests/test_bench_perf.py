@@ -6,6 +6,7 @@ import itertools
 import json
 import subprocess
 import sys
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -203,8 +204,6 @@ def _locomo_file(path: Path, turns_per_session: int) -> Path:
 
 
 def test_locomo_stream_is_one_memory_moving_forward_in_time(tmp_path: Path) -> None:
-    from datetime import datetime
-
     from enfold.bench.perf import CONVERSATION_GAP, locomo_stream
 
     stream = locomo_stream(_locomo_file(tmp_path / "lc.json", 5), seed=1)
@@ -256,3 +255,29 @@ def test_perf_on_locomo_turns_cuts_sizes_to_what_the_file_holds(tmp_path: Path) 
          "--data", str(tiny)], capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode != 0
     assert "200 turns; perf needs more than 400" in proc.stderr
+
+
+def test_perf_history_puts_the_turns_after_a_synthetic_past(tmp_path: Path) -> None:
+    from enfold.bench import perf
+    from enfold.errors import InputError
+
+    data = _locomo_file(tmp_path / "lc.json", 110)  # 440 turns: 40 to ingest
+    run = perf.run_perf([30], ["hash"], data=data, history=250)
+    assert run.result["config"]["history"] == 250
+    (r,) = run.sizes["hash"]
+    assert r.events == 30 and r.completed
+    assert r.embedded_texts == 30  # the past is neither timed nor replayed
+    assert r.nodes_by_kind["event"] == 280
+    assert sum(p["ms_per_event"] for p in r.curve) > 0
+
+    events = perf.locomo_stream(data).events(3)
+    start = datetime.fromisoformat(events[0]["ts"]) + timedelta(days=400)
+    moved = perf._after(events, start)
+    assert datetime.fromisoformat(moved[0]["ts"]) == start
+    assert all(datetime.fromisoformat(m["ts"]) - datetime.fromisoformat(e["ts"])
+               == timedelta(days=400) for m, e in zip(moved, events, strict=True))
+    assert perf._after(events, start - timedelta(days=800)) == events  # never moved back
+
+    with pytest.raises(InputError, match="history goes with data"):
+        perf.run_perf([30], ["hash"], history=10)
+

@@ -46,15 +46,20 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str | None) -> lis
               help="A LoCoMo file (locomo10.json format): its conversation turns are the "
                    "stream and its questions the recall queries, instead of the synthetic "
                    "stream; sizes stop at the turns it holds.")
+@click.option("--history", type=click.IntRange(min=0), default=0, show_default=True,
+              metavar="N",
+              help="With --data: ingest N synthetic events first, unmeasured, and the "
+                   "file's turns a day after them (real turns in a memory with a past).")
 @click.pass_context
 def perf(ctx: click.Context, sizes: list[int] | None, embedder: str, out: Path | None,
-         seed: int, budget_s: float | None, data: Path | None) -> None:
+         seed: int, budget_s: float | None, data: Path | None, history: int) -> None:
     """Ingest speed, folding cost as the graph grows, embedder share and memory."""
     from enfold.bench.perf import render_summary, run_perf
 
     embedders = ["hash", "minilm"] if embedder == "both" else [embedder]
     run = run_perf(sizes, embedders, seed=seed, out=out, budget_s=budget_s,
-                   progress=lambda msg: click.echo(msg, err=True), data=data)
+                   progress=lambda msg: click.echo(msg, err=True), data=data,
+                   history=history)
     if getattr(ctx.obj, "as_json", False):
         click.echo(json.dumps(run.result, ensure_ascii=False))
     else:

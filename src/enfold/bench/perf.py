@@ -525,9 +525,13 @@ def embed_only(embedder: Embedder, batches: Sequence[Sequence[str]]) -> float:
 
 def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK,
                  budget_s: float | None = None, progress: Progress | None = None,
-                 stream: Stream | None = None) -> SizeResult:
+                 stream: Stream | None = None, history: int = 0) -> SizeResult:
     """Ingest the first ``size`` events of ``stream`` (default: the synthetic stream of
     ``seed``) into a fresh SQLite memory and measure it.
+
+    ``history``: that many synthetic events are ingested first, unmeasured, and the stream
+    moved in time to start a day after them: what the stream costs in a memory that
+    already holds a long past.
 
     With ``budget_s`` the ingest stops after the first chunk that ends past the budget; the
     result then covers the events ingested so far (``completed`` is False).
@@ -542,6 +546,9 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
         raise InputError(f"the {source.name} stream holds {source.available:,} events; "
                          f"{size:,} + {PASS_BATCH + LIVE_EVENTS} held back needs {needed:,}")
     drawn = source.events(needed)
+    past = list(synthetic_events(history, seed)) if history > 0 else []
+    if past:
+        drawn = _after(drawn, datetime.fromisoformat(past[-1]["ts"]) + timedelta(days=1))
     events, after = drawn[:size], drawn[size:size + PASS_BATCH]
     live = drawn[size + PASS_BATCH:]
     inner = make_embedder(embedder_name)
@@ -552,13 +559,17 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
         db = Path(tmp) / "perf.db"
         mem = Memory.open(db, embedder=timed, planner="local")
         try:
+            if past:
+                mem.add_many(past, chunk=chunk)
+                timed.batches.clear()
+                timed.seconds = 0.0
             # Chunk boundaries include the start of the last 1k, so that tail is timed
             # exactly; marks are (events ingested, clock) after each chunk.
             cuts = sorted({*range(0, size, chunk), max(0, size - LAST), size})
             t_start = time.perf_counter()
             marks = [(0, t_start)]
             next_tenth = 1
-            stage_marks: list[tuple[int, dict[str, float]]] = [(0, {})]
+            stage_marks: list[tuple[int, dict[str, float]]] = [(0, mem.fold_timings())]
             for start, end in itertools.pairwise(cuts):
                 mem.add_many(events[start:end], chunk=chunk)
                 now = time.perf_counter()
@@ -611,9 +622,18 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
     result.embed_only_s = embed_only(alone, ingested)
     if result.live is not None:
         result.live.embed_only_s = embed_only(alone, result.live.batches)
-    del events, drawn, after, live, ingested, timed, inner, mem
+    del events, drawn, past, after, live, ingested, timed, inner, mem
     gc.collect()
     return result
+
+
+def _after(events: list[dict[str, Any]], start: datetime) -> list[dict[str, Any]]:
+    """``events`` moved in time as one block so that the first is no earlier than ``start``."""
+    if not events:
+        return events
+    shift = max(timedelta(0), start - datetime.fromisoformat(events[0]["ts"]))
+    return [{**e, "ts": (datetime.fromisoformat(e["ts"]) + shift).isoformat()}
+            for e in events]
 
 
 def _stages(marks: list[tuple[int, dict[str, float]]], start: int, end: int, wall_s: float
@@ -762,15 +782,22 @@ def run_perf(
     budget_s: float | None = None,
     progress: Progress | None = None,
     data: Path | None = None,
+    history: int = 0,
 ) -> PerfRun:
     """Run the perf benchmark for each embedder and size; write ``out`` (+ ``.md``).
 
     ``sizes=None`` takes each embedder's :func:`default_sizes`. ``data``: a LoCoMo file
     whose turns are the stream (:func:`locomo_stream`) instead of the synthetic one; sizes
-    past what it holds are cut to the largest it allows, and that is noted.
+    past what it holds are cut to the largest it allows, and that is noted. ``history``
+    (with ``data`` only): synthetic events ingested, unmeasured, before each size's stream.
     """
     if not embedders:
         raise InputError("perf needs at least one embedder")
+    if history < 0:
+        raise InputError(f"history must be an event count >= 0, got {history}")
+    if history and data is None:
+        raise InputError("history goes with data: the synthetic stream's own past is a "
+                         "smaller size")
     stream = synthetic_stream(seed) if data is None else locomo_stream(data, seed)
     plan = {name: sorted(set(sizes) if sizes else default_sizes(name)) for name in embedders}
     for name, chosen in plan.items():
@@ -800,7 +827,7 @@ def run_perf(
                 progress(f"{name}: ingesting {size:,} events")
             measured[name].append(measure_size(size, name, seed, chunk=chunk,
                                                budget_s=budget_s, progress=progress,
-                                               stream=stream))
+                                               stream=stream, history=history))
     systems = {("enfold" if len(embedders) == 1 else f"enfold-{name}"): system_metrics(res)
                for name, res in measured.items()}
     notes = cut + sorted({n for res in measured.values() for r in res for n in r.notes})
@@ -816,6 +843,7 @@ def run_perf(
         "chunk": chunk,
         "budget_s": budget_s,
         "stream": stream.config,
+        "history": history,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                     "python": platform.python_version(), "processor": platform.machine()},
     }
