@@ -39,6 +39,7 @@ Its texts are short (about 15 words): what MiniLM costs per text depends on the 
 length, what folding costs much less so. ``--data`` takes a LoCoMo file instead
 (:func:`locomo_stream`): its real conversation turns (about 23 words) are the stream, as one
 memory, and its questions the recall queries; sizes then stop at the turns it holds.
+``--history N`` puts N synthetic events, unmeasured, before them.
 ``mean_words_per_text`` reports which kind of text each size measured.
 A time budget per size (``budget_s``) stops a run that folds too slowly and reports it as
 incomplete, with metrics over the events ingested.
@@ -81,8 +82,8 @@ __all__ = [
 ]
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
-# MiniLM is embedding-bound (~300 texts/s on 2 cores): 100k events would take ~6 minutes of
-# embedding twice over (ingest + embed-only), so its default stops at 10k.
+# MiniLM is embedding-bound (~480 short synthetic texts/s on 2 cores): 100k events would
+# take ~7 minutes of embedding (the ingest, then the embed-only replay), so it stops at 10k.
 DEFAULT_SIZES_MINILM = (1_000, 10_000)
 CHUNK = 500  # events per add_many call, as a bulk importer would send them
 LAST = 1_000  # the tail over which ms_per_event_last_1k is measured
