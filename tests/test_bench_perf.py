@@ -278,6 +278,6 @@ def test_perf_history_puts_the_turns_after_a_synthetic_past(tmp_path: Path) -> N
                == timedelta(days=400) for m, e in zip(moved, events, strict=True))
     assert perf._after(events, start - timedelta(days=800)) == events  # never moved back
 
-    with pytest.raises(InputError, match="history goes with data"):
+    with pytest.raises(InputError, match="history needs data"):
         perf.run_perf([30], ["hash"], history=10)
 

@@ -37,10 +37,10 @@ The stream (:func:`synthetic_events`) is deterministic from a seed and has a con
 differ only in how much graph lies behind the last events, not in what those events say.
 Its texts are short (about 15 words): what MiniLM costs per text depends on the text's
 length, what folding costs much less so. ``--data`` takes a LoCoMo file instead
-(:func:`locomo_stream`): its real conversation turns (about 23 words) are the stream, as one
-memory, and its questions the recall queries; sizes then stop at the turns it holds.
-``--history N`` puts N synthetic events, unmeasured, before them.
-``mean_words_per_text`` reports which kind of text each size measured.
+(:func:`locomo_stream`): its real conversation turns (about 26 words, photo captions
+included) are the stream, as one memory, and its questions the recall queries; sizes then
+stop at the turns it holds. ``--history N`` puts N synthetic events, unmeasured, before
+them. ``mean_words_per_text`` reports which kind of text each size measured.
 A time budget per size (``budget_s``) stops a run that folds too slowly and reports it as
 incomplete, with metrics over the events ingested.
 """
@@ -797,8 +797,8 @@ def run_perf(
     if history < 0:
         raise InputError(f"history must be an event count >= 0, got {history}")
     if history and data is None:
-        raise InputError("history goes with data: the synthetic stream's own past is a "
-                         "smaller size")
+        raise InputError("history needs data: before the synthetic stream, a synthetic "
+                         "past only makes a larger size of it")
     stream = synthetic_stream(seed) if data is None else locomo_stream(data, seed)
     plan = {name: sorted(set(sizes) if sizes else default_sizes(name)) for name in embedders}
     for name, chosen in plan.items():
