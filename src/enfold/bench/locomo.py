@@ -19,11 +19,21 @@ from typing import Any
 import numpy as np
 
 from enfold.bench.baselines import BM25Retriever, DenseRetriever, HybridRRF, Retriever
-from enfold.bench.datasets import load_locomo
+from enfold.bench.datasets import LocomoConversation, load_locomo
 from enfold.bench.metrics import percentiles, recall_at_k
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 KS = (5, 10, 20)
+TURN_GAP_S = 30.0  # added per turn to its session's date-time, to keep the turns in order
+
+
+def turn_events(conv: LocomoConversation, *, id_prefix: str = "") -> list[dict[str, Any]]:
+    """A conversation's turns as events, as this benchmark ingests them (``bench perf
+    --data`` reads them the same way): the text, the speaker as source, the session's
+    date-time plus :data:`TURN_GAP_S` per turn, and the turn's id after ``id_prefix``."""
+    return [{"text": t.text, "source": t.speaker, "kind": "chat", "id": id_prefix + t.dia_id,
+             "ts": (t.ts + timedelta(seconds=TURN_GAP_S * i)).isoformat()}
+            for i, t in enumerate(conv.turns)]
 
 
 def _summary(hits: dict[int, dict[int, list[float]]]) -> dict[str, Any]:
@@ -63,10 +73,7 @@ def run(
     for conv in convs:
         mem = Memory(open_store("memory:"), namespace="locomo", embedder=embedder,
                      planners=[LocalPlanner(None, embedder)])
-        events = [{
-            "text": t.text, "source": t.speaker, "kind": "chat", "id": t.dia_id,
-            "ts": (t.ts + timedelta(seconds=30 * i)).isoformat(),
-        } for i, t in enumerate(conv.turns)]
+        events = turn_events(conv)
         t0 = time.perf_counter()
         mem.add_many(events)
         ingest_s += time.perf_counter() - t0

@@ -20,8 +20,8 @@ chunks, folding after each chunk as in normal use). Measured in the same run:
 * ``rss_mb`` (VmRSS after the ingest, memory still open) and ``peak_rss_mb`` (VmHWM, the
   process's peak so far — sizes run in increasing order, so it is that size's peak);
 * node and edge counts (by kind), the database size;
-* ``recall_ms`` p50/p95/p99 when :meth:`Memory.recall` exists (skipped, and said so, until
-  then);
+* ``recall_ms`` p50/p95/p99 of :data:`RECALL_QUERIES` recalls after the ingest (the
+  stream's own questions);
 * ``incremental_pass_s`` — one incremental consolidation pass over a fixed batch of
   :data:`PASS_BATCH` new events appended after the ingest (automatic passes held off for
   that batch): its cost must follow the batch, not the size of the graph behind it;
@@ -335,36 +335,36 @@ def synthetic_stream(seed: int = 0) -> Stream:
                    "events_per_day": PER_DAY, "distractor_share": DISTRACTOR_SHARE})
 
 
-TURN_GAP_S = 30.0  # seconds added per turn to its session's date-time (as bench locomo)
 CONVERSATION_GAP = timedelta(days=1)  # between one conversation's end and the next's start
 
 
 def locomo_stream(path: Path, seed: int = 0) -> Stream:
     """The turns of a LoCoMo file (``locomo10.json`` format) as one memory's stream.
 
-    Turns are read as ``bench locomo`` ingests them: their text (a shared photo's caption
-    appended), their speaker, and their session's date-time plus :data:`TURN_GAP_S` per
-    turn. Conversations follow one another in one namespace, each shifted in time to start
-    a day after the one before ends, so the stream's clock only moves forward. Recall
-    queries are the file's questions (categories 1–4), sampled with ``seed``.
+    Turns are the events ``bench locomo`` ingests (:func:`~enfold.bench.locomo.turn_events`:
+    the text with a shared photo's caption appended, the speaker, the session's date-time
+    plus 30 s per turn), their ids prefixed with the conversation's. Conversations follow
+    one another in one namespace, each moved in time to start a day after the one before
+    ends, so the stream's clock only moves forward. Recall queries are the file's questions
+    (categories 1–4), sampled with ``seed``.
     """
     from enfold.bench.datasets import load_locomo
+    from enfold.bench.locomo import turn_events
 
     conversations = load_locomo(path)
     events: list[dict[str, Any]] = []
     questions: list[str] = []
     end: datetime | None = None
     for conv in conversations:
-        if not conv.turns:
+        turns = turn_events(conv, id_prefix=f"{conv.sample_id}:")
+        if not turns:
             continue
-        shift = timedelta(0) if end is None else \
-            max(timedelta(0), end + CONVERSATION_GAP - conv.turns[0].ts)
-        for turn in conv.turns:
-            ts = turn.ts + shift + timedelta(seconds=TURN_GAP_S * turn.position)
-            events.append({"id": f"{conv.sample_id}:{turn.dia_id}", "text": turn.text,
-                           "ts": ts.isoformat(), "source": turn.speaker})
-            end = ts if end is None else max(end, ts)
-        questions += [q.question for q in conv.qa if q.category != 5]
+        if end is not None:
+            turns = _after(turns, end + CONVERSATION_GAP)
+        events += turns
+        # Moved past the previous end, this conversation's latest turn is the new end.
+        end = max(datetime.fromisoformat(e["ts"]) for e in turns)
+        questions += [q.question for q in conv.questions()]
     if not events:
         raise InputError(f"{path}: holds no conversation turns")
     if not questions:
@@ -471,7 +471,7 @@ class SizeResult:
     edges_by_type: dict[str, int]
     db_mb: float
     words_per_text: float = 0.0  # mean words per ingested text
-    recall_ms: dict[str, float] | None = None
+    recall_ms: dict[str, float] = field(default_factory=dict)  # p50, p95, p99
     incremental_pass_s: float | None = None
     full_pass_s: float | None = None
     live: LiveResult | None = None  # events added one at a time after the ingest
@@ -607,8 +607,7 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
             if stats["pending"]:
                 result.notes.append(f"{stats['pending']} events left unfolded")
             result.stages_last = _stages(stage_marks, tail[0], done, result.last_s)
-            result.recall_ms = _recall_latency(mem, source.queries(RECALL_QUERIES),
-                                               result.notes)
+            result.recall_ms = _recall_latency(mem, source.queries(RECALL_QUERIES))
             result.incremental_pass_s = _incremental_pass_time(mem, after)
             if result.completed:
                 result.live = _one_at_a_time(mem, timed, live)
@@ -657,16 +656,11 @@ def _curve(marks: list[tuple[int, float]], size: int, chunk: int) -> list[dict[s
             for a, b in itertools.pairwise(points) if b[0] > a[0]]
 
 
-def _recall_latency(mem: Any, queries: Sequence[str], notes: list[str]
-                    ) -> dict[str, float] | None:
-    recall = getattr(mem, "recall", None)
-    if recall is None:
-        notes.append("recall latency not measured: Memory.recall does not exist yet")
-        return None
+def _recall_latency(mem: Any, queries: Sequence[str]) -> dict[str, float]:
     samples = []
     for q in queries:
         t0 = time.perf_counter()
-        recall(q, k=10)
+        mem.recall(q, k=10)
         samples.append((time.perf_counter() - t0) * 1000.0)
     return percentiles(samples)
 
@@ -742,8 +736,7 @@ def system_metrics(results: Sequence[SizeResult]) -> dict[str, Any]:
         "live_fold_to_embed_cost": by_size(
             lambda r: rnd(r.live.fold_ms / r.live.embed_only_ms)
             if r.live is not None and r.live.embed_only_ms else None),
-        "recall_ms": by_size(lambda r: None if r.recall_ms is None else
-                             {k: round(v, 3) for k, v in r.recall_ms.items()}),
+        "recall_ms": by_size(lambda r: {k: round(v, 3) for k, v in r.recall_ms.items()}),
         "incremental_pass_s": by_size(lambda r: rnd(r.incremental_pass_s, 4)),
         "full_pass_s": by_size(lambda r: rnd(r.full_pass_s)),
         "rss_mb": by_size(lambda r: rnd(r.rss_mb, 1)),
@@ -871,14 +864,12 @@ def render_summary(run: PerfRun) -> str:
                 "ingest/embed": ingest / only if only else None,
                 "folding share": 1.0 - r.embed_s / r.ingest_s,
                 "RSS MB": r.rss_mb, "nodes": r.nodes, "edges": r.edges,
-                "recall p50 ms": None if r.recall_ms is None else r.recall_ms["p50"],
+                "recall p50 ms": r.recall_ms["p50"],
                 f"pass of {PASS_BATCH} new ms": None if r.incremental_pass_s is None
                 else 1000.0 * r.incremental_pass_s,
                 "full pass s": r.full_pass_s,
             })
     columns = list(rows[0]) if rows else ["embedder"]
-    if all(r["recall p50 ms"] is None for r in rows):
-        columns.remove("recall p50 ms")
     lines = [markdown_table(rows, columns), "",
              "ms/event over successive windows (events ingested at the window's end: ms/event):"]
     for name, results in run.sizes.items():

@@ -9,7 +9,7 @@ source events; names are anchors. The result is a plain value the controller act
 from __future__ import annotations
 
 import re
-from collections.abc import Container, Iterable
+from collections.abc import Container
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -44,13 +44,13 @@ class QueryAnalysis:
     notes: list[str] = field(default_factory=list)
 
 
-def analyze(query: str, *, at: datetime | None = None, known_people: Iterable[str] = (),
+def analyze(query: str, *, at: datetime | None = None,
             known_keys: Container[str] = frozenset()) -> QueryAnalysis:
-    """Rules over the question text; ``at`` is the date the question is asked. Known people
-    are given as names or as :func:`~enfold.write.people.name_key` keys (an index's)."""
-    known = list(known_people)
+    """Rules over the question text; ``at`` is the date the question is asked;
+    ``known_keys``: the namespace's people as :func:`~enfold.write.people.name_key` keys
+    (the people index's), recognized even where a name could be an ordinary word."""
     people = tuple(dict.fromkeys(
-        p.name for p in extract_people(query, None, known, known_keys=known_keys)
+        p.name for p in extract_people(query, None, known_keys=known_keys)
         if p.role == "mentioned"))
     holder = None
     m = _ATTRIBUTION.search(query)
