@@ -378,12 +378,11 @@ def ask(obj: Ctx, question: str, k: int | None, at: str | None) -> None:
 
 
 def _intent_line(node: Any) -> str:
-    from datetime import UTC, datetime
+    from enfold.model import format_time
 
     a = node.attrs
     due = a.get("due")
-    when = (f" due {datetime.fromtimestamp(float(due), tz=UTC):%Y-%m-%d %H:%M}"
-            if due is not None else "")
+    when = f" due {format_time(due)}" if due is not None else ""
     mark = " ✓" if a.get("confirmed") else ""
     return (f"[{a.get('category', '?')}] {node.text}{when}  ({a.get('status', 'pending')}"
             f"{mark}, score {float(a.get('score') or 0):.2f})  {node.id}")

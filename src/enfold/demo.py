@@ -9,11 +9,10 @@ write path; :func:`summarize` reads the resulting graph back.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from enfold.model import EdgeType, NodeKind
+from enfold.model import EdgeType, NodeKind, format_time
 
 if TYPE_CHECKING:
     from enfold.memory import Memory
@@ -33,7 +32,7 @@ def demo_gold() -> dict[str, Any]:
 def _day(ts: float | None) -> str:
     if ts is None:
         return "?"
-    return datetime.fromtimestamp(float(ts), tz=UTC).strftime("%Y-%m-%d")
+    return format_time(ts, "%Y-%m-%d")
 
 
 def summarize(mem: Memory) -> dict[str, Any]:

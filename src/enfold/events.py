@@ -16,11 +16,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from enfold.errors import InputError
-from enfold.model import Node, NodeKind, content_hash, new_id, now
+from enfold.model import Node, NodeKind, content_hash, new_id, now, time_in_range
 from enfold.settings import Settings
 from enfold.store.base import EventRecord
 
 _FIELDS = {"text", "ts", "source", "kind", "id", "meta"}
+MAX_META_DEPTH = 32  # levels of objects and arrays in an event's meta
 
 
 @dataclass(frozen=True)
@@ -36,17 +37,29 @@ class EventIn:
 
 
 def to_epoch(value: Any) -> float:
-    """An event timestamp as epoch seconds (UTC).
+    """An event timestamp (or a query's ``at``) as epoch seconds (UTC).
 
     Accepts epoch numbers, datetimes (naive means UTC), ISO 8601 strings and the
     conversational forms the time annotator understands (e.g. LoCoMo's
-    "1:56 pm on 8 May, 2023").
+    "1:56 pm on 8 May, 2023"). A time outside the years 1000 to 8999
+    (:data:`enfold.model.TIME_MIN` / ``TIME_MAX``) raises :class:`InputError`.
     """
     if isinstance(value, bool):
-        raise InputError("ts must be a time, not a boolean")
+        raise InputError("a time must be a number, a datetime or a string, not a boolean")
+    try:
+        epoch = _epoch(value)
+    except (OverflowError, OSError) as exc:  # a datetime or string beyond the calendar
+        raise InputError(f"time {_show(value)} is out of range: {exc}") from exc
+    if not time_in_range(epoch):
+        raise InputError(f"time {_show(value)} is outside the supported range "
+                         "(1000-01-01 to 8999-12-31, UTC)")
+    return epoch
+
+
+def _epoch(value: Any) -> float:
     if isinstance(value, (int, float)):
         if not math.isfinite(value):
-            raise InputError(f"ts must be a finite time, not {value}")
+            raise InputError(f"a time must be finite, not {value}")
         return float(value)
     if isinstance(value, datetime):
         dt = value if value.tzinfo else value.replace(tzinfo=UTC)
@@ -62,7 +75,13 @@ def to_epoch(value: Any) -> float:
         if dt.tzinfo is None:
             dt = dt.replace(tzinfo=UTC)
         return dt.timestamp()
-    raise InputError(f"ts must be a number, a datetime or a string, not {type(value).__name__}")
+    raise InputError(f"a time must be a number, a datetime or a string, not "
+                     f"{type(value).__name__}")
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def check_text(text: Any, settings: Settings) -> str:
@@ -122,6 +141,8 @@ def make_event(
         meta = {}
     if not isinstance(meta, Mapping):
         raise InputError("field 'meta' must be a JSON object")
+    if _depth(meta) > MAX_META_DEPTH:
+        raise InputError(f"field 'meta' is nested more than {MAX_META_DEPTH} levels deep")
     try:
         encoded = json.dumps(meta, ensure_ascii=False, allow_nan=False)
         encoded.encode("utf-8")
@@ -130,6 +151,25 @@ def make_event(
     if len(encoded.encode("utf-8")) > settings.max_meta_bytes:
         raise InputError(f"field 'meta' exceeds {settings.max_meta_bytes} bytes")
     return EventIn(text, when, source or None, kind or "note", external_id or None, dict(meta))
+
+
+def _depth(value: Any) -> int:
+    """How deeply containers nest in ``value`` (iterative: no recursion limit to hit)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_META_DEPTH:
+            break
+        stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 def event_record(ev: EventIn, namespace: str, *, at: float | None = None) -> EventRecord:

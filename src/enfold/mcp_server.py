@@ -16,7 +16,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from mcp.server.mcpserver import MCPServer
@@ -25,6 +24,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from enfold.errors import ConfigError, EnfoldError
+from enfold.model import format_time
 
 if TYPE_CHECKING:
     from enfold.memory import Memory
@@ -82,7 +82,7 @@ FEEDBACK_DOC = (
 def _iso(ts: Any) -> str | None:
     if ts is None:
         return None
-    return datetime.fromtimestamp(float(ts), tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return format_time(ts, "%Y-%m-%d %H:%M UTC")
 
 
 def intent_summary(node: Node) -> dict[str, Any]:

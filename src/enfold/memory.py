@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -31,6 +32,7 @@ from enfold.errors import (
     NamespaceError,
     NotFound,
     PlanError,
+    StoreError,
 )
 from enfold.events import EventIn, event_from_mapping, event_record, make_event
 from enfold.graph import ChangeSet, WorkingGraph
@@ -50,6 +52,8 @@ if TYPE_CHECKING:
     from enfold.consolidate.run import ConsolidationReport
     from enfold.embed import Embedder
     from enfold.llm import LLMClient, LLMConfig
+
+log = logging.getLogger("enfold.memory")
 
 EXPORT_FORMAT = "enfold-export"
 EXPORT_VERSION = 2  # 2: op records carry ``peer`` (an edge is one record); 1 still reads
@@ -84,6 +88,9 @@ class Memory:
         self._tokens: dict[str, tuple[int, int]] = {}  # store change token last seen
         self._guard = threading.Lock()
         self._failures: dict[str, dict[str, int]] = {}  # namespace → planner → failures
+        self._unplanned: dict[str, int] = {}  # namespace → events folded bare on errors
+        self._pass_failures: dict[str, int] = {}  # namespace → failed automatic passes
+        self._fold_errors: dict[str, str] = {}  # namespace → why the last add()'s fold failed
         self._usage_saved: dict[str, dict[str, Any]] = {}  # what the store holds
         self.notifier = Notifier()
         self.intent_engine = IntentEngine(self.settings,
@@ -275,7 +282,15 @@ class Memory:
         records = [event_record(e, ns, at=at) for e in events]
         appended = self.store.append_events(ns, records)
         if self.auto_fold if fold is None else fold:
-            self.fold(ns)
+            try:
+                self.fold(ns)
+            except Exception as exc:
+                # The append is acknowledged; raising now would make a caller that retries
+                # without an id store the event twice. Folding resumes from the cursor on
+                # the next add(), fold() or read, and stats() shows the error.
+                self._fold_errors[ns] = f"{type(exc).__name__}: {exc}"[:500]
+                log.error("folding namespace %s failed after an append; the events are "
+                          "stored and fold on the next call", ns, exc_info=exc)
         return [a.id for a in appended]
 
     def fold(self, namespace: str | None = None, *, limit: int | None = None) -> FoldReport:
@@ -297,6 +312,9 @@ class Memory:
                                 on_diverged=lambda: self._graphs.pop(ns, None),
                                 timings=self._fold_timings.setdefault(ns, {}))
                 report = folder.fold(limit=limit)
+                if report.unplanned:
+                    self._unplanned[ns] = self._unplanned.get(ns, 0) + len(report.unplanned)
+                self._fold_errors.pop(ns, None)
                 self._save_usage(ns)
                 return report
         finally:
@@ -336,10 +354,18 @@ class Memory:
             try:
                 run_pass(g, self.store, self.settings, writer=self._fact_writer(ns),
                          embedder_name=getattr(self.embedder, "name", None), commit=commit)
-            except BaseException:
+            except StoreError:
                 if flush is not None:
                     flush()
                 raise
+            except Exception as exc:
+                # Rolled back with its region left dirty; it runs again after the next
+                # consolidate_every events. Folding goes on: the pass cannot hold it back.
+                self._pass_failures[ns] = self._pass_failures.get(ns, 0) + 1
+                log.error("consolidation pass of %s failed; folding goes on", ns,
+                          exc_info=exc)
+                if flush is not None:
+                    flush()
 
     def _fact_writer(self, ns: str) -> Callable[..., str] | None:
         """Fact statements by the LLM in llm mode (None: extractive)."""
@@ -372,7 +398,9 @@ class Memory:
 
     def _usage(self, ns: str) -> dict[str, Any]:
         """What this namespace has spent: LLM calls and tokens, planner failures."""
-        out: dict[str, Any] = {"planner_failures": dict(self._failures.get(ns, {}))}
+        out: dict[str, Any] = {"planner_failures": dict(self._failures.get(ns, {})),
+                               "unplanned_events": self._unplanned.get(ns, 0),
+                               "pass_failures": self._pass_failures.get(ns, 0)}
         planner = self._llm_planner()
         if planner is not None:
             out["llm"] = planner.usage(ns)
@@ -385,6 +413,11 @@ class Memory:
             return
         saved = g.meta.get(USAGE_KEY)
         saved = dict(saved) if isinstance(saved, dict) else {}
+        for key, counter in (("unplanned_events", self._unplanned),
+                             ("pass_failures", self._pass_failures)):
+            n = saved.get(key)
+            if isinstance(n, int) and not isinstance(n, bool):
+                counter[ns] = counter.get(ns, 0) + n
         failures = saved.get("planner_failures")
         if isinstance(failures, dict):
             row = self._failures.setdefault(ns, {})
@@ -551,6 +584,8 @@ class Memory:
             "planner": [p.name for p in self.planners],
         }
         out["pending"] = c["events"] - c["folded"]
+        if ns in self._fold_errors:  # the last add() stored its events but could not fold
+            out["fold_error"] = self._fold_errors[ns]
         # Seconds this process has spent folding the namespace, by stage (see
         # enfold.write.fold.STAGES): where ingest time goes.
         out["fold_s"] = {k: round(v, 6) for k, v in self.fold_timings(ns).items()}

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -207,6 +208,29 @@ def content_hash(text: str, source: str | None, ts: float) -> str:
 def now() -> float:
     """Wall-clock time in epoch seconds (UTC); the one clock the library reads."""
     return time.time()
+
+
+#: The times enfold accepts, in epoch seconds (UTC): from 1000-01-01 up to, not including,
+#: 9000-01-01. A time outside is refused where it enters — an event's ``ts``, a recall's or
+#: tick's ``at``, a plan's time attributes, a parsed expression — so the date arithmetic of
+#: folding (the day after a date, "next year", a due date plus its grace) never leaves the
+#: calendar Python can represent (years 1 to 9999).
+TIME_MIN = -30_610_224_000.0
+TIME_MAX = 221_845_392_000.0
+
+
+def time_in_range(value: float) -> bool:
+    """True for a finite epoch time within [TIME_MIN, TIME_MAX)."""
+    return TIME_MIN <= value < TIME_MAX  # NaN compares False
+
+
+def format_time(ts: Any, fmt: str = "%Y-%m-%d %H:%M") -> str:
+    """An epoch time as UTC text; one outside the calendar (a store written before times
+    were range-checked) as its number, so that showing it never fails."""
+    try:
+        return datetime.fromtimestamp(float(ts), tz=UTC).strftime(fmt)
+    except (OverflowError, OSError, ValueError, TypeError):
+        return repr(ts)
 
 
 @dataclass(frozen=True)

@@ -259,6 +259,7 @@ def run_pass(
         finally:
             sched.paused = was
         sched.restore(taken)
+        sched.events_since = 0  # a failed pass waits for the next consolidate_every events
         raise
     graph.commit()
     sched.done(full=full)

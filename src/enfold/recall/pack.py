@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
+
+from enfold.model import format_time
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class Item:
 
 
 def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%d %H:%M")
+    return format_time(ts)
 
 
 @dataclass

@@ -8,7 +8,6 @@ the process exits 0.
 
 from __future__ import annotations
 
-import datetime
 import os
 import signal
 import sys
@@ -17,6 +16,8 @@ from types import FrameType
 from typing import Any
 
 import click
+
+from enfold.model import format_time
 
 _LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 
@@ -130,7 +131,7 @@ def _store(obj: Any) -> Any:
 def _when(ts: float | None) -> str:
     if ts is None:
         return "-"
-    return datetime.datetime.fromtimestamp(ts, tz=datetime.UTC).strftime("%Y-%m-%d %H:%M")
+    return format_time(ts)
 
 
 @keys.command("create")

@@ -42,6 +42,7 @@ from enfold.model import (
     NodeKind,
     OpRecord,
     new_id,
+    time_in_range,
 )
 from enfold.plan import AddEdge, AddNode, MergeNodes, RemoveEdge, RemoveNode, UpdateNode, UpdatePlan
 from enfold.settings import Settings
@@ -143,6 +144,9 @@ def node_diff(before: Node, after: Node) -> tuple[dict[str, Any], dict[str, Any]
 # ------------------------------------------------------------------ validation
 _LIST_ATTRS = ("aliases", "keywords")
 _NUMBER_ATTRS = ("strength", "event_count", "last_ts", "score", "due", "start", "end")
+# Epoch times: refused outside enfold.model.TIME_MIN / TIME_MAX, so that no later date
+# arithmetic on them (an intent's due date, a fact's span) can leave the calendar.
+_TIME_ATTRS = ("last_ts", "due", "start", "end", "first", "last", "valid_from")
 
 
 def attrs_errors(attrs: dict[str, Any], text: str | None) -> list[str]:
@@ -166,6 +170,11 @@ def attrs_errors(attrs: dict[str, Any], text: str | None) -> list[str]:
         value = attrs.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             errors.append(f"attr {key!r} must be a number")
+    for key in _TIME_ATTRS:
+        value = attrs.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and not time_in_range(value):
+            errors.append(f"attr {key!r} is a time outside 1000-01-01 to 8999-12-31 (UTC)")
     return errors
 
 

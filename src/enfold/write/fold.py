@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from enfold.errors import EnfoldError
+from enfold.errors import EnfoldError, StoreError
 from enfold.graph import ChangeSet, WorkingGraph
 from enfold.model import Node, now
 from enfold.plan import UpdatePlan
@@ -68,6 +68,9 @@ class FoldReport:
     created: int = 0
     reinforced: int = 0
     last_seq: int = 0
+    #: Events folded bare: every planner failed on them (or their embedding did), so they
+    #: are stored and searchable, marked with the error, and folding went on past them.
+    unplanned: list[str] = field(default_factory=list)
 
 
 def text_hash(model: str, text: str) -> str:
@@ -93,6 +96,32 @@ def embed_events(
         store.cache_vectors(namespace, embedder.name, fresh)
         cached.update(fresh)
     return [cached[h] for h in hashes]
+
+
+#: A text any working embedder embeds: how a failed batch tells a broken embedder (raise,
+#: and fold again later) from texts it cannot embed (fold those without a vector).
+_PROBE = "probe"
+
+
+def embed_each(
+    events: Sequence[Node], embedder: Embedder | None, store: Store, namespace: str
+) -> list[np.ndarray | None]:
+    """Like :func:`embed_events`, after a batch failed: one event at a time, so one text the
+    embedder chokes on is folded without a vector instead of holding its namespace back.
+    Raises the batch's error if the embedder fails a probe text too (it is down)."""
+    out: list[np.ndarray | None] = []
+    for event in events:
+        try:
+            out.extend(embed_events([event], embedder, store, namespace))
+        except StoreError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure of one text, probed below
+            assert embedder is not None
+            embedder.embed([_PROBE])  # raises when the embedder itself is broken
+            log.error("embedder %s failed on event %s; folding it without a vector: %s",
+                      embedder.name, event.id, exc)
+            out.append(None)
+    return out
 
 
 @dataclass
@@ -142,7 +171,12 @@ class Folder:
             if not events:
                 break
             t0 = time.perf_counter()
-            vectors = embed_events(events, self.embedder, self.store, ns)
+            try:
+                vectors = embed_events(events, self.embedder, self.store, ns)
+            except StoreError:
+                raise
+            except Exception:  # noqa: BLE001 - retried one by one, then probed
+                vectors = embed_each(events, self.embedder, self.store, ns)
             self._spent("embed", t0)
             i = 0
             while i < len(events):
@@ -217,7 +251,15 @@ class Folder:
 
     def fold_one(self, event: Node, vec: np.ndarray | None, seq: int, report: FoldReport
                  ) -> None:
+        """Plan and apply one event, falling back along the planner chain.
+
+        Any exception of a planner, of the executor or of the intent layer is that
+        planner's failure (an unexpected one is logged with its traceback): the event's
+        changes are rolled back and the next planner tries. An event no planner could fold
+        is admitted bare, marked with the error, and the cursor moves past it, so no event
+        can stop its namespace from folding. Store failures and interrupts propagate."""
         at = now()
+        error: str | None = None
         for i, planner in enumerate(self.planners):
             self.graph.begin()
             try:
@@ -231,10 +273,18 @@ class Folder:
                     if self.hook is not None else None
                 self._spent("intents", t)
                 self.defer(self.graph.changes(), seq)
-            except EnfoldError as exc:
+            except StoreError:
                 self.graph.rollback()
-                report.failures.append(f"{event.id}: {planner.name}: {exc}")
-                log.warning("planner %s failed on %s: %s", planner.name, event.id, exc)
+                raise
+            except Exception as exc:
+                self.graph.rollback()
+                error = f"{planner.name}: {type(exc).__name__}: {exc}"[:500]
+                report.failures.append(f"{event.id}: {error}")
+                if isinstance(exc, EnfoldError):
+                    log.warning("planner %s failed on %s: %s", planner.name, event.id, exc)
+                else:
+                    log.error("planner %s failed on %s", planner.name, event.id,
+                              exc_info=exc)
                 if self.on_failure is not None:
                     self.on_failure(event, planner.name, exc)
                 if i + 1 < len(self.planners):
@@ -247,7 +297,11 @@ class Folder:
             after = getattr(planner, "after_apply", None)
             if after is not None:
                 t = time.perf_counter()
-                after(event, self.graph, result)
+                try:
+                    after(event, self.graph, result)
+                except Exception as exc:
+                    log.error("planner %s failed after folding %s", planner.name, event.id,
+                              exc_info=exc)
                 self._spent("plan", t)
             if hooked is not None and self.on_commit is not None:
                 self.on_commit(hooked)
@@ -259,9 +313,16 @@ class Folder:
             return
         # No planner (or every planner failed): the event is still admitted and the
         # cursor advances, so folding never stalls on one event.
+        if error is None and vec is None and self.embedder is not None:
+            error = "embedder: no vector (the embedder failed on this text)"
+        if error is not None:
+            report.unplanned.append(event.id)
         self.graph.begin()
         try:
             self._admit(event, vec)
+            if error is not None:  # stored, searchable, and marked with why
+                self.graph.put_node(event.with_changes(
+                    attrs={**event.attrs, "fold_error": error}))
             self.defer(self.graph.changes(), seq)
         except BaseException:
             self.graph.rollback()

@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -31,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from enfold.errors import ConfigError
 from enfold.graph import WorkingGraph
-from enfold.model import ONTOLOGY, EdgeType, Node, NodeKind
+from enfold.model import ONTOLOGY, EdgeType, Node, NodeKind, format_time
 from enfold.write.context import Context
 
 __all__ = [
@@ -348,7 +347,7 @@ def _day(ts: float | None, with_time: bool = False) -> str:
     if ts is None:
         return "?"
     fmt = "%Y-%m-%d %H:%M UTC" if with_time else "%Y-%m-%d"
-    return datetime.fromtimestamp(float(ts), tz=UTC).strftime(fmt)
+    return format_time(ts, fmt)
 
 
 def describe(node: Node, graph: WorkingGraph, handles: HandleTable, limit: int = 160) -> str:

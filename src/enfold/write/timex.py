@@ -66,6 +66,7 @@ from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from dateparser.date import DateDataParser
 
 from enfold.errors import InputError
+from enfold.model import time_in_range
 
 __all__ = ["TimeMention", "extract_times", "parse_timestamp"]
 
@@ -329,10 +330,22 @@ def extract_times(text: str, ref: datetime) -> list[TimeMention]:
         elif _DEADLINE_AFTER.match(text, end):
             deadline = True
         direction = _direction(text, start, end, deadline)
-        resolved = _resolve(kind, m, local_ref, direction)
+        try:
+            resolved = _resolve(kind, m, local_ref, direction)
+        except (OverflowError, ValueError):  # past the calendar's ends: "9999-12-31"
+            resolved = None
         if resolved is not None:
             raw.append(_Raw(kind, start, end, deadline, *resolved))
-    return [_to_mention(r, text, tz) for r in _merge_clock(raw, text)]
+    out: list[TimeMention] = []
+    for r in _merge_clock(raw, text):
+        try:
+            mention = _to_mention(r, text, tz)
+        except (OverflowError, ValueError):
+            continue
+        if time_in_range(mention.start_ts.timestamp()) \
+                and time_in_range(mention.end_ts.timestamp()):
+            out.append(mention)  # a time enfold accepts, like any event's
+    return out
 
 
 _KEEP_MODIFIER = frozenset({"last", "next", "this", "early", "late", "mid", "mid-"})
