@@ -28,15 +28,18 @@ from enfold.recall.operators import (
     in_window,
     intersect,
     ranked,
-    rrf,
     traverse,
 )
 from enfold.recall.pack import ContextPack, Item
+from enfold.recall.rank import DENSE_FLOOR_RANK, RankModel, Signals, feature_matrix, packaged_model
 from enfold.settings import Settings
 
 Lexical = Callable[[str, Iterable[NodeKind], int], list[tuple[str, float]]]
-NEIGHBOUR_SHARE = 0.5  # neighbouring turns rank well below the turn they neighbour
-NEIGHBOUR_SOURCES = 5  # only the best evidence brings its neighbours
+LEX_DEPTH = 100  # BM25 hits scored per query
+DENSE_DEPTH = 100  # dense hits scored per query
+WINDOW_DEPTH = 50  # dense hits among the events of the asked time, when it names one
+NEIGHBOUR_SOURCES = 10  # the best lexical and dense hits bring their neighbouring turns
+NEIGHBOUR_GAP_S = 1800.0  # log neighbours further apart in time are not turns of one talk
 FACT_MARGIN = 0.0  # among the top three, a plain account always goes before an opinion
 _DERIVED = (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM, NodeKind.INTENT)
 
@@ -67,6 +70,68 @@ def _seq_index(graph: WorkingGraph) -> dict[int, str]:
     return index
 
 
+def gather(
+    graph: WorkingGraph,
+    lexical: Lexical,
+    analysis: QueryAnalysis,
+    qvec: np.ndarray | None,
+    settings: Settings,
+    steps: list[dict[str, object]] | None = None,
+) -> tuple[Signals, Scores, Scores]:
+    """Run the operators for one query: the evidence signals (see
+    :mod:`enfold.recall.rank`), the derived nodes that anchor on the query, and the claims
+    asked for."""
+    steps = [] if steps is None else steps
+    q = analysis.query
+    win = analysis.window
+    sig = Signals()
+    events = graph.by_kind[NodeKind.EVENT]
+
+    sig.lex = {i: s for i, s in lexical(q, [NodeKind.EVENT], LEX_DEPTH) if i in events}
+    if qvec is not None:
+        hits = graph.event_vectors.search(qvec, DENSE_DEPTH, accept=lambda i: i in events)
+        if hits:
+            sig.dense_floor = hits[min(DENSE_FLOOR_RANK, len(hits)) - 1][1]
+        sig.dense = dict(hits)
+        if win is not None:  # the closest events of the asked time, too
+            sig.dense.update(graph.event_vectors.search(
+                qvec, WINDOW_DEPTH, accept=lambda i: i in events and in_window(graph, i, win)))
+        sig.dense_hits = set(sig.dense)
+    steps.append({"op": "anchor", "kinds": ["event"], "lexical": len(sig.lex),
+                  "dense": len(sig.dense)})
+
+    derived = anchor(graph, lexical, q, qvec, _DERIVED, rrf_k=settings.rrf_k)
+    steps.append({"op": "anchor", "kinds": [k.value for k in _DERIVED], "found": len(derived)})
+    top_derived = dict(sorted(derived.items(), key=lambda x: -x[1])[:10])
+    sig.ground = {e: s for e, s in ground(graph, top_derived).items() if e in events}
+    steps.append({"op": "ground", "from": len(top_derived), "events": len(sig.ground)})
+
+    people = [p for p in (_person(graph, name) for name in analysis.people) if p]
+    if people:
+        seeds = {p: 1.0 for p in people}
+        reach = traverse(graph, seeds, edge_types=(EdgeType.PARTICIPATES, EdgeType.MENTIONS),
+                         hops=1, decay=settings.traverse_decay, ppr_blend=settings.ppr_blend)
+        sig.person = {e: s for e, s in reach.items() if e in events}
+        steps.append({"op": "traverse", "from": list(analysis.people),
+                      "events": len(sig.person)})
+        if analysis.comparison and len(people) >= 2:
+            shared = intersect(graph, {people[0]: 1.0}, {people[1]: 1.0})
+            steps.append({"op": "intersect", "between": list(analysis.people[:2]),
+                          "found": len(shared)})
+            for e, s in shared.items():
+                if e in events:
+                    sig.person[e] = max(sig.person.get(e, 0.0), s)
+        names = [graph.nodes[p].text for p in people]
+        sig.speaker = {e for e in sig.person
+                       if _said_by(graph.nodes[e].attrs.get("source"), names)}
+
+    claims = _claims(graph, analysis, derived)
+    if claims:
+        steps.append({"op": "ground", "claims_of": analysis.holder, "claims": len(claims)})
+        sig.claim = {e: s for e, s in ground(graph, claims).items() if e in events}
+    return sig, derived, claims
+
+
 def recall(
     graph: WorkingGraph,
     lexical: Lexical,
@@ -76,75 +141,27 @@ def recall(
     *,
     k: int = 10,
     neighbours: bool = True,
+    model: RankModel | None = None,
 ) -> ContextPack:
     """Run the operators for one query and assemble the ContextPack."""
-    q = analysis.query
-    pack = ContextPack(query=q)
-    sig = _Signals([], [], {})
-    win = analysis.window
-
-    events_anchor = anchor(graph, lexical, q, qvec, [NodeKind.EVENT], rrf_k=settings.rrf_k,
-                           lexical_weight=2.0)
-    events_anchor = {e: s for e, s in events_anchor.items() if in_window(graph, e, win)}
-    pack.steps.append({"op": "anchor", "kinds": ["event"], "found": len(events_anchor)})
-    sig.add("anchor:event", events_anchor, weight=2.0)
-
-    derived = anchor(graph, lexical, q, qvec, _DERIVED, rrf_k=settings.rrf_k)
-    pack.steps.append({"op": "anchor", "kinds": [k.value for k in _DERIVED],
-                       "found": len(derived)})
-    top_derived = dict(sorted(derived.items(), key=lambda x: -x[1])[:10])
-    grounded = ground(graph, top_derived)
-    if qvec is not None and grounded:
-        sims = graph.event_vectors.similarities(qvec, grounded)
-        grounded = {e: s * (0.5 + 0.5 * max(0.0, sims.get(e, 0.0))) for e, s in grounded.items()}
-    grounded = {e: s for e, s in grounded.items() if in_window(graph, e, win)}
-    pack.steps.append({"op": "ground", "from": len(top_derived), "events": len(grounded)})
-    sig.add("anchor:derived>ground", grounded, weight=1.0, limit=50)
-
-    people = [p for p in (_person(graph, name) for name in analysis.people) if p]
-    if people:
-        seeds = {p: 1.0 for p in people}
-        reach = traverse(graph, seeds, edge_types=(EdgeType.PARTICIPATES, EdgeType.MENTIONS),
-                         hops=1, decay=settings.traverse_decay, ppr_blend=settings.ppr_blend,
-                         window=win)
-        person_events = {e: s * events_anchor.get(e, 0.0) for e, s in reach.items()
-                         if e in graph.by_kind[NodeKind.EVENT] and e in events_anchor}
-        pack.steps.append({"op": "traverse", "from": analysis.people, "events": len(reach)})
-        sig.add("traverse:person", person_events, weight=1.0, limit=50)
-        if analysis.comparison and len(people) >= 2:
-            shared = intersect(graph, {people[0]: 1.0}, {people[1]: 1.0})
-            pack.steps.append({"op": "intersect", "between": analysis.people[:2],
-                               "found": len(shared)})
-            sig.add("intersect", {n: s for n, s in shared.items()
-                                  if n in graph.by_kind[NodeKind.EVENT]}, weight=0.5)
-
-    claims = _claims(graph, analysis, derived)
-    if claims:
-        pack.steps.append({"op": "ground", "claims_of": analysis.holder, "claims": len(claims)})
-        sig.add("claims>ground", ground(graph, claims), weight=2.0)
-
-    fused = rrf(sig.lists, k=settings.rrf_k, weights=sig.weights)
-    order = [e for e in ranked(fused) if e in graph.by_kind[NodeKind.EVENT]]
-    evidence = order[:k]
-    if neighbours and evidence:
-        index = _seq_index(graph)
-        extra: dict[str, float] = {}
-        for e in evidence[:NEIGHBOUR_SOURCES]:
-            seq = int(graph.nodes[e].attrs.get("seq", 0))
-            for d in (-1, 1):
-                nb = index.get(seq + d)
-                if nb and nb not in fused and in_window(graph, nb, win):
-                    extra[nb] = max(extra.get(nb, 0.0), fused[e] * NEIGHBOUR_SHARE)
-                    sig.paths.setdefault(nb, []).append("neighbour")
-        pack.steps.append({"op": "neighbours", "added": len(extra)})
-        fused.update(extra)
-        order = [e for e in ranked(fused) if e in graph.by_kind[NodeKind.EVENT]]
-        evidence = order[:k]
+    pack = ContextPack(query=analysis.query)
+    sig, derived, claims = gather(graph, lexical, analysis, qvec, settings, pack.steps)
+    candidates, near = candidate_set(graph, sig, qvec, analysis.window,
+                                     neighbours=neighbours)
     if not analysis.asks_opinion:
-        evidence = _facts_first(graph, evidence, fused, sig.paths)
-    pack.steps.append({"op": "fuse", "signals": len(sig.lists), "evidence": len(evidence)})
+        sig.opinion = {e for e in candidates if _is_opinion(graph, e)}
+    model = model or packaged_model()
+    fused: Scores = {}
+    if candidates:
+        x = feature_matrix(candidates, sig, near)
+        fused = dict(zip(candidates, (float(v) for v in model.score(x)), strict=True))
+    paths = _paths(candidates, sig, near)
+    evidence = ranked(fused)[:k]
+    if not analysis.asks_opinion:
+        evidence = _facts_first(graph, evidence, fused, paths)
+    pack.steps.append({"op": "fuse", "candidates": len(candidates), "evidence": len(evidence)})
 
-    pack.evidence = [_item(graph, e, fused[e], sig.paths.get(e, [])) for e in evidence]
+    pack.evidence = [_item(graph, e, fused[e], paths.get(e, [])) for e in evidence]
     for node_id in ranked(derived)[: 2 * k]:
         node = graph.nodes[node_id]
         item = _item(graph, node_id, derived[node_id], ["anchor:derived"])
@@ -155,6 +172,88 @@ def recall(
     for lst in (pack.concepts, pack.facts, pack.intents):
         del lst[k:]
     return pack
+
+
+Neighbours = dict[str, tuple[tuple[str, ...], tuple[str, ...]]]
+
+
+def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
+                  window: tuple[float, float] | None, *, neighbours: bool = True
+                  ) -> tuple[list[str], Neighbours]:
+    """The events worth scoring: every event a signal found, and the neighbouring turns of
+    the best lexical and dense hits. Every candidate gets its cosine to the query (an event
+    found only by the graph has one too), and the turns one and two places away."""
+    found: dict[str, None] = dict.fromkeys(
+        [*sig.lex, *sig.dense, *sig.ground, *sig.person, *sig.claim])
+    near: Neighbours = {}
+    if neighbours and found:
+        index = _seq_index(graph)
+        sources = [*ranked(sig.lex)[:NEIGHBOUR_SOURCES], *ranked(sig.dense)[:NEIGHBOUR_SOURCES]]
+        for e in sources:
+            for nb in (*_turns_away(graph, index, e, 1), *_turns_away(graph, index, e, 2)):
+                found.setdefault(nb, None)
+        for e in found:
+            near[e] = (_turns_away(graph, index, e, 1), _turns_away(graph, index, e, 2))
+    candidates = list(found)
+    if window is not None:
+        sig.window = {e for e in candidates if _of_time(graph, e, window)}
+    if qvec is not None:
+        missing = [e for e in candidates if e not in sig.dense]
+        if missing:
+            sig.dense.update(graph.event_vectors.similarities(qvec, missing))
+    return candidates, near
+
+
+def _turns_away(graph: WorkingGraph, index: dict[int, str], event_id: str, d: int
+                ) -> tuple[str, ...]:
+    """The events ``d`` places before and after ``event_id`` in the log that are turns of
+    the same conversation (within :data:`NEIGHBOUR_GAP_S` of it)."""
+    node = graph.nodes[event_id]
+    seq = int(node.attrs.get("seq", 0))
+    out = []
+    for other in (index.get(seq - d), index.get(seq + d)):
+        if other is not None and abs(graph.nodes[other].ts - node.ts) <= NEIGHBOUR_GAP_S:
+            out.append(other)
+    return tuple(out)
+
+
+def _paths(candidates: list[str], sig: Signals, near: Neighbours) -> dict[str, list[str]]:
+    """The operator path of each candidate: the signals that found it."""
+    paths: dict[str, list[str]] = {}
+    for e in candidates:
+        path = paths.setdefault(e, [])
+        direct = e in sig.lex or e in sig.dense_hits
+        if direct:
+            path.append("anchor:event")
+        for name, scores in (("anchor:derived>ground", sig.ground),
+                             ("traverse:person", sig.person), ("claims>ground", sig.claim)):
+            if e in scores:
+                path.append(name)
+        one, two = near.get(e, ((), ()))
+        if not direct and any(n in sig.lex or n in sig.dense_hits for n in (*one, *two)):
+            path.append("neighbour")
+    return paths
+
+
+def _of_time(graph: WorkingGraph, event_id: str, window: tuple[float, float]) -> bool:
+    """The temporal gate, soft: an event of the asked time happened in it, or speaks of it
+    (a time anchor it mentions overlaps it: "the race in May", said in March)."""
+    if in_window(graph, event_id, window):
+        return True
+    for e in graph.out_edges(event_id):
+        if e.type is EdgeType.MENTIONS and e.dst in graph.by_kind[NodeKind.TIME]:
+            a = graph.nodes[e.dst].attrs
+            start, end = a.get("start"), a.get("end")
+            if isinstance(start, (int, float)) and isinstance(end, (int, float)) \
+                    and start < window[1] and end > window[0]:
+                return True
+    return False
+
+
+def _said_by(source: object, names: list[str]) -> bool:
+    from enfold.write.people import same_person
+
+    return isinstance(source, str) and any(same_person(source, n) for n in names)
 
 
 def _facts_first(graph: WorkingGraph, evidence: list[str], fused: Scores,

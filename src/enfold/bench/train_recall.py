@@ -1,0 +1,172 @@
+"""Learn recall's ranking weights (:mod:`enfold.recall.rank`) from labelled questions.
+
+Two kinds of data, each split into a part the weights are fitted on and a part that is only
+measured:
+
+* LoCoMo conversations (``locomo10.json`` format): each question of categories 1–4 with its
+  evidence turns, asked a day after the last session, as ``bench locomo`` asks it;
+* personal streams (``tests/data/recall/personal-*.json`` format: ``events`` with ``id``,
+  ``ts``, ``source``, ``text``; ``questions`` with ``q``, ``answer`` and ``at``), whose every
+  question has exactly one answer event.
+
+Every question is recalled through the same operators and features as :func:`enfold.recall.
+controller.recall`; its candidates are labelled relevant when they are its evidence. The
+weights minimize a pairwise logistic loss (:func:`enfold.recall.rank.fit_pairwise`), with
+each data set weighing the same, and are written with the data, the split and the measured
+part's numbers to ``enfold/data/recall_model.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from enfold.recall.rank import FEATURES, RankModel, feature_matrix, fit_pairwise
+
+
+@dataclass
+class Question:
+    text: str
+    at: datetime
+    gold: frozenset[str]  # external ids of the evidence events
+    group: str  # data set name (each weighs the same in the fit)
+    category: str = ""
+
+
+@dataclass
+class Stream:
+    """Events to ingest into one namespace, and the questions asked of them."""
+
+    name: str
+    events: list[dict[str, Any]]
+    questions: list[Question]
+
+
+def locomo_streams(path: Path, ids: Sequence[str] | None = None) -> list[Stream]:
+    from enfold.bench.datasets import load_locomo
+    from enfold.bench.locomo import CATEGORIES, turn_events
+
+    out = []
+    for conv in load_locomo(path):
+        if ids is not None and conv.sample_id not in ids:
+            continue
+        asked = conv.turns[-1].ts + timedelta(days=1)
+        qs = [Question(q.question, asked, frozenset(q.evidence), "locomo",
+                       CATEGORIES[q.category])
+              for q in conv.questions(CATEGORIES) if q.evidence]
+        out.append(Stream(conv.sample_id, turn_events(conv), qs))
+    return out
+
+
+def personal_stream(path: Path) -> Stream:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    events = [{"text": e["text"], "ts": e["ts"], "source": e.get("source"), "id": e["id"]}
+              for e in data["events"]]
+    qs = [Question(q["q"], datetime.fromisoformat(q["at"])
+                   .astimezone(UTC), frozenset([q["answer"]]), "personal")
+          for q in data["questions"]]
+    return Stream(Path(path).stem, events, qs)
+
+
+def _memory(stream: Stream, embedder: Any) -> Any:
+    from enfold.memory import Memory
+    from enfold.store import open_store
+    from enfold.write.planner_local import LocalPlanner
+
+    mem = Memory(open_store("memory:"), namespace="bench", embedder=embedder,
+                 planners=[LocalPlanner(None, embedder)])
+    mem.add_many(stream.events)
+    return mem
+
+
+def featurize(mem: Any, questions: Iterable[Question]
+              ) -> list[tuple[Question, list[str], np.ndarray, np.ndarray]]:
+    """Each question's candidates (external ids), features and labels, computed exactly as
+    recall computes them."""
+    from enfold.recall.analyze import analyze
+    from enfold.recall.controller import _is_opinion, candidate_set, gather
+    from enfold.write.people_index import PeopleIndex
+
+    g = mem.graph(mem.namespace)
+    out = []
+    for q in questions:
+        analysis = analyze(q.text, at=q.at, known_keys=PeopleIndex.of(g).known.keys())
+        qvec = None
+        if mem.embedder is not None:
+            qvec = np.asarray(mem.embedder.embed([q.text])[0], dtype=np.float32)
+
+        def lexical(text: str, kinds: Any, n: int) -> list[tuple[str, float]]:
+            return list(mem.store.search_text(mem.namespace, text, kinds, n))
+
+        sig, _, _ = gather(g, lexical, analysis, qvec, mem.settings)
+        cands, near = candidate_set(g, sig, qvec, analysis.window)
+        if not analysis.asks_opinion:
+            sig.opinion = {e for e in cands if _is_opinion(g, e)}
+        x = feature_matrix(cands, sig, near)
+        ext = [str(g.nodes[e].attrs.get("external_id") or e) for e in cands]
+        y = np.array([1.0 if i in q.gold else 0.0 for i in ext])
+        out.append((q, ext, x, y))
+    return out
+
+
+def evaluate(rows: Sequence[tuple[Question, list[str], np.ndarray, np.ndarray]],
+             model: RankModel, ks: Sequence[int] = (1, 3, 5, 10, 20)) -> dict[str, Any]:
+    """Recall@k of the model's ranking (share of each question's evidence in its top k),
+    overall and by data set / category."""
+    per: dict[str, dict[int, list[float]]] = {}
+    for q, ext, x, _ in rows:
+        order = [ext[i] for i in np.argsort(-model.score(x), kind="stable")] if len(ext) else []
+        for key in ("overall", q.group, f"{q.group}/{q.category}" if q.category else None):
+            if key is None:
+                continue
+            row = per.setdefault(key, {k: [] for k in ks})
+            for k in ks:
+                row[k].append(len(q.gold & set(order[:k])) / len(q.gold))
+    return {key: {f"recall@{k}": round(float(np.mean(v)), 4) for k, v in row.items()}
+            | {"questions": len(next(iter(row.values())))}
+            for key, row in sorted(per.items())}
+
+
+def train(
+    fit_streams: Sequence[Stream],
+    measure_streams: Sequence[Stream],
+    *,
+    embedder: Any,
+    l2: float = 1.0,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[RankModel, dict[str, Any]]:
+    """Fit the weights on ``fit_streams``; measure on both parts."""
+    fit_rows: list[Any] = []
+    measure_rows: list[Any] = []
+    for part, streams in ((fit_rows, fit_streams), (measure_rows, measure_streams)):
+        for s in streams:
+            mem = _memory(s, embedder)
+            part.extend(featurize(mem, s.questions))
+            mem.close()
+            if progress is not None:
+                progress(f"{s.name}: {len(s.events)} events, {len(s.questions)} questions")
+    # Each data set weighs the same: a group's queries are repeated to the largest group's
+    # size (by weighting its pairs), so LoCoMo's hundreds do not drown a personal stream.
+    sizes: dict[str, int] = {}
+    for q, *_ in fit_rows:
+        sizes[q.group] = sizes.get(q.group, 0) + 1
+    biggest = max(sizes.values())
+    groups = [(x * 1.0, y) for q, _, x, y in fit_rows for _ in range(
+        max(1, round(biggest / sizes[q.group])))]
+    weights, info = fit_pairwise(groups, l2=l2)
+    model = RankModel(weights)
+    report = {"fit": evaluate(fit_rows, model), "measure": evaluate(measure_rows, model),
+              "fit_streams": [s.name for s in fit_streams],
+              "measure_streams": [s.name for s in measure_streams],
+              "optimizer": info, "embedder": getattr(embedder, "name", None)}
+    return RankModel(weights, {"trained": report}), report
+
+
+__all__ = ["FEATURES", "Question", "Stream", "evaluate", "featurize", "locomo_streams",
+           "personal_stream", "train"]

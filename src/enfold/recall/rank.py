@@ -1,0 +1,184 @@
+"""Ranking evidence events by calibrated scores, not by ranks alone.
+
+Reciprocal-rank fusion adds a flat bonus for every list an event appears in, so an event
+that sits in a large concept outranks the one event that holds a rare word of the question:
+on a personal stream, "Who has my foam roller?" returned ten turns about shifts and running,
+all grounded by concepts, above the only turn that names the roller. Here every signal keeps
+its size instead:
+
+* ``lex`` — the event's BM25 score over the best BM25 score of the query (1 for the best
+  lexical match, near 0 for a match on a common word), and ``lex_rr``, its reciprocal rank;
+* ``dense`` — the event's cosine to the query, rescaled between the cosine at rank
+  :data:`DENSE_FLOOR_RANK` (0) and the best cosine (1), and ``dense_rr``;
+* ``ground`` / ``person`` / ``claim`` — the graph operators' scores (events grounding the
+  concepts, facts and claims that anchor on the query; events reached from the people the
+  question names; the utterances behind the asked holder's claims), each over its best;
+* ``speaker`` — the event was said by a person the question names;
+* ``nb1_*`` / ``nb2_*`` — the best lexical and dense score among the turns one and two
+  places away in the log: an answer often sits next to the words it shares with the
+  question;
+* ``opinion`` — the event is the utterance of a claim and the question is not about a view;
+* ``window`` — the question names a time, and the event happened in it or mentions it (the
+  temporal gate, as a signal: "Am I still doing the race in May?", asked in April, is
+  answered by a note from March that speaks of May).
+
+An event's score is the dot product of its features with weights learned by pairwise
+logistic regression (``enfold bench train-recall``) on labelled questions — LoCoMo
+conversations and hand-written personal streams — and recorded with the data and the split
+in ``enfold/data/recall_model.json``. All features are relative to the query's own best
+scores, so the same weights serve any embedder.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+FEATURES = ("lex", "lex_rr", "dense", "dense_rr", "ground", "person", "claim", "speaker",
+            "nb1_lex", "nb1_dense", "nb2_lex", "nb2_dense", "opinion", "window")
+DENSE_FLOOR_RANK = 50  # the cosine at this rank of the dense search scores 0
+MODEL_FILE = "recall_model.json"
+
+
+@dataclass
+class Signals:
+    """What the operators found for one query, before ranking (event id → raw score)."""
+
+    lex: dict[str, float] = field(default_factory=dict)  # BM25, higher is better
+    dense: dict[str, float] = field(default_factory=dict)  # cosine
+    dense_floor: float = 0.0  # the cosine at DENSE_FLOOR_RANK (or the last one found)
+    dense_hits: set[str] = field(default_factory=set)  # found by the dense search itself
+    ground: dict[str, float] = field(default_factory=dict)
+    person: dict[str, float] = field(default_factory=dict)
+    claim: dict[str, float] = field(default_factory=dict)
+    speaker: set[str] = field(default_factory=set)
+    opinion: set[str] = field(default_factory=set)  # claim utterances (factual questions)
+    window: set[str] = field(default_factory=set)  # of the time the question names
+
+
+def _over_best(scores: Mapping[str, float]) -> dict[str, float]:
+    top = max(scores.values(), default=0.0)
+    if top <= 0:
+        return {}
+    return {i: max(0.0, s) / top for i, s in scores.items()}
+
+
+def _reciprocal_ranks(scores: Mapping[str, float]) -> dict[str, float]:
+    order = sorted(scores, key=lambda x: (-scores[x], x))
+    return {i: 1.0 / r for r, i in enumerate(order, 1)}
+
+
+def feature_matrix(
+    candidates: list[str],
+    sig: Signals,
+    neighbours: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]],
+) -> np.ndarray:
+    """One row of :data:`FEATURES` per candidate. ``neighbours[e]`` holds the ids one and two
+    places away from ``e`` in the log."""
+    lex = _over_best(sig.lex)
+    lex_rr = _reciprocal_ranks(sig.lex)
+    top = max(sig.dense.values(), default=0.0)
+    span = top - sig.dense_floor
+    dense = ({i: float(np.clip((c - sig.dense_floor) / span, 0.0, 1.0))
+              for i, c in sig.dense.items()} if span > 1e-9 else {})
+    dense_rr = _reciprocal_ranks(sig.dense)
+    ground, person, claim = _over_best(sig.ground), _over_best(sig.person), _over_best(sig.claim)
+    x = np.zeros((len(candidates), len(FEATURES)), dtype=np.float64)
+    for row, e in enumerate(candidates):
+        one, two = neighbours.get(e, ((), ()))
+        x[row] = (
+            lex.get(e, 0.0), lex_rr.get(e, 0.0), dense.get(e, 0.0), dense_rr.get(e, 0.0),
+            ground.get(e, 0.0), person.get(e, 0.0), claim.get(e, 0.0),
+            1.0 if e in sig.speaker else 0.0,
+            max((lex.get(n, 0.0) for n in one), default=0.0),
+            max((dense.get(n, 0.0) for n in one), default=0.0),
+            max((lex.get(n, 0.0) for n in two), default=0.0),
+            max((dense.get(n, 0.0) for n in two), default=0.0),
+            1.0 if e in sig.opinion else 0.0,
+            1.0 if e in sig.window else 0.0,
+        )
+    return x
+
+
+@dataclass(frozen=True)
+class RankModel:
+    """Linear weights over :data:`FEATURES`."""
+
+    weights: tuple[float, ...]
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    def score(self, x: np.ndarray) -> np.ndarray:
+        return x @ np.asarray(self.weights, dtype=np.float64)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"features": list(FEATURES), "weights": dict(zip(FEATURES, self.weights,
+                                                                 strict=True)),
+                **dict(self.info)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RankModel:
+        w = d["weights"]
+        return cls(tuple(float(w.get(f, 0.0)) for f in FEATURES),
+                   {k: v for k, v in d.items() if k not in ("features", "weights")})
+
+
+#: Used when no trained model is packaged: BM25 first, the rest as tie-breakers.
+FALLBACK = RankModel((1.0, 0.2, 0.5, 0.1, 0.3, 0.2, 0.3, 0.1, 0.1, 0.1, 0.05, 0.05, -0.1,
+                      0.5))
+
+
+@cache
+def packaged_model() -> RankModel:
+    """The weights recorded in ``enfold/data/recall_model.json`` (see the module doc)."""
+    try:
+        text = (resources.files("enfold") / "data" / MODEL_FILE).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return FALLBACK
+    return RankModel.from_dict(json.loads(text))
+
+
+def fit_pairwise(groups: Iterable[tuple[np.ndarray, np.ndarray]], *, l2: float = 1.0,
+                 max_pairs: int = 400, seed: int = 0) -> tuple[tuple[float, ...], dict[str, Any]]:
+    """Weights minimizing the pairwise logistic loss: for each query, every (relevant,
+    irrelevant) candidate pair should score relevant higher. ``groups`` yields one query's
+    ``(X, labels)``; each query gives at most ``max_pairs`` pairs (sampled), so that no
+    query with many candidates weighs more than another. L2-regularized; L-BFGS."""
+    from scipy.optimize import minimize
+
+    rng = np.random.default_rng(seed)
+    diffs: list[np.ndarray] = []
+    queries = 0
+    for x, y in groups:
+        pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y <= 0)
+        if not len(pos) or not len(neg):
+            continue
+        queries += 1
+        pairs = np.array([(p, n) for p in pos for n in neg])
+        if len(pairs) > max_pairs:
+            pairs = pairs[rng.choice(len(pairs), max_pairs, replace=False)]
+        d = x[pairs[:, 0]] - x[pairs[:, 1]]
+        diffs.append(d / len(pairs))  # each query weighs the same
+    if not diffs:
+        raise ValueError("no query with both relevant and irrelevant candidates")
+    counts = np.concatenate([np.full(len(d), len(d)) for d in diffs])
+    d_all = np.concatenate(diffs) * counts[:, None]  # undo the scaling; weights below
+    w_pair = 1.0 / counts
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        m = d_all @ w
+        # log(1 + e^-m), stable
+        lv = np.logaddexp(0.0, -m)
+        g = -(w_pair * (1.0 / (1.0 + np.exp(m))))[:, None] * d_all
+        total = float((w_pair * lv).sum() / queries + 0.5 * l2 * (w @ w) / queries)
+        grad = g.sum(axis=0) / queries + l2 * w / queries
+        return total, grad
+
+    res = minimize(loss, np.zeros(d_all.shape[1]), jac=True, method="L-BFGS-B")
+    return tuple(float(v) for v in res.x), {"queries": queries, "pairs": len(d_all),
+                                            "loss": round(float(res.fun), 5), "l2": l2}
