@@ -300,7 +300,8 @@ class EventBody(BaseModel):
     # Checked by the library's rules (enfold.events.to_epoch), not coerced here: pydantic
     # would turn ``true`` into 1.0 (1970) where the library refuses a boolean.
     ts: Any = Field(None, description="epoch seconds or ISO 8601",
-                    json_schema_extra={"anyOf": [{"type": "number"}, {"type": "string"}]})
+                    json_schema_extra={"anyOf": [{"type": "number"}, {"type": "string"},
+                                                     {"type": "null"}]})
     source: str | None = None
     kind: str | None = None
     id: str | None = Field(None, description="external id: appending it twice is a no-op")
@@ -322,7 +323,8 @@ class AnswerBody(BaseModel):
     query: str = Field(min_length=1)
     k: int | None = Field(None, ge=1, le=200)
     at: Any = Field(None, description="when the question is asked: epoch seconds or ISO 8601",
-                    json_schema_extra={"anyOf": [{"type": "number"}, {"type": "string"}]})
+                    json_schema_extra={"anyOf": [{"type": "number"}, {"type": "string"},
+                                                     {"type": "null"}]})
 
 
 class FeedbackBody(BaseModel):

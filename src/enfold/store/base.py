@@ -19,7 +19,8 @@ from enfold.graph import ChangeSet
 from enfold.model import Edge, Node, NodeKind, OpRecord
 
 #: The meta key of a namespace that names the vector space of its vectors:
-#: ``{"name": embedder name, "dim": size}``, written with the namespace's first vectors.
+#: ``{"name": embedder name, "dim": size}``, written by the store with the namespace's first
+#: vectors. It is the store's, not the graph's: ``load_graph`` leaves it out of ``meta``.
 EMBEDDER_KEY = "embedder"
 
 

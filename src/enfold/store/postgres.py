@@ -354,7 +354,8 @@ class PostgresStore:
             aliases = [(r[0], r[1]) for r in conn.execute(
                 "SELECT old_id, new_id FROM aliases WHERE namespace = %s", (namespace,))]
             meta = [(r[0], json.loads(r[1])) for r in conn.execute(
-                "SELECT key, value FROM meta WHERE namespace = %s", (namespace,))]
+                "SELECT key, value FROM meta WHERE namespace = %s AND key != %s",
+                (namespace, EMBEDDER_KEY))]
         return GraphSnapshot(nodes, edges, vectors, aliases, meta)
 
     def commit(self, namespace: str, changes: ChangeSet, *, cursor: int | None = None,
@@ -554,7 +555,7 @@ class PostgresStore:
         return json.loads(rows[0][0]) if rows else None
 
     def vector_spaces(self) -> dict[str, tuple[str | None, int]]:
-        out = {}
+        out: dict[str, tuple[str | None, int]] = {}
         for ns, value in self._q("SELECT namespace, value FROM meta WHERE key = %s",
                                  (EMBEDDER_KEY,)):
             record = json.loads(value)

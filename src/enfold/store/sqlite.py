@@ -313,7 +313,8 @@ class SQLiteStore:
             "SELECT old_id, new_id FROM aliases WHERE namespace = ?", (namespace,)
         )]
         meta = [(r[0], json.loads(r[1])) for r in self._q(
-            "SELECT key, value FROM meta WHERE namespace = ?", (namespace,)
+            "SELECT key, value FROM meta WHERE namespace = ? AND key != ?",
+            (namespace, EMBEDDER_KEY),
         )]
         return GraphSnapshot(nodes, edges, vectors, aliases, meta)
 
@@ -521,7 +522,7 @@ class SQLiteStore:
         return _dumps({"name": self.embedder_name, "dim": int(vec.shape[-1])})
 
     def vector_spaces(self) -> dict[str, tuple[str | None, int]]:
-        out = {}
+        out: dict[str, tuple[str | None, int]] = {}
         for ns, value in self._q("SELECT namespace, value FROM meta WHERE key = ?",
                                  (EMBEDDER_KEY,)):
             record = json.loads(value)
