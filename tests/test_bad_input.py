@@ -128,10 +128,27 @@ def test_add_many_validates_every_event_before_storing_any(mem: Memory, event: A
     assert export_all(mem) == before
 
 
-@pytest.mark.parametrize("ns", ["", "bad ns", "a/b", "ü" * 3, "-leading"])
+@pytest.mark.parametrize("ns", ["", "bad ns", "a/b", "ü" * 3, "-leading", "maya\n", "c\n",
+                                "a" * 129])
 def test_open_with_invalid_namespace(tmp_path: Path, ns: str) -> None:
     with pytest.raises(NamespaceError):
         Memory.open(tmp_path / "ns.db", namespace=ns)
+
+
+@pytest.mark.parametrize("ns", ["maya\n", "maya\r\n", "maya\nmore"])
+def test_a_namespace_with_a_newline_is_refused_everywhere(mem: Memory, ns: str) -> None:
+    """``$`` in the pattern matched before a final newline; the whole name must match."""
+    from enfold.server.auth import create_key
+
+    before = export_all(mem)
+    with pytest.raises(NamespaceError):
+        mem.add("sneaking in", ts=TS, namespace=ns)
+    with pytest.raises(NamespaceError):
+        mem.stats(ns)
+    with pytest.raises(InputError):
+        create_key(mem.store, ns)
+    assert export_all(mem) == before
+    assert mem.namespaces() == ["A", "B"]
 
 
 def test_get_and_forget_unknown_ids(mem: Memory) -> None:
@@ -326,7 +343,9 @@ def test_cli_usage_errors_exit_2(cli_db: tuple[Path, str], args: list[str]) -> N
 
 
 @pytest.mark.parametrize("args", [["show", "co_doesnotexist"], ["forget", "ev_doesnotexist"],
-                                  ["--namespace", "bad ns", "stats"]])
+                                  ["--namespace", "bad ns", "stats"],
+                                  ["--namespace", "maya\n", "stats"],
+                                  ["--namespace", "maya\n", "add", "sneaking in"]])
 def test_cli_unknown_ids_exit_1_with_one_line(cli_db: tuple[Path, str], args: list[str]
                                               ) -> None:
     db, _ = cli_db
@@ -349,3 +368,53 @@ def test_cli_show_and_forget_known_id(cli_db: tuple[Path, str]) -> None:
     assert r.returncode == 0, r.stderr
     r = cli(db, "show", eid)
     assert r.returncode == 1
+
+
+# ------------------------------------------------------------- ingest idempotency
+def _lines(*objs: dict[str, Any]) -> str:
+    return "".join(json.dumps(o) + "\n" for o in objs)
+
+
+def _ingest(db: Path, src: Path) -> dict[str, Any]:
+    r = cli(db, "--json", "ingest", "--no-progress", str(src))
+    assert r.returncode == 0, r.stderr
+    out: dict[str, Any] = json.loads(r.stdout)
+    return out
+
+
+def test_cli_ingest_again_stores_nothing_new(tmp_path: Path, cli_db: tuple[Path, str]) -> None:
+    """Lines without id and ts used to take the current time, so every run stored them
+    again (3,000 lines interrupted and re-run left 3,900 events)."""
+    db, _ = cli_db
+    src = tmp_path / "events.jsonl"
+    no_time = [{"text": f"note {i} about the marathon", "source": "Maya"} for i in range(120)]
+    twice = {"text": "took my pills"}  # two equal lines: two events
+    src.write_text(_lines(*no_time, twice, twice, {"text": "with an id", "id": "x-1"},
+                          json.loads(GOOD)), encoding="utf-8")
+    first = _ingest(db, src)
+    assert (first["ingested"], first["new"], first["already_stored"]) == (124, 124, 0)
+    assert first["stats"]["events"] == 125  # the fixture's event too
+    again = _ingest(db, src)
+    assert (again["ingested"], again["new"], again["already_stored"]) == (124, 0, 124)
+    assert again["stats"]["events"] == 125
+    # An interrupted run stored a prefix; the next run of the grown file adds only the rest
+    # (equal lines keep their numbers, so a third "took my pills" is one new event).
+    with open(src, "a", encoding="utf-8") as fh:
+        fh.write(_lines(twice, {"text": "a new line", "source": "Sam"}))
+    grown = _ingest(db, src)
+    assert (grown["ingested"], grown["new"], grown["already_stored"]) == (126, 2, 124)
+    with Memory.open(db, planner=None) as m:
+        assert m.stats()["events"] == 127
+    r = cli(db, "ingest", "--no-progress", str(src))  # the text form says the same
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("ingested 126 events (0 new, 126 already stored) into default")
+
+
+def test_cli_ingest_of_another_file_with_equal_lines_stores_them(
+        tmp_path: Path, cli_db: tuple[Path, str]) -> None:
+    """Without a time, an equal line in another file is another event, not a repeat."""
+    db, _ = cli_db
+    for name in ("monday.jsonl", "tuesday.jsonl"):
+        (tmp_path / name).write_text(_lines({"text": "took my pills"}), encoding="utf-8")
+        assert _ingest(db, tmp_path / name)["new"] == 1
+    assert _ingest(db, tmp_path / "monday.jsonl")["new"] == 0

@@ -137,6 +137,10 @@ def test_batches_and_idempotency_keys_return_the_same_ids(api: Api) -> None:
     ({"events": []}, 422, "events"),
     ({"events": [{"text": "fine"}, {"text": ""}]}, 400, "event 1"),
     ({"text": "x" * 40_000}, 400, "max_event_text"),
+    ({"text": "hi", "ts": True}, 400, "boolean"),
+    ({"text": "hi", "ts": False}, 400, "boolean"),
+    ({"events": [{"text": "fine", "ts": 5}, {"text": "hi", "ts": True}]}, 400, "event 1"),
+    ({"text": "hi", "ts": [1]}, 400, "ts"),
 ])
 def test_bad_events_are_refused_with_a_problem_and_store_nothing(
         api: Api, body: Any, status: int, words: str) -> None:
@@ -322,6 +326,7 @@ def test_export_forget_wipe_and_stats(api: Api) -> None:
 def test_health_readiness_openapi_and_unknown_routes(api: Api) -> None:
     assert api.c.get("/healthz").json() == {"status": "ok"}
     assert api.c.get("/readyz").json()["status"] == "ready"
+    assert spec_of_ts(api) == [{"type": "number"}, {"type": "string"}, {"type": "null"}]
     spec = api.c.get("/openapi.json").json()
     paths = spec["paths"]
     for path in ("/events", "/recall", "/answer", "/intents", "/intents/{intent_id}/feedback",
@@ -334,6 +339,118 @@ def test_health_readiness_openapi_and_unknown_routes(api: Api) -> None:
     _is_problem(api.c.put(api.url("alice", "/events"), headers=api.h("alice")), 405)
     page = api.c.get("/ui")
     assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+
+
+def spec_of_ts(api: Api) -> Any:
+    """How the OpenAPI document describes an event's ``ts`` (validated by the library)."""
+    schemas = api.c.get("/openapi.json").json()["components"]["schemas"]
+    return schemas["EventBody"]["properties"]["ts"]["anyOf"]
+
+
+def test_readiness_shows_counts_only_to_a_key(api: Api) -> None:
+    """A probe without a key learns ready or not, never the server's backlog."""
+    api.post_events("alice", {"text": "a note for the backlog"})
+    assert api.c.get("/readyz").json() == {"status": "ready"}
+    admin = api.c.get("/readyz", headers={"Authorization": f"Bearer {ADMIN}"}).json()
+    assert admin["status"] == "ready" and {"backlog", "folded"} <= set(admin)
+    mine = api.c.get("/readyz", headers=api.h("bob")).json()
+    assert mine == {"status": "ready", "namespace": "bob", "backlog": 0}
+    _is_problem(api.c.get("/readyz", headers={"Authorization": "Bearer enf_nope_nope"}), 401)
+
+
+def test_readiness_without_auth_shows_the_counts(tmp_path: Path) -> None:
+    memory = _memory(tmp_path / "m.db")
+    with TestClient(create_app(memory, ServerSettings(auth=False))) as client:
+        body = client.get("/readyz").json()
+    memory.close()
+    assert body["status"] == "ready" and {"backlog", "folded"} <= set(body)
+
+
+@pytest.mark.parametrize("at", ["1e300", "-1e300", "nan", "inf", "true", "not a time"])
+def test_bad_at_is_a_400_problem(api: Api, at: str) -> None:
+    """``at`` takes the library's rules for times and the range of dates (1e300 used to be
+    a text/plain 500 that also dropped the connection)."""
+    h = api.h("alice")
+    body = _is_problem(api.c.get(api.url("alice", "/recall"), params={"q": "x", "at": at},
+                                 headers=h), 400)
+    assert "'at'" in body["detail"]
+    value: Any = json.loads(at) if at in ("1e300", "-1e300", "true") else at
+    _is_problem(api.c.post(api.url("alice", "/answer"), json={"query": "x", "at": value},
+                           headers=h), 400)
+
+
+def test_good_at_is_accepted(api: Api) -> None:
+    """The control: epoch seconds (as text or a number) and ISO 8601."""
+    h = api.h("alice")
+    for at in ("1700000000", "1700000000.5", "2023-11-14T22:13:20Z"):
+        r = api.c.get(api.url("alice", "/recall"), params={"q": "x", "at": at}, headers=h)
+        assert r.status_code == 200, r.text
+    r = api.c.post(api.url("alice", "/answer"), json={"query": "x", "at": 1_700_000_000},
+                   headers=h)
+    assert r.status_code == 200, r.text
+
+
+@pytest.mark.parametrize("ns", ["alice%0A", "c%0A", "alice%0D%0A"])
+def test_a_namespace_with_a_trailing_newline_is_refused(api: Api, ns: str) -> None:
+    admin = {"Authorization": f"Bearer {ADMIN}"}
+    for method, path, body in (("GET", "/stats", None), ("POST", "/events", {"text": "hi"}),
+                               ("GET", "/recall?q=hi", None)):
+        r = api.c.request(method, f"/v1/namespaces/{ns}{path}", json=body, headers=admin)
+        assert "invalid namespace" in _is_problem(r, 400)["detail"]
+    assert api.memory.namespaces() == []
+
+
+def test_an_unexpected_error_is_a_500_problem_and_the_connection_lives(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a real uvicorn server: an exception no handler takes is answered as problem+json
+    (not Starlette's text/plain), and the same keep-alive connection serves the next
+    request (uvicorn closes it when the exception escapes the app)."""
+    import uvicorn
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise OverflowError("timestamp out of range for platform time_t")
+
+    memory = _memory(tmp_path / "m.db")
+    monkeypatch.setattr(memory, "recall", broken)
+    app = create_app(memory, ServerSettings(admin_key=ADMIN, scan_interval_s=0.2))
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.started:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            reader = sock.makefile("rb")
+            first = _exchange(sock, reader, "/v1/namespaces/alice/recall?q=x", ADMIN)
+            assert first[0] == 500 and first[1]["content-type"] == "application/problem+json"
+            problem = json.loads(first[2])
+            assert problem["status"] == 500 and "OverflowError" in problem["detail"]
+            assert "time_t" not in problem["detail"]  # the details stay in the log
+            second = _exchange(sock, reader, "/healthz", ADMIN)
+            assert second[0] == 200 and json.loads(second[2]) == {"status": "ok"}
+    finally:
+        server.should_exit = True
+        thread.join(20)
+        memory.close()
+    assert not thread.is_alive()
+
+
+def _exchange(sock: socket.socket, reader: Any, path: str, key: str
+              ) -> tuple[int, dict[str, str], bytes]:
+    """One HTTP/1.1 keep-alive request on an open socket: (status, headers, body)."""
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {key}\r\n\r\n"
+                 .encode())
+    status_line = reader.readline()
+    assert status_line, "the server closed the connection"
+    status = int(status_line.split()[1])
+    headers = {}
+    while (line := reader.readline().decode().strip()):
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return status, headers, reader.read(int(headers["content-length"]))
 
 
 def test_draining_refuses_new_work_with_503(api: Api) -> None:

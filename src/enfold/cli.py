@@ -8,11 +8,13 @@ The environment is read here and nowhere in the library.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -156,6 +158,19 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
                 raise InputError(f"{path}: line {lineno}: malformed JSON ({exc})") from exc
 
 
+def line_key(origin: str, data: Mapping[str, Any]) -> str:
+    """What identifies a line that has neither ``id`` nor ``ts``: its content (the parsed
+    object, so spacing and key order do not matter) and the file it is in. Its external id
+    adds which of the file's equal lines it is (``KEY:0``, ``KEY:1``…): running the file
+    again finds the same ids, two equal lines are two events, and lines added to the file
+    do not renumber the others."""
+    h = hashlib.sha256()
+    for part in (origin, json.dumps(data, sort_keys=True, ensure_ascii=False)):
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+    return f"line:{h.hexdigest()[:32]}"
+
+
 @cli.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
@@ -164,30 +179,49 @@ def ingest(obj: Ctx, file: Path, no_progress: bool) -> None:
     """Ingest a JSON Lines file of events, folding as it goes.
 
     Every line is validated first; if any is bad, nothing is ingested and the error names
-    the line. Re-running is safe: events already stored are recognised and skipped.
+    the line. Re-running is safe (after an interruption too): events already stored are
+    recognised by their id, else by text, source and ts, and a line with neither id nor ts
+    by its content, the file and its place among the file's identical lines.
     """
     from tqdm import tqdm
 
-    from enfold.events import event_from_mapping
+    from enfold.events import event_from_mapping, event_record
 
     mem = obj.memory()
+    origin = str(file.resolve())
     events = []
+    repeats: Counter[str] = Counter()
     for lineno, data in read_jsonl(file):
         try:
-            events.append(event_from_mapping(data, mem.settings))
+            ev = event_from_mapping(data, mem.settings)
         except InputError as exc:
             raise InputError(f"{file}: line {lineno}: {exc}") from exc
+        if ev.external_id is None and data.get("ts") is None:
+            key = line_key(origin, data)
+            ev = replace(ev, external_id=f"{key}:{repeats[key]}")
+            repeats[key] += 1
+        events.append(ev)
     bar = tqdm(total=len(events), unit="ev", disable=no_progress or obj.as_json,
                file=sys.stderr)
     ids: list[str] = []
+    new = 0
     for i in range(0, len(events), 100):
-        ids += mem.add_many(events[i:i + 100])
-        bar.update(min(100, len(events) - i))
+        chunk = events[i:i + 100]
+        # The store says which events it already held; Memory.add_many does not (yet).
+        appended = mem.store.append_events(
+            mem.namespace, [event_record(e, mem.namespace) for e in chunk])
+        if mem.auto_fold:
+            mem.fold()
+        ids += [a.id for a in appended]
+        new += sum(a.created for a in appended)
+        bar.update(len(chunk))
     bar.close()
     stats = mem.stats()
-    obj.out({"ingested": len(ids), "unique": len(set(ids)), "stats": stats},
-            "\n".join([(f"ingested {len(ids)} events ({len(set(ids))} unique) into "
-                        f"{stats['namespace']}: {stats['folded']} folded"), *_llm_lines(stats)]))
+    obj.out({"ingested": len(ids), "new": new, "already_stored": len(ids) - new,
+             "unique": len(set(ids)), "stats": stats},
+            "\n".join([(f"ingested {len(ids)} events ({new} new, {len(ids) - new} already "
+                        f"stored) into {stats['namespace']}: {stats['folded']} folded"),
+                        *_llm_lines(stats)]))
 
 
 @cli.command()

@@ -29,7 +29,7 @@ import os
 import re
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -44,6 +44,7 @@ __all__ = [
     "MiniLMEmbedder",
     "OpenAIEmbedder",
     "blob_to_embedding",
+    "check_vector_space",
     "embedding_to_blob",
     "make_embedder",
 ]
@@ -464,6 +465,32 @@ def make_embedder(spec: str, **kwargs: Any) -> Embedder:
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"bad embedder configuration {spec!r}: {exc}") from exc
     raise ConfigError(f"unknown embedder {spec!r}; choose minilm, hash, hash:DIM or openai")
+
+
+def check_vector_space(spaces: Mapping[str, tuple[str | None, int]], embedder: Embedder
+                       ) -> None:
+    """Refuse ``embedder`` for a store whose vectors it cannot be compared with.
+
+    ``spaces`` is :meth:`~enfold.store.base.Store.vector_spaces`: per namespace, the embedder
+    recorded with its vectors and their size. Another name is refused (two models of one
+    size still make unrelated vectors); vectors from before names were recorded are checked
+    by size. The :class:`ConfigError` names the embedder to open the store with.
+    """
+    for ns, (name, dim) in sorted(spaces.items()):
+        if name is not None and name != embedder.name:
+            raise ConfigError(f"this store was built with {name} ({dim} dims, namespace "
+                              f"{ns!r}), not {embedder.name}; open it with {_asking_for(name)}")
+        if name is None and dim != embedder.dim:
+            hint = " (--embedder minilm makes 384)" if dim == MINILM_DIM else ""
+            raise ConfigError(f"this store holds {dim}-dim vectors (namespace {ns!r}) and "
+                              f"{embedder.name} makes {embedder.dim}; open it with the "
+                              f"embedder that built it{hint}")
+
+
+def _asking_for(name: str) -> str:
+    """How to ask for the embedder called ``name``: the CLI flag when one names it."""
+    flags = {MiniLMEmbedder.name: "minilm", HashingEmbedder().name: "hash"}
+    return f"--embedder {flags[name]}" if name in flags else f"embedder={name!r}"
 
 
 def _make_hashing(rest: str, kwargs: dict[str, Any]) -> HashingEmbedder:

@@ -75,6 +75,11 @@ class Memory:
     ) -> None:
         self.store = store
         self.namespace = self._check_ns(namespace)
+        if embedder is not None:  # vectors of two embedders never meet in one store
+            from enfold.embed import check_vector_space
+
+            check_vector_space(store.vector_spaces(), embedder)
+            store.embedder_name = embedder.name
         self.embedder = embedder
         self.planners = list(planners)
         self.settings = settings or Settings()
@@ -138,8 +143,16 @@ class Memory:
                 raise
         elif planner is not None:
             planners = [planner]
-        return cls(store, namespace=namespace, embedder=emb, planners=planners,
-                   settings=settings, auto_fold=auto_fold)
+        try:
+            return cls(store, namespace=namespace, embedder=emb, planners=planners,
+                       settings=settings, auto_fold=auto_fold)
+        except BaseException:  # what was opened here is closed here
+            for made in planners if isinstance(planner, str) else ():
+                close = getattr(made, "close", None)
+                if callable(close):
+                    close()
+            store.close()
+            raise
 
     @staticmethod
     def _make_planners(

@@ -133,12 +133,13 @@ _ID_PREFIX = {
     _K.FACT: "fa",
 }
 
-_NAMESPACE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
+_NAMESPACE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
 
 
 def valid_namespace(name: str) -> bool:
-    """Namespaces are short identifiers: letters, digits and ``_ . : @ -``."""
-    return bool(_NAMESPACE_RE.match(name))
+    """Namespaces are short identifiers: letters, digits and ``_ . : @ -``. The whole name
+    must match (``$`` would let a trailing newline through)."""
+    return isinstance(name, str) and _NAMESPACE_RE.fullmatch(name) is not None
 
 
 class _IdClock:

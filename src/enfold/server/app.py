@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import io
 import logging
-import math
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
 from http import HTTPStatus
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any
@@ -41,7 +41,7 @@ from enfold.errors import (
     PlanError,
     StoreError,
 )
-from enfold.events import event_from_mapping, event_record
+from enfold.events import event_from_mapping, event_record, to_epoch
 from enfold.graph import WorkingGraph
 from enfold.memory import Memory
 from enfold.model import Node, NodeKind, now, valid_namespace
@@ -258,13 +258,50 @@ async def _send(response: Response, scope: MutableMapping[str, Any],
     await response(scope, receive, send)
 
 
+class Contain:
+    """Answers an exception no handler took as a problem+json 500, and keeps it inside the
+    app: Starlette's last-resort handler answers text/plain and re-raises, and uvicorn then
+    drops the keep-alive connection. The traceback goes to the log, not to the client. A
+    response already under way (a stream) can only be cut short, so that still raises."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Callable[[], Awaitable[Any]],
+                       send: Callable[[Any], Awaitable[None]]) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked(message: Any) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except Exception as exc:
+            if started:
+                raise
+            log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
+            await _send(problem(500, f"an unexpected {type(exc).__name__}; the server log has "
+                                     "the details", slug="internal-error"),
+                        scope, receive, send)
+
+
 # ------------------------------------------------------------------ request models
 class EventBody(BaseModel):
     """One event; every field but ``text`` is optional (SPEC §9)."""
 
     model_config = ConfigDict(extra="forbid")
     text: str
-    ts: float | str | None = Field(None, description="epoch seconds or ISO 8601")
+    # Checked by the library's rules (enfold.events.to_epoch), not coerced here: pydantic
+    # would turn ``true`` into 1.0 (1970) where the library refuses a boolean.
+    ts: Any = Field(None, description="epoch seconds or ISO 8601",
+                    json_schema_extra={"anyOf": [{"type": "number"}, {"type": "string"},
+                                                     {"type": "null"}]})
     source: str | None = None
     kind: str | None = None
     id: str | None = Field(None, description="external id: appending it twice is a no-op")
@@ -285,7 +322,9 @@ class AnswerBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1)
     k: int | None = Field(None, ge=1, le=200)
-    at: float | str | None = None
+    at: Any = Field(None, description="when the question is asked: epoch seconds or ISO 8601",
+                    json_schema_extra={"anyOf": [{"type": "number"}, {"type": "string"},
+                                                     {"type": "null"}]})
 
 
 class FeedbackBody(BaseModel):
@@ -345,15 +384,26 @@ def append_events(memory: Memory, namespace: str, events: Sequence[dict[str, Any
     return memory.store.append_events(namespace, records)
 
 
-def _epoch(at: float | str | None) -> float | str | None:
-    """A time parameter: epoch seconds as a number, anything else as given."""
+def _epoch(at: Any) -> float | None:
+    """A time parameter (``at``) as epoch seconds, by the library's rules for event times
+    (:func:`~enfold.events.to_epoch`) and within the range a date can have, so a bad or
+    absurd time (``true``, ``nan``, ``1e300``) is a 400 here, not a crash inside recall."""
+    if at is None:
+        return None
+    value: Any = at
     if isinstance(at, str):
         try:
-            value = float(at)
+            value = float(at)  # a query string carries epoch seconds as text
         except ValueError:
-            return at
-        return value if math.isfinite(value) else at
-    return at
+            value = at
+    try:
+        epoch = to_epoch(value)
+        datetime.fromtimestamp(epoch, tz=UTC)
+    except InputError as exc:
+        raise InputError(f"invalid 'at' {at!r}: {exc}") from exc
+    except (OverflowError, OSError, ValueError) as exc:
+        raise InputError(f"'at' {at!r} is out of the range of dates") from exc
+    return epoch
 
 
 def _kinds(kinds: str | None) -> list[NodeKind] | None:
@@ -557,11 +607,23 @@ def healthz() -> dict[str, str]:
 
 
 @ops.get("/readyz", summary="Readiness: workers running and not draining")
-def readyz(st: StateDep) -> Response:
+def readyz(st: StateDep,
+           credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+           ) -> Response:
+    """Ready or not for anyone (a load balancer's probe has no key); the counts only for a
+    key: the server's for the admin, its namespace's backlog for a namespace key."""
     if st.draining or not st.workers.started:
         return problem(503, "not ready", slug="not-ready", headers={"Retry-After": "1"})
-    return JSONResponse({"status": "ready", "backlog": st.workers.backlog(),
-                         "folded": st.workers.stats.folded})
+    body: dict[str, Any] = {"status": "ready"}
+    if credentials is None and st.auth.enabled:
+        return JSONResponse(body)
+    who = st.auth.principal(f"{credentials.scheme} {credentials.credentials}"
+                            if credentials else None)
+    if who.admin:
+        body.update(backlog=st.workers.backlog(), folded=st.workers.stats.folded)
+    else:
+        body.update(namespace=who.namespace, backlog=st.workers.backlog(who.namespace))
+    return JSONResponse(body)
 
 
 # ------------------------------------------------------------------ the app
@@ -615,4 +677,5 @@ def create_app(
     else:
         app.include_router(ui_router)
     app.add_middleware(Guard, state=state)
+    app.add_middleware(Contain)  # outermost: it also contains what the guard raises
     return app

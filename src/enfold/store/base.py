@@ -18,6 +18,11 @@ import numpy as np
 from enfold.graph import ChangeSet
 from enfold.model import Edge, Node, NodeKind, OpRecord
 
+#: The meta key of a namespace that names the vector space of its vectors:
+#: ``{"name": embedder name, "dim": size}``, written by the store with the namespace's first
+#: vectors. It is the store's, not the graph's: ``load_graph`` leaves it out of ``meta``.
+EMBEDDER_KEY = "embedder"
+
 
 @dataclass(frozen=True)
 class EventRecord:
@@ -86,6 +91,9 @@ class Store(Protocol):
 
     url: str
     shared: bool  # whether other processes can write to it (an in-memory store cannot)
+    # The embedder of the vectors this process commits (set by Memory; None: unknown). A
+    # commit that writes a namespace's first vectors records it (meta EMBEDDER_KEY).
+    embedder_name: str | None
 
     def close(self) -> None: ...
 
@@ -147,6 +155,11 @@ class Store(Protocol):
     def wipe(self, namespace: str) -> None: ...
 
     def get_meta(self, namespace: str, key: str) -> Any: ...
+
+    def vector_spaces(self) -> dict[str, tuple[str | None, int]]:
+        """For each namespace holding vectors: the embedder recorded for them (None when
+        they predate the record) and their size."""
+        ...
 
     # embedding cache
     def cached_vectors(

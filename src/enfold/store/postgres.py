@@ -38,7 +38,14 @@ from psycopg_pool import ConnectionPool
 from enfold.errors import InputError, StoreError
 from enfold.graph import ChangeSet
 from enfold.model import Edge, EdgeType, Node, NodeKind, OpRecord, now
-from enfold.store.base import TABLES, ApiKey, Appended, EventRecord, GraphSnapshot
+from enfold.store.base import (
+    EMBEDDER_KEY,
+    TABLES,
+    ApiKey,
+    Appended,
+    EventRecord,
+    GraphSnapshot,
+)
 from enfold.store.sqlite import _fts_text  # one definition of what lexical search sees
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -120,6 +127,7 @@ class PostgresStore:
         self.url = redact(url)
         self.shared = True
         self.dtype = np.dtype(dtype)
+        self.embedder_name: str | None = None
         self._local = threading.local()
         try:  # one direct attempt first: a wrong URL fails at once with the server's reason
             psycopg.connect(url, connect_timeout=int(timeout)).close()
@@ -346,7 +354,8 @@ class PostgresStore:
             aliases = [(r[0], r[1]) for r in conn.execute(
                 "SELECT old_id, new_id FROM aliases WHERE namespace = %s", (namespace,))]
             meta = [(r[0], json.loads(r[1])) for r in conn.execute(
-                "SELECT key, value FROM meta WHERE namespace = %s", (namespace,))]
+                "SELECT key, value FROM meta WHERE namespace = %s AND key != %s",
+                (namespace, EMBEDDER_KEY))]
         return GraphSnapshot(nodes, edges, vectors, aliases, meta)
 
     def commit(self, namespace: str, changes: ChangeSet, *, cursor: int | None = None,
@@ -457,6 +466,11 @@ class PostgresStore:
                 "INSERT INTO meta (namespace, key, value) VALUES (%s,%s,%s) ON CONFLICT "
                 "(namespace, key) DO UPDATE SET value = EXCLUDED.value",
                 [(namespace, k, _dumps(v)) for k, v in changes.meta.items()])
+        if vecs and self.embedder_name is not None:  # the namespace's first ones record it
+            cur.execute("INSERT INTO meta (namespace, key, value) VALUES (%s,%s,%s) "
+                        "ON CONFLICT (namespace, key) DO NOTHING",
+                        (namespace, EMBEDDER_KEY,
+                         _dumps({"name": self.embedder_name, "dim": vecs[0][2]})))
 
     def get_node(self, namespace: str, node_id: str) -> Node | None:
         rows = self._q(f"SELECT {_NODE_COLS} FROM nodes WHERE namespace = %s AND id = %s",
@@ -539,6 +553,19 @@ class PostgresStore:
         rows = self._q("SELECT value FROM meta WHERE namespace = %s AND key = %s",
                        (namespace, key))
         return json.loads(rows[0][0]) if rows else None
+
+    def vector_spaces(self) -> dict[str, tuple[str | None, int]]:
+        out: dict[str, tuple[str | None, int]] = {}
+        for ns, value in self._q("SELECT namespace, value FROM meta WHERE key = %s",
+                                 (EMBEDDER_KEY,)):
+            record = json.loads(value)
+            out[ns] = (str(record["name"]), int(record["dim"]))
+        for ns in self.namespaces():
+            if ns not in out:
+                rows = self._q("SELECT dim FROM vectors WHERE namespace = %s LIMIT 1", (ns,))
+                if rows:
+                    out[ns] = (None, int(rows[0][0]))
+        return out
 
     # ---------------------------------------------------- embedding cache
     def cached_vectors(

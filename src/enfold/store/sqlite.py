@@ -21,7 +21,14 @@ import numpy as np
 from enfold.errors import StoreError
 from enfold.graph import ChangeSet
 from enfold.model import Edge, EdgeType, Node, NodeKind, OpRecord, now
-from enfold.store.base import TABLES, ApiKey, Appended, EventRecord, GraphSnapshot
+from enfold.store.base import (
+    EMBEDDER_KEY,
+    TABLES,
+    ApiKey,
+    Appended,
+    EventRecord,
+    GraphSnapshot,
+)
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -61,6 +68,7 @@ class SQLiteStore:
         self.url = url or f"sqlite:///{path}"
         self.shared = path != ":memory:"
         self.dtype = np.dtype(dtype)
+        self.embedder_name: str | None = None
         self._lock = threading.RLock()
         try:
             self._db = sqlite3.connect(
@@ -305,7 +313,8 @@ class SQLiteStore:
             "SELECT old_id, new_id FROM aliases WHERE namespace = ?", (namespace,)
         )]
         meta = [(r[0], json.loads(r[1])) for r in self._q(
-            "SELECT key, value FROM meta WHERE namespace = ?", (namespace,)
+            "SELECT key, value FROM meta WHERE namespace = ? AND key != ?",
+            (namespace, EMBEDDER_KEY),
         )]
         return GraphSnapshot(nodes, edges, vectors, aliases, meta)
 
@@ -355,6 +364,10 @@ class SQLiteStore:
             db.executemany(
                 "INSERT OR REPLACE INTO meta (namespace, key, value) VALUES (?,?,?)",
                 [(namespace, k, _dumps(v)) for k, v in changes.meta.items()])
+            space = self._vector_space(changes)
+            if space is not None:
+                db.execute("INSERT OR IGNORE INTO meta (namespace, key, value) VALUES (?,?,?)",
+                           (namespace, EMBEDDER_KEY, space))
             if cursor is not None:
                 db.execute(
                     "INSERT OR REPLACE INTO cursors (namespace, seq) VALUES (?, ?)",
@@ -500,6 +513,26 @@ class SQLiteStore:
     def get_meta(self, namespace: str, key: str) -> Any:
         rows = self._q("SELECT value FROM meta WHERE namespace = ? AND key = ?", (namespace, key))
         return json.loads(rows[0][0]) if rows else None
+
+    def _vector_space(self, changes: ChangeSet) -> str | None:
+        """The EMBEDDER_KEY record of the vectors in ``changes`` (None: nothing to record)."""
+        vec = next((v for v in changes.vectors.values() if v is not None), None)
+        if vec is None or self.embedder_name is None:
+            return None
+        return _dumps({"name": self.embedder_name, "dim": int(vec.shape[-1])})
+
+    def vector_spaces(self) -> dict[str, tuple[str | None, int]]:
+        out: dict[str, tuple[str | None, int]] = {}
+        for ns, value in self._q("SELECT namespace, value FROM meta WHERE key = ?",
+                                 (EMBEDDER_KEY,)):
+            record = json.loads(value)
+            out[ns] = (str(record["name"]), int(record["dim"]))
+        for ns in self.namespaces():
+            if ns not in out:
+                rows = self._q("SELECT dim FROM vectors WHERE namespace = ? LIMIT 1", (ns,))
+                if rows:
+                    out[ns] = (None, int(rows[0][0]))
+        return out
 
     # ---------------------------------------------------- embedding cache
     def cached_vectors(
