@@ -131,7 +131,13 @@ def make_event(
 ) -> EventIn:
     """Validate the parts of one event."""
     text = check_text(text, settings)
-    when = (default_ts if default_ts is not None else now()) if ts is None else to_epoch(ts)
+    if ts is None:
+        when = default_ts if default_ts is not None else now()
+    else:
+        try:
+            when = to_epoch(ts)
+        except InputError as exc:
+            raise InputError(f"field 'ts': {exc}") from exc
     for name, value in (("source", source), ("kind", kind), ("id", external_id)):
         if value is not None and not isinstance(value, str):
             raise InputError(f"field {name!r} must be a string")
