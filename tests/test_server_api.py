@@ -354,8 +354,25 @@ def test_readiness_shows_counts_only_to_a_key(api: Api) -> None:
     admin = api.c.get("/readyz", headers={"Authorization": f"Bearer {ADMIN}"}).json()
     assert admin["status"] == "ready" and {"backlog", "folded"} <= set(admin)
     mine = api.c.get("/readyz", headers=api.h("bob")).json()
-    assert mine == {"status": "ready", "namespace": "bob", "backlog": 0}
+    assert mine == {"status": "ready", "namespace": "bob", "backlog": 0,
+                    "unplanned_events": 0}
     _is_problem(api.c.get("/readyz", headers={"Authorization": "Bearer enf_nope_nope"}), 401)
+
+
+def test_readiness_counts_the_events_folded_bare(api: Api) -> None:
+    """An event no planner could fold (here: one stored before times were range-checked)
+    is folded bare, and /readyz and /stats count it."""
+    from enfold.events import EventIn, event_record
+
+    api.memory.store.append_events("alice", [event_record(EventIn("call mom tomorrow", 1e300),
+                                                          "alice")])
+    api.post_events("alice", {"text": "a normal note after it"})
+    stats = api.settle("alice")
+    assert stats["folded"] == stats["events"] == 2 and stats["unplanned_events"] == 1
+    mine = api.c.get("/readyz", headers=api.h("alice")).json()
+    assert mine["unplanned_events"] == 1
+    admin = api.c.get("/readyz", headers={"Authorization": f"Bearer {ADMIN}"}).json()
+    assert admin["unplanned_events"] == 1
 
 
 def test_readiness_without_auth_shows_the_counts(tmp_path: Path) -> None:

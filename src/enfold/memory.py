@@ -577,6 +577,17 @@ class Memory:
             records = [merged[seq] for seq in sorted(merged)]
         return records
 
+    def unplanned_events(self, namespace: str | None = None) -> int:
+        """Events folded bare because every planner failed on them (stored, searchable and
+        marked with ``fold_error``): in one namespace, or in every namespace this process
+        has folded or loaded when ``namespace`` is None."""
+        if namespace is None:
+            return sum(self._unplanned.values())
+        ns = self._ns(namespace)
+        with self._lock(ns):
+            self.graph(ns)  # restores the count kept in the store
+            return self._unplanned.get(ns, 0)
+
     def fold_timings(self, namespace: str | None = None) -> dict[str, float]:
         """Seconds this process has spent folding the namespace, by stage (see
         :data:`enfold.write.fold.STAGES`); also in :meth:`stats` as ``fold_s``."""

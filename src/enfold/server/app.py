@@ -620,9 +620,11 @@ def readyz(st: StateDep,
     who = st.auth.principal(f"{credentials.scheme} {credentials.credentials}"
                             if credentials else None)
     if who.admin:
-        body.update(backlog=st.workers.backlog(), folded=st.workers.stats.folded)
+        body.update(backlog=st.workers.backlog(), folded=st.workers.stats.folded,
+                    unplanned_events=st.memory.unplanned_events())
     else:
-        body.update(namespace=who.namespace, backlog=st.workers.backlog(who.namespace))
+        body.update(namespace=who.namespace, backlog=st.workers.backlog(who.namespace),
+                    unplanned_events=st.memory.unplanned_events(who.namespace))
     return JSONResponse(body)
 
 
