@@ -102,7 +102,7 @@ class Settings:
         5, "consecutive failed LLM calls (timeouts, unreachable, 5xx/429 after retries) that "
         "open the circuit breaker: calls then fail fast and events fold locally (0: never)", "§1")
     llm_breaker_cooldown_s: float = _s(
-        30.0, "seconds an open LLM circuit breaker refuses calls before one probe call "
+        60.0, "seconds an open LLM circuit breaker refuses calls before one probe call "
         "(success closes it, failure reopens it)", "§1")
 
     def with_(self, **overrides: Any) -> Settings:
