@@ -19,9 +19,11 @@ from enfold.errors import (
     LLMError,
     LLMRateLimited,
     LLMTimeout,
+    LLMUnavailable,
 )
 from enfold.llm import BadJSONReply, LLMClient, LLMConfig
-from enfold.testing.fake_llm import Delay, Reply, ScriptedLLMServer, Status
+from enfold.settings import Settings
+from enfold.testing.fake_llm import Delay, Hang, Reply, ScriptedLLMServer, Status, Trickle
 
 SCHEMA = {
     "type": "object",
@@ -52,11 +54,13 @@ def sleeps() -> list[float]:
 def make_client(server: ScriptedLLMServer, sleeps: list[float]) -> Iterator[MakeClient]:
     clients: list[LLMClient] = []
 
-    def make(**overrides: Any) -> LLMClient:
+    def make(settings: Settings | None = None, sleep: Callable[[float], None] | None = None,
+             **overrides: Any) -> LLMClient:
         config = LLMConfig(
             **{"base_url": server.base_url, "api_key": "k", "model": "m", "timeout": 5, **overrides}
         )
-        client = LLMClient(config, sleep=sleeps.append, rng=random.Random(0))
+        client = LLMClient(config, settings=settings, sleep=sleep or sleeps.append,
+                           rng=random.Random(0))
         clients.append(client)
         return client
 
@@ -105,6 +109,8 @@ def test_usage_is_per_namespace(server: ScriptedLLMServer, make_client: MakeClie
         "failures": 0,
         "retries": 0,
         "budget_rejections": 0,
+        "breaker_rejections": 0,
+        "breaker_trips": 0,
     }
     assert client.usage("b")["calls"] == 1
     assert client.usage()["calls"] == 3
@@ -161,7 +167,7 @@ def test_retry_after_is_capped(
     server: ScriptedLLMServer, make_client: MakeClient, sleeps: list[float]
 ) -> None:
     server.enqueue(Status(429, headers={"Retry-After": "3600"}), Reply('{"ok": true}'))
-    ask(make_client())
+    ask(make_client(timeout=60))  # the capped wait fits in the deadline
     assert sleeps == [30.0]
 
 
@@ -229,6 +235,186 @@ def test_unreachable_server_is_retried_then_fails(sleeps: list[float]) -> None:
     with pytest.raises(LLMError, match="cannot reach"):
         ask(client)
     assert len(sleeps) == 2
+
+
+# -- the deadline of one call ---------------------------------------------------------------
+
+# A reply long enough that trickling it at 0.5 s a byte would take minutes.
+LONG = Reply('{"ok": true, "pad": "' + "x" * 200 + '"}')
+
+
+def _timed(client: LLMClient, error: type[Exception]) -> float:
+    started = time.monotonic()
+    with pytest.raises(error):
+        ask(client)
+    return time.monotonic() - started
+
+
+def test_a_trickled_reply_is_cut_at_the_deadline(
+    server: ScriptedLLMServer, make_client: MakeClient
+) -> None:
+    """Every read gets a byte within 0.5 s, so a per-read timeout of 1.5 s never fires; the
+    call's deadline does."""
+    server.enqueue(Trickle(0.5, LONG))
+    client = make_client(timeout=1.5)
+    assert _timed(client, LLMTimeout) < 1.5 + 1.0
+    assert len(server.requests) == 1
+    assert client.usage("ns")["failures"] == 1
+
+
+def test_trickled_headers_are_cut_at_the_deadline(
+    server: ScriptedLLMServer, make_client: MakeClient
+) -> None:
+    """The status line and headers trickle too: the SDK never gets a response object."""
+    server.enqueue(Trickle(0.5, LONG, headers=True))
+    assert _timed(make_client(timeout=1.5), LLMTimeout) < 1.5 + 1.0
+
+
+def test_a_hanging_server_is_cut_at_the_deadline(
+    server: ScriptedLLMServer, make_client: MakeClient
+) -> None:
+    server.enqueue(Hang())
+    assert _timed(make_client(timeout=0.5), LLMTimeout) < 0.5 + 1.0
+
+
+def test_retries_share_the_call_deadline(
+    server: ScriptedLLMServer, make_client: MakeClient
+) -> None:
+    """Six slow 500s would take 2.4 s; the call ends at its 1 s deadline, with no retry
+    started that could not finish in time."""
+    server.default = Delay(0.4, Status(500))
+    client = make_client(timeout=1, max_retries=5, sleep=time.sleep)
+    elapsed = _timed(client, LLMError)
+    assert elapsed < 1.0 + 0.7
+    assert 2 <= len(server.requests) <= 3
+    usage = client.usage("ns")
+    assert usage["failures"] == 1 and usage["retries"] == len(server.requests) - 1
+
+
+def test_a_retry_after_beyond_the_deadline_fails_at_once(
+    server: ScriptedLLMServer, make_client: MakeClient, sleeps: list[float]
+) -> None:
+    server.enqueue(Status(429, headers={"Retry-After": "10"}), Reply('{"ok": true}'))
+    client = make_client(timeout=2)
+    with pytest.raises(LLMRateLimited, match="deadline"):
+        ask(client)
+    assert sleeps == [] and len(server.requests) == 1
+
+
+def test_waiting_for_a_connection_slot_counts_against_the_deadline(
+    server: ScriptedLLMServer, make_client: MakeClient
+) -> None:
+    """With one slot held by a hanging call, a second call's timeout covers its wait."""
+    server.default = Hang()
+    client = make_client(timeout=1.0, concurrency=1)
+    first = threading.Thread(target=lambda: _timed(client, LLMTimeout))
+    first.start()
+    time.sleep(0.2)
+    assert _timed(client, LLMTimeout) < 1.0 + 0.5
+    first.join(5)
+    assert not first.is_alive()
+
+
+# -- the circuit breaker --------------------------------------------------------------------
+
+
+def _breaker(failures: int, cooldown_s: float) -> Settings:
+    return Settings().with_(llm_breaker_failures=failures, llm_breaker_cooldown_s=cooldown_s)
+
+
+def test_the_breaker_opens_after_consecutive_failures_and_fails_fast(
+    server: ScriptedLLMServer, make_client: MakeClient
+) -> None:
+    server.default = Hang()
+    client = make_client(timeout=0.3, settings=_breaker(3, 60))
+    for _ in range(3):
+        assert client.breaker_state == "closed"
+        _timed(client, LLMTimeout)
+    assert client.breaker_state == "open"
+    for _ in range(5):
+        assert _timed(client, LLMUnavailable) < 0.05
+    assert len(server.requests) == 3  # no request while open
+    usage = client.usage("ns")
+    assert (usage["calls"], usage["failures"]) == (3, 3)
+    assert (usage["breaker_trips"], usage["breaker_rejections"]) == (1, 5)
+    assert client.usage("other")["breaker_rejections"] == 0
+    with pytest.raises(LLMUnavailable):  # the breaker guards the endpoint, for everyone
+        ask(client, "other")
+
+
+def test_after_the_cooldown_one_probe_closes_the_breaker(
+    server: ScriptedLLMServer, make_client: MakeClient
+) -> None:
+    client = make_client(max_retries=0, settings=_breaker(2, 0.3))
+    _timed(client, LLMError)
+    _timed(client, LLMError)  # two 500s: open
+    _timed(client, LLMUnavailable)
+    time.sleep(0.35)
+    assert client.breaker_state == "half_open"
+    server.enqueue(Reply('{"ok": true}'), Reply('{"ok": false}'))
+    assert ask(client).data == {"ok": True}  # the probe
+    assert client.breaker_state == "closed"
+    assert ask(client).data == {"ok": False}
+    assert len(server.requests) == 4
+
+
+def test_a_failed_probe_reopens_the_breaker(
+    server: ScriptedLLMServer, make_client: MakeClient
+) -> None:
+    client = make_client(max_retries=0, settings=_breaker(2, 0.3))
+    _timed(client, LLMError)
+    _timed(client, LLMError)
+    time.sleep(0.35)
+    _timed(client, LLMError)  # the probe fails: open again for a whole cool-down
+    assert client.breaker_state == "open"
+    _timed(client, LLMUnavailable)
+    assert len(server.requests) == 3
+    assert client.usage("ns")["breaker_trips"] == 2
+
+
+def test_only_one_probe_at_a_time(server: ScriptedLLMServer, make_client: MakeClient) -> None:
+    client = make_client(max_retries=0, settings=_breaker(1, 0.2))
+    _timed(client, LLMError)
+    time.sleep(0.25)
+    server.enqueue(Delay(0.5, Reply('{"ok": true}')))
+    probe = threading.Thread(target=lambda: ask(client))
+    probe.start()
+    time.sleep(0.2)
+    with pytest.raises(LLMUnavailable, match="probe"):
+        ask(client)
+    probe.join(5)
+    assert client.breaker_state == "closed"
+    assert len(server.requests) == 2
+
+
+def test_any_answer_counts_as_healthy(server: ScriptedLLMServer, make_client: MakeClient) -> None:
+    """A wrong reply (bad JSON, a 4xx about the request) says the endpoint works: it resets
+    the count of consecutive failures."""
+    client = make_client(max_retries=0, settings=_breaker(2, 60))
+    server.enqueue(Status(500), Reply("not json"), Status(500), Status(401), Status(500),
+                   Status(500))
+    for error in (LLMError, BadJSONReply, LLMError, LLMError, LLMError):
+        _timed(client, error)
+        assert client.breaker_state == "closed"
+    _timed(client, LLMError)
+    assert client.breaker_state == "open"
+    assert len(server.requests) == 6
+
+
+def test_a_zero_threshold_disables_the_breaker(
+    server: ScriptedLLMServer, make_client: MakeClient
+) -> None:
+    client = make_client(max_retries=0, settings=_breaker(0, 60))
+    for _ in range(8):
+        _timed(client, LLMError)
+    assert client.breaker_state == "closed" and len(server.requests) == 8
+
+
+def test_breaker_settings_are_checked() -> None:
+    config = LLMConfig("http://127.0.0.1:9/v1", None, "m")
+    for failures, cooldown in ((-1, 1.0), (1, -1.0)):
+        with pytest.raises(ConfigError, match="llm_breaker"):
+            LLMClient(config, settings=_breaker(failures, cooldown))
 
 
 # -- structured output fallback -------------------------------------------------------------

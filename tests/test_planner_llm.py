@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from enfold.memory import Memory
 from enfold.model import GROUNDED_KINDS, ONTOLOGY, EdgeType, NodeKind
 from enfold.settings import Settings
 from enfold.store import open_store
-from enfold.testing.fake_llm import Delay, Reply, ScriptedLLMServer, Status
+from enfold.testing.fake_llm import Delay, Hang, Reply, ScriptedLLMServer, Status, Trickle
 from enfold.write import prompts as P
 from enfold.write.planner_llm import LLMPlanner, LLMWriter
 from enfold.write.planner_local import LocalPlanner
@@ -89,13 +90,14 @@ def server() -> Iterator[ScriptedLLMServer]:
 def make_memory(server: ScriptedLLMServer) -> Iterator[Callable[..., tuple[Memory, LLMPlanner]]]:
     made: list[Memory] = []
 
-    def make(batch_size: int = 1, **config: Any) -> tuple[Memory, LLMPlanner]:
-        settings = Settings()
+    def make(batch_size: int = 1, settings: Settings | None = None,
+             **config: Any) -> tuple[Memory, LLMPlanner]:
+        settings = settings or Settings()
         store = open_store("memory:")
         embedder = HashingEmbedder()
         client = LLMClient(LLMConfig(**{"base_url": server.base_url, "api_key": "k",
                                         "model": "m", "timeout": 5, **config}),
-                           sleep=lambda _s: None)
+                           settings=settings, sleep=lambda _s: None)
         planner = LLMPlanner(client, settings, batch_size=batch_size, store=store)
         mem = Memory(store, embedder=embedder, settings=settings,
                      planners=[planner, LocalPlanner(settings, embedder)])
@@ -355,6 +357,65 @@ def test_server_error_forever_falls_back_every_time(server, make_memory):
     assert mem.stats()["planner_failures"] == {"llm": 3}
     usage = planner.usage(mem.namespace)
     assert usage["fallbacks"] == 3 and usage["failures"] == 3
+    assert_valid(mem)
+
+
+# ------------------------------------------------- a slow or dead endpoint cannot stall
+MORE_RUNS = [
+    ("Recovery jog, 3 miles, easy on the knee.", "2026-10-08T07:00:00Z"),
+    ("Hill repeats: 8 x 90 seconds up the park road.", "2026-10-10T07:00:00Z"),
+    ("Long run: 16 miles, the last 3 at marathon pace.", "2026-10-12T07:00:00Z"),
+]
+
+
+def test_a_trickling_server_cannot_stall_add(server, make_memory):
+    """One byte every 0.5 s never trips a per-read timeout (this add() took minutes); the
+    call's 2 s deadline does, and the event folds with the local planner."""
+    mem, planner = make_memory(timeout=2)
+    server.enqueue(Trickle(0.5, Reply(EMPTY)))
+    started = time.monotonic()
+    (eid,) = add_runs(mem, RUNS[:1])
+    assert time.monotonic() - started < 2 * 2 + 1.0
+    assert eid in events_of(mem)
+    assert mem.stats()["planner_failures"] == {"llm": 1}
+    assert planner.usage(mem.namespace)["fallbacks"] == 1
+    assert_valid(mem)
+
+
+def test_a_hanging_server_opens_the_breaker_and_later_events_fold_at_once(server, make_memory):
+    """Two timeouts open the breaker; the next four events fold locally without a request."""
+    settings = Settings().with_(llm_breaker_failures=2, llm_breaker_cooldown_s=60)
+    mem, planner = make_memory(timeout=0.5, settings=settings)
+    server.default = Hang()
+    started = time.monotonic()
+    ids = add_runs(mem, RUNS + MORE_RUNS)
+    elapsed = time.monotonic() - started
+    assert len(server.chat_requests) == 2
+    assert elapsed < 2 * 0.5 + 1.5  # two timeouts, then local folding only
+    assert set(ids) <= set(events_of(mem))
+    assert mem.stats()["planner_failures"] == {"llm": 6}
+    usage = mem.stats()["llm"]
+    assert (usage["breaker_trips"], usage["breaker_rejections"], usage["failures"]) == (1, 4, 2)
+    assert usage["fallbacks"] == 6
+    assert planner.client.breaker_state == "open"
+    assert_valid(mem)
+
+
+def test_the_breaker_closes_after_the_cooldown_when_the_server_is_healthy(server, make_memory):
+    settings = Settings().with_(llm_breaker_failures=1, llm_breaker_cooldown_s=0.5)
+    mem, planner = make_memory(timeout=0.3, settings=settings)
+    server.enqueue(Hang())
+    server.default = Reply(EMPTY)
+    add_runs(mem, RUNS[:2])  # a timeout opens the breaker; the second event is refused
+    assert len(server.chat_requests) == 1
+    assert planner.client.breaker_state == "open"
+    time.sleep(0.55)
+    add_runs(mem, RUNS[2:] + MORE_RUNS[:1])  # the probe succeeds; calls resume
+    assert len(server.chat_requests) == 3
+    assert planner.client.breaker_state == "closed"
+    assert mem.stats()["planner_failures"] == {"llm": 2}
+    usage = planner.usage(mem.namespace)
+    assert usage["events"] == 2 and usage["breaker_rejections"] == 1
     assert_valid(mem)
 
 

@@ -13,7 +13,8 @@ One base class, a shallow tree::
     │   ├── LLMTimeout
     │   ├── LLMRateLimited
     │   ├── LLMBadReply     the reply was not valid JSON or did not match the schema
-    │   └── LLMBudgetExceeded
+    │   ├── LLMBudgetExceeded
+    │   └── LLMUnavailable  the circuit breaker is open: the endpoint kept failing
     └── ConfigError         invalid settings or configuration files
 
 The CLI and the server translate these at their edge (one line on stderr / problem+json).
@@ -75,6 +76,11 @@ class LLMBadReply(LLMError):
 
 class LLMBudgetExceeded(LLMError):
     """The namespace's token budget is spent."""
+
+
+class LLMUnavailable(LLMError):
+    """The endpoint failed repeatedly; calls are refused without a request until the
+    circuit breaker's cool-down ends (the planner chain falls back at once)."""
 
 
 class ConfigError(EnfoldError):

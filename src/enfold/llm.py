@@ -10,29 +10,52 @@ relies on:
   text; callers therefore also describe the schema in the prompt. The reply is parsed with
   ``json.loads`` — never repaired with regexes — and a non-object raises :class:`BadJSONReply`.
   Validating it against the schema is the caller's job (a pydantic model).
+- **A deadline per call.** ``timeout`` bounds the wall time of one call as its caller sees
+  it — waiting for a connection slot, connecting, sending, the whole reply, every retry and
+  every backoff between them — not each socket read. (httpx's timeouts are per operation: a
+  server trickling one byte every 0.5 s never trips a 2 s read timeout, and held one call
+  for as long as it liked.) The request runs as a task of ``openai.AsyncOpenAI`` on an event
+  loop the client owns, inside ``asyncio.timeout(remaining)``; at the deadline the task is
+  cancelled, which closes its connection at once, whatever phase it was in. The calling
+  thread simply waits for the task. A retry (or its backoff) that cannot finish before the
+  deadline is not attempted.
 - **Retries.** 429 (honouring ``Retry-After`` up to a cap), 408, 5xx and connection errors are
-  retried with exponential backoff and jitter, up to ``max_retries``. Timeouts are not: a
-  model too slow once is usually slow again, and the write path would rather fall back to the
-  local planner than stall for several timeouts. The SDK's own retries are switched off.
+  retried with exponential backoff and jitter, up to ``max_retries``, within the deadline.
+  Timeouts are not: a model too slow once is usually slow again, and the write path would
+  rather fall back to the local planner than stall. The SDK's own retries are switched off.
+- **A circuit breaker.** After ``breaker_failures`` consecutive calls that failed for the
+  endpoint's sake (timeout, unreachable, 5xx or 429 after the retries, a reply the SDK cannot
+  read) the client stops calling for ``breaker_cooldown_s`` and raises
+  :class:`~enfold.errors.LLMUnavailable` at once, so the planner chain falls back to the local
+  planner without paying a timeout per event. After the cool-down one call goes through as a
+  probe (others keep failing fast meanwhile): success closes the breaker, failure reopens it
+  for another cool-down. Any reply from the server — even a wrong one (bad JSON, a 4xx about
+  the request) — counts as healthy. One breaker per client: it guards an endpoint, which all
+  namespaces share.
 - **Concurrency.** At most ``concurrency`` requests are on the wire at once (per client).
-- **Accounting.** Calls, tokens, failures and retries per namespace, and an optional token
-  budget per namespace checked before each call.
+- **Accounting.** Calls, tokens, failures, retries and breaker trips/rejections per namespace,
+  and an optional token budget per namespace checked before each call.
 
 Errors are enfold's: :class:`~enfold.errors.LLMTimeout`, :class:`~enfold.errors.LLMRateLimited`,
-:class:`~enfold.errors.LLMBadReply`, :class:`~enfold.errors.LLMBudgetExceeded`, else
-:class:`~enfold.errors.LLMError`. The ``openai`` package is imported on first use only.
+:class:`~enfold.errors.LLMBadReply`, :class:`~enfold.errors.LLMBudgetExceeded`,
+:class:`~enfold.errors.LLMUnavailable`, else :class:`~enfold.errors.LLMError`. The ``openai``
+package is imported on first use only, and the event loop thread starts then too.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import email.utils
 import json
 import logging
+import os
 import random
 import threading
 import time
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+import weakref
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Self
@@ -44,7 +67,9 @@ from enfold.errors import (
     LLMError,
     LLMRateLimited,
     LLMTimeout,
+    LLMUnavailable,
 )
+from enfold.settings import Settings
 
 __all__ = ["BadJSONReply", "LLMClient", "LLMConfig", "LLMReply", "Usage"]
 
@@ -55,17 +80,23 @@ _DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
 _FORMATS = ("json_schema", "json_object", "text")
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _COUNTERS = ("calls", "prompt_tokens", "completion_tokens", "failures", "retries")
+# Calls refused before any request, and times this client's breaker opened.
+_REFUSALS = ("budget_rejections", "breaker_rejections", "breaker_trips")
+# How long past its deadline the calling thread waits for a cancelled task to finish.
+_CANCEL_GRACE_S = 2.0
 
 
 @dataclass(frozen=True)
 class LLMConfig:
     """How to reach the chat endpoint and how hard to lean on it.
 
-    ``base_url=None`` means OpenAI itself. ``token_budget`` caps prompt + completion tokens per
-    namespace for the life of one client (None: no cap); it is checked before each call, so
-    the call that crosses it completes and concurrent calls may overshoot a little. Library
-    code receives this object; only the CLI and the server build it from the environment or
-    a file.
+    ``base_url=None`` means OpenAI itself. ``timeout`` is the deadline of one call in
+    seconds, retries included (see the module). ``token_budget`` caps prompt + completion
+    tokens per namespace for the life of one client (None: no cap); it is checked before each
+    call, so the call that crosses it completes and concurrent calls may overshoot a little.
+    Library code receives this object; only the CLI and the server build it from the
+    environment or a file. The circuit breaker's knobs are settings
+    (``llm_breaker_failures``, ``llm_breaker_cooldown_s``), passed to :class:`LLMClient`.
     """
 
     base_url: str | None
@@ -215,6 +246,14 @@ class _FormatRejected(Exception):
     """Internal: the server refused the requested ``response_format``."""
 
 
+class _EndpointFailed(Exception):
+    """Internal: ``error`` is to be raised, and it counts against the endpoint (breaker)."""
+
+    def __init__(self, error: LLMError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 def _estimate_tokens(text: str) -> int:
     """A rough token count for servers that omit ``usage`` (about 4 characters a token)."""
     return max(1, len(text) // 4) if text else 0
@@ -244,19 +283,130 @@ def _retry_after(headers: Mapping[str, str] | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-class LLMClient:
-    """A thread-safe chat client with enfold's retry, format and budget policy.
+@dataclass(frozen=True)
+class _Admission:
+    """The breaker's answer to one call: go (perhaps as the half-open probe), or not yet."""
 
-    ``sleep``, ``backoff_base``, ``backoff_cap`` and ``retry_after_cap`` exist so tests (and
-    impatient batch jobs) can shrink or record the waits; ``rng`` makes the jitter
-    reproducible. Backoff before retry ``n`` (1-based) is ``min(cap, base·2^(n-1))`` scaled by
-    a random factor in [0.5, 1]; a ``Retry-After`` header replaces it, capped.
+    allowed: bool
+    probe: bool = False
+    retry_in: float = 0.0
+
+
+class CircuitBreaker:
+    """closed → (``failures`` consecutive failures) → open → (``cooldown_s``) → half-open.
+
+    Half-open admits exactly one probe; its success closes the breaker, its failure reopens
+    it for another cool-down. Calls already in flight when the breaker opened still report:
+    a late success closes it (the endpoint answers after all), a late failure changes
+    nothing. ``failures=0`` disables the breaker. Thread-safe; ``clock`` is for tests.
+    """
+
+    def __init__(self, failures: int, cooldown_s: float, *,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if failures < 0:
+            raise ConfigError(f"llm_breaker_failures must be >= 0, got {failures}")
+        if not cooldown_s >= 0:
+            raise ConfigError(f"llm_breaker_cooldown_s must be >= 0, got {cooldown_s}")
+        self.failures = failures
+        self.cooldown_s = cooldown_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._consecutive = 0
+        self._opened_at: float | None = None
+        self._probing = False
+
+    @property
+    def state(self) -> str:
+        """``"closed"``, ``"open"`` (refusing calls) or ``"half_open"`` (a probe may go or
+        is in flight)."""
+        with self._lock:
+            if self._opened_at is None:
+                return "closed"
+            if self._probing or self._clock() >= self._opened_at + self.cooldown_s:
+                return "half_open"
+            return "open"
+
+    @property
+    def consecutive_failures(self) -> int:
+        with self._lock:
+            return self._consecutive
+
+    def admit(self) -> _Admission:
+        """Whether a call may go now; a call admitted as the probe must be reported."""
+        with self._lock:
+            if self._opened_at is None:
+                return _Admission(True)
+            wait = self._opened_at + self.cooldown_s - self._clock()
+            if wait > 0 or self._probing:
+                return _Admission(False, retry_in=max(wait, 0.0))
+            self._probing = True
+            return _Admission(True, probe=True)
+
+    def record(self, admission: _Admission, healthy: bool | None) -> bool:
+        """Report an admitted call: ``healthy`` True (the server answered), False (it failed
+        the call), None (nothing learned, e.g. interrupted). Returns whether this report
+        opened the breaker."""
+        with self._lock:
+            if admission.probe:
+                self._probing = False
+            if healthy is None:
+                return False
+            if healthy:
+                self._consecutive = 0
+                self._opened_at = None
+                return False
+            self._consecutive += 1
+            if admission.probe or (self._opened_at is None and self.failures
+                                   and self._consecutive >= self.failures):
+                self._opened_at = self._clock()
+                return True
+            return False
+
+
+def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
+    asyncio.set_event_loop(loop)
+    loop.run_forever()
+
+
+def _shut_loop(loop: asyncio.AbstractEventLoop, thread: threading.Thread, sdk_client: Any
+               ) -> None:
+    """Close the SDK client on its loop, stop the loop and its thread (idempotent via
+    :func:`weakref.finalize`, which also runs this when a client is dropped unclosed)."""
+    if threading.current_thread() is not thread:
+        try:
+            asyncio.run_coroutine_threadsafe(sdk_client.close(), loop).result(timeout=5)
+        except (RuntimeError, TimeoutError, OSError) as exc:  # best effort: the loop goes anyway
+            log.debug("closing the LLM HTTP client failed: %s", exc)
+    loop.call_soon_threadsafe(loop.stop)
+    if threading.current_thread() is not thread:
+        thread.join(timeout=5)
+        if not thread.is_alive():
+            loop.close()
+
+
+async def _within(seconds: float, call: Callable[[], Awaitable[Any]]) -> Any:
+    """Run ``call()`` with a hard deadline: at ``seconds`` its task is cancelled."""
+    async with asyncio.timeout(seconds):
+        return await call()
+
+
+class LLMClient:
+    """A thread-safe chat client with enfold's deadline, retry, format, breaker and budget
+    policy (see the module).
+
+    ``settings`` supplies the circuit breaker (``llm_breaker_failures``,
+    ``llm_breaker_cooldown_s``; default :class:`~enfold.settings.Settings`). ``sleep``,
+    ``backoff_base``, ``backoff_cap`` and ``retry_after_cap`` exist so tests (and impatient
+    batch jobs) can shrink or record the waits; ``rng`` makes the jitter reproducible.
+    Backoff before retry ``n`` (1-based) is ``min(cap, base·2^(n-1))`` scaled by a random
+    factor in [0.5, 1]; a ``Retry-After`` header replaces it, capped.
     """
 
     def __init__(
         self,
         config: LLMConfig,
         *,
+        settings: Settings | None = None,
         sleep: Callable[[float], None] = time.sleep,
         backoff_base: float = 0.5,
         backoff_cap: float = 20.0,
@@ -265,7 +415,9 @@ class LLMClient:
     ) -> None:
         if config.base_url is None and not config.api_key:
             raise ConfigError("OpenAI's own endpoint needs an API key (ENFOLD_LLM_API_KEY)")
+        s = settings or Settings()
         self.config = config
+        self.breaker = CircuitBreaker(s.llm_breaker_failures, s.llm_breaker_cooldown_s)
         self._sleep = sleep
         self._backoff_base = backoff_base
         self._backoff_cap = backoff_cap
@@ -275,6 +427,9 @@ class LLMClient:
         self._lock = threading.Lock()
         self._sdk_client: Any = None
         self._sdk: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_pid = 0
+        self._shutdown: weakref.finalize[Any, Any] | None = None
         self._format_level = 0
         self._usage: dict[str, dict[str, int]] = {}
 
@@ -300,8 +455,10 @@ class LLMClient:
         """Ask for a JSON object matching ``schema`` and return it parsed in ``reply.data``.
 
         Raises :class:`BadJSONReply` (an :class:`~enfold.errors.LLMBadReply`) when the reply is
-        not a JSON object; the caller decides whether to ask again or fall back.
+        not a JSON object; the caller decides whether to ask again or fall back. The deadline
+        also spans stepping down to a weaker response format.
         """
+        deadline = self._deadline()
         while True:
             level = self._format_level
             mode = _FORMATS[level]
@@ -315,7 +472,7 @@ class LLMClient:
             else:
                 response_format = None
             try:
-                reply = self._call(messages, namespace, response_format, max_tokens)
+                reply = self._call(messages, namespace, response_format, max_tokens, deadline)
                 break
             except _FormatRejected as exc:
                 # Only the text mode sends no response_format, and it is never rejected for
@@ -358,14 +515,17 @@ class LLMClient:
         max_tokens: int | None = None,
     ) -> LLMReply:
         """Ask for free text (answers, labels); ``reply.data`` is None."""
-        return self._call(messages, namespace, None, max_tokens)
+        return self._call(messages, namespace, None, max_tokens, self._deadline())
 
     def usage(self, namespace: str | None = None) -> dict[str, int]:
         """Counters for ``namespace`` (or summed over all namespaces when None).
 
         Keys: ``calls`` (requests attempted, retries not included), ``prompt_tokens``,
         ``completion_tokens``, ``total_tokens``, ``failures`` (calls that raised),
-        ``retries`` (extra attempts), ``budget_rejections``.
+        ``retries`` (extra attempts), ``budget_rejections``, ``breaker_rejections`` (calls
+        refused at once because the circuit breaker was open) and ``breaker_trips`` (times a
+        failed call of the namespace opened the breaker). The breaker's live state is
+        :attr:`breaker_state`.
         """
         with self._lock:
             rows = (
@@ -373,23 +533,30 @@ class LLMClient:
                 if namespace is None
                 else [self._usage.get(namespace, {})]
             )
-            out = {k: sum(r.get(k, 0) for r in rows) for k in (*_COUNTERS, "budget_rejections")}
+            out = {k: sum(r.get(k, 0) for r in rows) for k in (*_COUNTERS, *_REFUSALS)}
         out["total_tokens"] = out["prompt_tokens"] + out["completion_tokens"]
         return out
 
     def restore_usage(self, namespace: str, counts: Mapping[str, Any]) -> None:
         """Add counters recorded by an earlier process (the memory keeps them in the
         store), so that usage and the token budget span restarts."""
-        known = (*_COUNTERS, "budget_rejections")
+        known = (*_COUNTERS, *_REFUSALS)
         self._count(namespace, **{k: int(v) for k, v in counts.items()
                                   if k in known and isinstance(v, int) and v > 0})
 
+    @property
+    def breaker_state(self) -> str:
+        """The circuit breaker now: ``"closed"``, ``"open"`` or ``"half_open"``."""
+        return self.breaker.state
+
     def close(self) -> None:
-        """Close the HTTP connection pool (the client can be used again afterwards)."""
+        """Close the HTTP connection pool and stop the client's event loop thread (the
+        client can be used again afterwards: both start again on the next call)."""
         with self._lock:
-            client, self._sdk_client = self._sdk_client, None
-        if client is not None:
-            client.close()
+            shutdown, self._shutdown = self._shutdown, None
+            self._sdk_client = self._loop = None
+        if shutdown is not None:
+            shutdown()
 
     def __enter__(self) -> Self:
         return self
@@ -405,6 +572,12 @@ class LLMClient:
             for key, delta in deltas.items():
                 row[key] = row.get(key, 0) + delta
 
+    def _deadline(self) -> float:
+        """When a call starting now must end. The SDK is set up first: importing it (a
+        second, once per process) is not the endpoint's time."""
+        self._client()
+        return time.monotonic() + self.config.timeout
+
     def _check_budget(self, namespace: str) -> None:
         budget = self.config.token_budget
         if budget is None:
@@ -416,10 +589,17 @@ class LLMClient:
                 f"namespace {namespace!r} spent {spent} of its {budget} LLM tokens"
             )
 
-    def _client(self) -> tuple[Any, Any]:
-        """The SDK module and client, created on first use (so importing enfold stays cheap)."""
+    def _client(self) -> tuple[Any, Any, asyncio.AbstractEventLoop]:
+        """The SDK module, its async client and the loop it runs on, created on first use
+        (so importing enfold, or building a client, starts nothing)."""
         with self._lock:
-            if self._sdk_client is None:
+            if self._loop is not None and self._loop_pid != os.getpid():
+                # A forked child inherits the loop but not its thread: start its own (the
+                # parent's loop and connections stay the parent's to close).
+                if self._shutdown is not None:
+                    self._shutdown.detach()
+                self._sdk_client = self._loop = self._shutdown = None
+            if self._sdk_client is None or self._loop is None:
                 try:
                     import openai
                 except ImportError as exc:
@@ -428,13 +608,40 @@ class LLMClient:
                         "pip install 'enfold[llm]'"
                     ) from exc
                 self._sdk = openai
-                self._sdk_client = openai.OpenAI(
+                sdk_client = openai.AsyncOpenAI(
                     base_url=self.config.base_url or _DEFAULT_OPENAI_URL,
                     api_key=self.config.api_key or "not-needed",
+                    # Per-operation limits under the call's deadline, which is enforced
+                    # by cancellation (_within).
                     timeout=self.config.timeout,
                     max_retries=0,  # the retry policy is ours
                 )
-            return self._sdk, self._sdk_client
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=_run_loop, args=(loop,), daemon=True,
+                                          name=f"enfold-llm-{id(self):x}")
+                thread.start()
+                self._sdk_client, self._loop, self._loop_pid = sdk_client, loop, os.getpid()
+                self._shutdown = weakref.finalize(self, _shut_loop, loop, thread, sdk_client)
+            return self._sdk, self._sdk_client, self._loop
+
+    def _request(self, client: Any, loop: asyncio.AbstractEventLoop, params: Mapping[str, Any],
+                 deadline: float) -> Any:
+        """One HTTP attempt, cancelled at ``deadline`` (raises TimeoutError then)."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError
+        task = _within(remaining, lambda: client.chat.completions.create(**params))
+        try:
+            future = asyncio.run_coroutine_threadsafe(task, loop)
+        except RuntimeError as exc:  # the loop was closed by close() in another thread
+            task.close()
+            raise concurrent.futures.CancelledError from exc
+        try:
+            # The task ends itself at the deadline; the grace only guards against a loop
+            # that stopped under us (close() from another thread).
+            return future.result(timeout=remaining + _CANCEL_GRACE_S)
+        finally:
+            future.cancel()  # a no-op once done; stops the request if we were interrupted
 
     def _backoff(self, retry: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -450,10 +657,21 @@ class LLMClient:
         namespace: str,
         response_format: dict[str, Any] | None,
         max_tokens: int | None,
+        deadline: float,
     ) -> LLMReply:
-        """One logical call: budget check, attempts with backoff, accounting."""
+        """One logical call: budget, breaker, attempts with backoff until ``deadline``,
+        accounting."""
         self._check_budget(namespace)
-        sdk, client = self._client()
+        sdk, client, loop = self._client()
+        admission = self.breaker.admit()
+        if not admission.allowed:
+            self._count(namespace, breaker_rejections=1)
+            wait = (f"for {admission.retry_in:.1f}s more" if admission.retry_in > 0
+                    else "while a probe call is in flight")
+            raise LLMUnavailable(
+                f"{self.config.base_url or 'the LLM'} failed {self.breaker.consecutive_failures}"
+                f" calls in a row; calls are refused {wait} (the circuit breaker is open)"
+            )
         params: dict[str, Any] = {
             "model": self.config.model,
             "messages": [dict(m) for m in messages],
@@ -463,18 +681,61 @@ class LLMClient:
             params["response_format"] = response_format
         if max_tokens is not None:
             params["max_tokens"] = max_tokens
+        healthy: bool | None = None  # what this call says about the endpoint
+        try:
+            reply = self._attempts(sdk, client, loop, params, namespace, deadline,
+                                   response_format)
+            healthy = True
+            return reply
+        except _EndpointFailed as failed:
+            healthy = False
+            raise failed.error from failed.error.__cause__
+        except (LLMError, _FormatRejected):
+            healthy = True
+            raise
+        finally:
+            if self.breaker.record(admission, healthy):
+                self._count(namespace, breaker_trips=1)
+                log.warning(
+                    "%s failed %d calls in a row; LLM calls are refused for %.1fs "
+                    "(events fold with the local planner meanwhile)",
+                    self.config.base_url, self.breaker.consecutive_failures,
+                    self.breaker.cooldown_s)
+            elif admission.probe and healthy:
+                log.info("%s answers again; LLM calls resume", self.config.base_url)
+
+    def _attempts(
+        self,
+        sdk: Any,
+        client: Any,
+        loop: asyncio.AbstractEventLoop,
+        params: dict[str, Any],
+        namespace: str,
+        deadline: float,
+        response_format: dict[str, Any] | None,
+    ) -> LLMReply:
+        """The attempts of one call. Raises :class:`_EndpointFailed` (wrapping the error to
+        raise) for failures that count against the endpoint, enfold errors otherwise."""
+        timeout = self.config.timeout
+
+        def failed(error: LLMError, cause: BaseException | None) -> _EndpointFailed:
+            self._count(namespace, failures=1)
+            error.__cause__ = cause
+            return _EndpointFailed(error)
+
         self._count(namespace, calls=1)
         retry = 0
         while True:
+            slot = self._slots.acquire(timeout=max(0.0, deadline - time.monotonic()))
+            if not slot:
+                raise failed(LLMTimeout(
+                    f"no LLM connection slot came free within {timeout}s "
+                    f"({self.config.concurrency} calls in flight)"), None)
             try:
-                with self._slots:
-                    response = client.chat.completions.create(**params)
-                return self._reply(response, params, namespace)
-            except sdk.APITimeoutError as exc:
-                self._count(namespace, failures=1)
-                raise LLMTimeout(
-                    f"{self.config.base_url} did not answer within {self.config.timeout}s"
-                ) from exc
+                response = self._request(client, loop, params, deadline)
+            except (TimeoutError, sdk.APITimeoutError) as exc:
+                raise failed(LLMTimeout(
+                    f"{self.config.base_url} did not answer within {timeout}s"), exc) from exc
             except sdk.APIStatusError as exc:
                 code = exc.status_code
                 if code in (400, 422) and response_format is not None and _mentions_format(exc):
@@ -483,26 +744,39 @@ class LLMClient:
                 if code not in _RETRYABLE_STATUS and code < 500:
                     self._count(namespace, failures=1)
                     raise LLMError(f"LLM request failed: {_status_message(exc)}") from exc
+                kind = LLMRateLimited if code == 429 else LLMError
                 if retry >= self.config.max_retries:
-                    self._count(namespace, failures=1)
-                    kind = LLMRateLimited if code == 429 else LLMError
-                    raise kind(
+                    raise failed(kind(
                         f"LLM request failed after {retry + 1} attempts: {_status_message(exc)}"
-                    ) from exc
+                    ), exc) from exc
+                error: LLMError = kind(
+                    f"LLM request failed after {retry + 1} attempts, and another would end "
+                    f"past the {timeout}s deadline: {_status_message(exc)}")
                 retry_after = _retry_after(exc.response.headers)
+                cause: BaseException = exc
             except sdk.APIConnectionError as exc:
                 if retry >= self.config.max_retries:
-                    self._count(namespace, failures=1)
-                    raise LLMError(
+                    raise failed(LLMError(
                         f"cannot reach {self.config.base_url} after {retry + 1} attempts: {exc}"
-                    ) from exc
-                retry_after = None
+                    ), exc) from exc
+                error = LLMError(f"cannot reach {self.config.base_url} within the {timeout}s "
+                                 f"deadline ({retry + 1} attempts): {exc}")
+                retry_after, cause = None, exc
             except sdk.OpenAIError as exc:  # e.g. a reply the SDK could not parse
+                raise failed(LLMError(f"LLM request failed: {exc}"), exc) from exc
+            except concurrent.futures.CancelledError as exc:
                 self._count(namespace, failures=1)
-                raise LLMError(f"LLM request failed: {exc}") from exc
+                raise LLMError("the LLM client was closed during the call") from exc
+            else:
+                return self._reply(response, params, namespace)
+            finally:
+                self._slots.release()
+            delay = self._backoff(retry + 1, retry_after)
+            if time.monotonic() + delay >= deadline:
+                raise failed(error, cause)
             retry += 1
             self._count(namespace, retries=1)
-            self._sleep(self._backoff(retry, retry_after))
+            self._sleep(delay)
 
     def _reply(self, response: Any, params: Mapping[str, Any], namespace: str) -> LLMReply:
         """Turn an SDK response into an :class:`LLMReply` and book its tokens."""

@@ -175,7 +175,7 @@ class Memory:
             from enfold.llm import LLMClient
             from enfold.write.planner_llm import LLMPlanner
 
-            client = llm if isinstance(llm, LLMClient) else LLMClient(llm)
+            client = llm if isinstance(llm, LLMClient) else LLMClient(llm, settings=settings)
             return [LLMPlanner(client, settings, profile=profile, store=store),
                     LocalPlanner(settings, embedder)]
         raise ConfigError(f"unknown planner {name!r} (use 'local' or 'llm')")

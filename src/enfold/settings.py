@@ -98,6 +98,12 @@ class Settings:
     embedding_dtype: str = _s("float32", "float32 or float16 embedding blobs", "§3")
     embed_batch: int = _s(64, "texts per embedding batch", "§4")
     llm_batch: int = _s(1, "events folded per LLM call (micro-batching)", "§4")
+    llm_breaker_failures: int = _s(
+        5, "consecutive failed LLM calls (timeouts, unreachable, 5xx/429 after retries) that "
+        "open the circuit breaker: calls then fail fast and events fold locally (0: never)", "§1")
+    llm_breaker_cooldown_s: float = _s(
+        60.0, "seconds an open LLM circuit breaker refuses calls before one probe call "
+        "(success closes it, failure reopens it)", "§1")
 
     def with_(self, **overrides: Any) -> Settings:
         """A copy with some settings changed; unknown names are a ConfigError."""

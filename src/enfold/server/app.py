@@ -561,9 +561,15 @@ def search(namespace: Namespace, st: StateDep,
 
 @api.get("/stream", tags=["push"], response_class=EventSourceResponse,
          summary="Server-Sent Events: 'intent' and 'reactivation' notifications")
-async def stream(namespace: Namespace, st: StateDep) -> EventSourceResponse:
+async def stream(namespace: Namespace, st: StateDep,
+                 credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+                 ) -> EventSourceResponse:
+    header = f"{credentials.scheme} {credentials.credentials}" if credentials else None
+    # _access has authorized the request; the stream keeps who it was, to check again.
+    who = await run_in_threadpool(st.auth.principal, header)
     sub = st.memory.notifier.stream(namespace=namespace)  # listening before the 200
-    events = sse_events(sub, stopping=lambda: st.draining)
+    # The stream ends once its key is revoked (checked per delivery and every second).
+    events = sse_events(sub, stopping=lambda: st.draining, allowed=lambda: st.auth.active(who))
     # On shutdown the generator sees `draining` within a second and ends the stream cleanly;
     # the grace period keeps sse-starlette from cutting it off before that.
     return EventSourceResponse(events, ping=int(st.settings.sse_ping_s),

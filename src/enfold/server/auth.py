@@ -101,6 +101,14 @@ class Authenticator:
             raise Unauthorized("unknown or revoked API key")
         return Principal(admin=False, namespace=row.namespace, key_id=row.id)
 
+    def active(self, who: Principal) -> bool:
+        """Whether ``who``'s credentials still hold: the admin's always do; a key's until it
+        is revoked (or deleted) in the store — by this process or any other."""
+        if who.admin:
+            return True
+        row = self._keys.get_api_key(who.key_id) if self._keys and who.key_id else None
+        return row is not None and row.revoked_at is None
+
     def authorize(self, authorization: str | None, namespace: str) -> Principal:
         """The caller, if allowed on ``namespace``; :class:`Hidden` if its key is for
         another namespace."""

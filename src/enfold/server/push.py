@@ -3,7 +3,10 @@
 Both listen to the memory's :class:`~enfold.notify.Notifier`, which publishes only after the
 change a notification reports has committed. SSE events are named ``intent`` (emerged,
 deadline near, resolved, expired: the notification's ``type`` says which) or
-``reactivation``; the data is the notification as JSON.
+``reactivation``; the data is the notification as JSON. A stream lives only as long as the
+credentials it was opened with: the key is checked again before every delivery and at
+least every ``poll_s`` seconds, and the stream ends once it is revoked (a reconnecting
+client then gets 401).
 
 A webhook receives ``POST`` with the JSON body ``{"id", "event", "notification"}`` and the
 headers ``X-Enfold-Event``, ``X-Enfold-Delivery`` (the id: deliveries are at least once, so
@@ -29,6 +32,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from enfold.errors import StoreError
 from enfold.notify import REACTIVATED, Notification, Notifier, Subscription
 
 log = logging.getLogger("enfold.server.push")
@@ -41,19 +45,37 @@ def event_name(note: Notification) -> str:
     return "reactivation" if note.type == REACTIVATED else "intent"
 
 
-async def sse_events(sub: Subscription, *, stopping: Callable[[], bool], poll_s: float = 1.0
+async def sse_events(sub: Subscription, *, stopping: Callable[[], bool],
+                     allowed: Callable[[], bool] | None = None, poll_s: float = 1.0
                      ) -> AsyncIterator[dict[str, str]]:
-    """The SSE messages of a subscription until ``stopping()`` (the server drains) or the
-    client goes away (the task is cancelled); the subscription is closed either way. The
-    caller subscribes before the response starts, so a client that sees 200 hears every
-    notification published after it."""
+    """The SSE messages of a subscription until ``stopping()`` (the server drains),
+    ``allowed()`` turns false (the stream's key was revoked) or the client goes away (the
+    task is cancelled); the subscription is closed either way. ``allowed`` may do I/O (it
+    runs in a worker thread) and is asked before each delivery and every ``poll_s``; a
+    store error while asking ends the stream too (fail closed). The caller subscribes
+    before the response starts, so a client that sees 200 hears every notification
+    published after it."""
+
+    async def still_allowed() -> bool:
+        if allowed is None:
+            return True
+        try:
+            return await asyncio.to_thread(allowed)
+        except StoreError as exc:
+            log.warning("ending an SSE stream: its key cannot be checked: %s", exc)
+            return False
+
     try:
         while not stopping():
             try:
                 note = await asyncio.wait_for(anext(sub), poll_s)
             except TimeoutError:
+                if not await still_allowed():
+                    return
                 continue
             except StopAsyncIteration:
+                return
+            if not await still_allowed():
                 return
             yield {"event": event_name(note), "id": uuid.uuid4().hex,
                    "data": json.dumps(note.to_dict(), ensure_ascii=False)}

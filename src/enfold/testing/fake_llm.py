@@ -5,7 +5,7 @@ path (retries, timeouts, rate limits, a server without ``json_schema`` support) 
 server. :class:`ScriptedLLMServer` is one: it binds ``127.0.0.1`` on a free port, runs in a
 background thread and answers from a script you write::
 
-    from enfold.testing.fake_llm import Delay, Reply, ScriptedLLMServer, Status
+    from enfold.testing.fake_llm import Delay, Hang, Reply, ScriptedLLMServer, Status, Trickle
 
     script = [Status(429, headers={"Retry-After": "0"}), Reply('{"ok": true}')]
     with ScriptedLLMServer(script) as srv:
@@ -20,7 +20,12 @@ Each chat request is answered by, in order of precedence: the JSON-schema gate (
 ``supports_json_schema=False`` a ``json_schema`` response format gets a 400 and consumes
 nothing, as servers lacking it do), the next item of the queue, the ``responder`` callable,
 then ``default`` (a 500 unless you pass another). Every parsed request body is recorded in
-:attr:`ScriptedLLMServer.requests`.
+:attr:`ScriptedLLMServer.requests` before it is answered.
+
+Slow and stuck servers, to test deadlines: :class:`Delay` answers late, :class:`Trickle`
+sends its answer one byte at a time (each read a client makes succeeds, so a per-read
+timeout never fires), and :class:`Hang` never answers. All three end at once when the
+server stops.
 """
 
 from __future__ import annotations
@@ -32,12 +37,13 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 from enfold.embed import HashingEmbedder
 
-__all__ = ["Delay", "Reply", "ScriptedLLMServer", "Status", "count_tokens"]
+__all__ = ["Delay", "Hang", "Reply", "ScriptedLLMServer", "Status", "Trickle", "count_tokens"]
 
 
 @dataclass(frozen=True)
@@ -77,8 +83,27 @@ class Delay:
     then: Reply | Status = Reply("{}")
 
 
-Scripted = Reply | Status | Delay
-Responder = Callable[[dict[str, Any]], Reply | Status | Delay]
+@dataclass(frozen=True)
+class Trickle:
+    """Send ``then`` one byte every ``interval`` seconds, as a stuck proxy or an overloaded
+    server can: every read the client makes gets a byte before a per-read timeout fires.
+
+    With ``headers=True`` the status line and headers trickle too (the client never even
+    sees a response); otherwise they go at once and only the body trickles.
+    """
+
+    interval: float = 0.5
+    then: Reply | Status = Reply("{}")
+    headers: bool = False
+
+
+@dataclass(frozen=True)
+class Hang:
+    """Read the request and never answer (until the server stops)."""
+
+
+Scripted = Reply | Status | Delay | Trickle | Hang
+Responder = Callable[[dict[str, Any]], Scripted]
 
 
 def count_tokens(text: str) -> int:
@@ -152,7 +177,7 @@ class ScriptedLLMServer:
         self._stopping.clear()
         httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
         httpd.daemon_threads = True
-        # A handler sleeping in a Delay must not keep stop() waiting.
+        # A handler sleeping in a Delay, a Trickle or a Hang must not keep stop() waiting.
         httpd.block_on_close = False
         self._httpd = httpd
         self._port = int(httpd.server_address[1])
@@ -317,19 +342,36 @@ def _make_handler(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             """Stay quiet; tests assert on :attr:`ScriptedLLMServer.requests` instead."""
 
-        def _send(self, code: int, body: Any, headers: Mapping[str, str] | None = None) -> None:
+        def _send(self, code: int, body: Any, headers: Mapping[str, str] | None = None,
+                  trickle: Trickle | None = None) -> None:
             if isinstance(body, str):
                 data, ctype = body.encode("utf-8"), "text/plain; charset=utf-8"
             else:
                 data, ctype = json.dumps(body).encode("utf-8"), "application/json"
             try:
-                self.send_response(code)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in (headers or {}).items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
+                if trickle is None:
+                    self.send_response(code)
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(data)))
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                lines = [f"{self.protocol_version} {code} {HTTPStatus(code).phrase}",
+                         f"Server: {self.version_string()}", f"Content-Type: {ctype}",
+                         f"Content-Length: {len(data)}",
+                         *(f"{name}: {value}" for name, value in (headers or {}).items())]
+                head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+                if not trickle.headers:
+                    self.wfile.write(head)
+                    self.wfile.flush()
+                    head = b""
+                for byte in head + data:
+                    if server._stopping.wait(trickle.interval):
+                        return
+                    self.wfile.write(bytes((byte,)))
+                    self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (e.g. timed out); nothing to tell it
 
@@ -390,7 +432,14 @@ def _make_handler(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
 
             try:
                 answer = server._next_chat_answer(body)
-                while isinstance(answer, Delay):
+                trickle: Trickle | None = None
+                while isinstance(answer, Delay | Trickle | Hang):
+                    if isinstance(answer, Hang):
+                        server._stopping.wait()
+                        return
+                    if isinstance(answer, Trickle):
+                        trickle, answer = answer, answer.then
+                        continue
                     if server._stopping.wait(answer.seconds):
                         return
                     answer = answer.then
@@ -399,11 +448,11 @@ def _make_handler(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                     if status_body is None:
                         status_body = _error_body(answer.code, f"scripted status {answer.code}")
                     finish()
-                    self._send(answer.code, status_body, answer.headers)
+                    self._send(answer.code, status_body, answer.headers, trickle)
                 else:
                     reply = server._chat_completion(body, answer)
                     finish()
-                    self._send(200, reply)
+                    self._send(200, reply, trickle=trickle)
             finally:
                 finish()
 
