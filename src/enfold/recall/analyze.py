@@ -27,6 +27,11 @@ _OPINION_WORDS = re.compile(r"\b(think|thinks|believe|believes|opinion|feel|feel
                             r"said|says|claim|claims)\b", re.IGNORECASE)
 _VERIFY = re.compile(r"^\s*(is it true|did|does|was|were|has|have|is|are)\b|\bis it true\b",
                      re.IGNORECASE)
+# The current state or the latest occurrence: "who has my ladder", "where is the car now",
+# "when did I last ...", "my latest ...". The newest evidence answers these.
+_LATEST = re.compile(r"\b(?:last|latest|most recent(?:ly)?|recently|currently|current|now|still|"
+                     r"any more|anymore|these days|at the moment|right now|who has|who's got|"
+                     r"where(?:'s| is| are) (?:my|the|our))\b", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b|\bwhat (?:date|day|time|year|month)\b|\bhow long\b", re.IGNORECASE)
 
 
@@ -39,6 +44,7 @@ class QueryAnalysis:
     comparison: bool = False
     verification: bool = False
     asks_when: bool = False
+    asks_latest: bool = False  # the current state or the latest occurrence
     window: tuple[float, float] | None = None  # temporal gate (epoch seconds)
     time_expressions: tuple[str, ...] = ()
     notes: list[str] = field(default_factory=list)
@@ -74,6 +80,7 @@ def analyze(query: str, *, at: datetime | None = None,
         comparison=bool(_COMPARISON.search(query)) and len(people) >= 2,
         verification=bool(_VERIFY.search(query)),
         asks_when=bool(_WHEN.search(query)),
+        asks_latest=bool(_LATEST.search(query)),
         window=window,
         time_expressions=expressions,
     )

@@ -84,7 +84,7 @@ def gather(
     steps = [] if steps is None else steps
     q = analysis.query
     win = analysis.window
-    sig = Signals()
+    sig = Signals(asks_latest=analysis.asks_latest)
     events = graph.by_kind[NodeKind.EVENT]
 
     sig.lex = {i: s for i, s in lexical(q, [NodeKind.EVENT], LEX_DEPTH) if i in events}
@@ -195,6 +195,7 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
         for e in found:
             near[e] = (_turns_away(graph, index, e, 1), _turns_away(graph, index, e, 2))
     candidates = list(found)
+    sig.ts = {e: graph.nodes[e].ts for e in candidates}
     if window is not None:
         sig.window = {e for e in candidates if _of_time(graph, e, window)}
     if qvec is not None:

@@ -20,7 +20,11 @@ its size instead:
 * ``opinion`` — the event is the utterance of a claim and the question is not about a view;
 * ``window`` — the question names a time, and the event happened in it or mentions it (the
   temporal gate, as a signal: "Am I still doing the race in May?", asked in April, is
-  answered by a note from March that speaks of May).
+  answered by a note from March that speaks of May);
+* ``recency`` — where the event's time falls between the oldest (0) and the newest (1)
+  candidate, and ``recency_asked``, the same when the question asks for the current state
+  or the latest time ("Who has my ladder?", "When did I last ..."): the newest evidence wins
+  a change of state.
 
 An event's score is the dot product of its features with weights learned by pairwise
 logistic regression (``enfold bench train-recall``) on labelled questions — LoCoMo
@@ -41,7 +45,8 @@ from typing import Any
 import numpy as np
 
 FEATURES = ("lex", "lex_rr", "dense", "dense_rr", "ground", "person", "claim", "speaker",
-            "nb1_lex", "nb1_dense", "nb2_lex", "nb2_dense", "opinion", "window")
+            "nb1_lex", "nb1_dense", "nb2_lex", "nb2_dense", "opinion", "window", "recency",
+            "recency_asked")
 DENSE_FLOOR_RANK = 50  # the cosine at this rank of the dense search scores 0
 MODEL_FILE = "recall_model.json"
 
@@ -60,6 +65,8 @@ class Signals:
     speaker: set[str] = field(default_factory=set)
     opinion: set[str] = field(default_factory=set)  # claim utterances (factual questions)
     window: set[str] = field(default_factory=set)  # of the time the question names
+    ts: dict[str, float] = field(default_factory=dict)  # each candidate's time
+    asks_latest: bool = False  # the question is about the current state or the latest time
 
 
 def _over_best(scores: Mapping[str, float]) -> dict[str, float]:
@@ -90,7 +97,10 @@ def feature_matrix(
     dense_rr = _reciprocal_ranks(sig.dense)
     ground, person, claim = _over_best(sig.ground), _over_best(sig.person), _over_best(sig.claim)
     x = np.zeros((len(candidates), len(FEATURES)), dtype=np.float64)
+    times = [sig.ts.get(e, 0.0) for e in candidates]
+    first, last = min(times, default=0.0), max(times, default=0.0)
     for row, e in enumerate(candidates):
+        recency = (sig.ts.get(e, first) - first) / (last - first) if last > first else 0.0
         one, two = neighbours.get(e, ((), ()))
         x[row] = (
             lex.get(e, 0.0), lex_rr.get(e, 0.0), dense.get(e, 0.0), dense_rr.get(e, 0.0),
@@ -102,6 +112,8 @@ def feature_matrix(
             max((dense.get(n, 0.0) for n in two), default=0.0),
             1.0 if e in sig.opinion else 0.0,
             1.0 if e in sig.window else 0.0,
+            recency,
+            recency if sig.asks_latest else 0.0,
         )
     return x
 
@@ -130,7 +142,7 @@ class RankModel:
 
 #: Used when no trained model is packaged: BM25 first, the rest as tie-breakers.
 FALLBACK = RankModel((1.0, 0.2, 0.5, 0.1, 0.3, 0.2, 0.3, 0.1, 0.1, 0.1, 0.05, 0.05, -0.1,
-                      0.5))
+                      0.5, 0.0, 0.2))
 
 
 @cache

@@ -36,6 +36,7 @@ from enfold.errors import (
     InputError,
     LLMBudgetExceeded,
     LLMError,
+    LLMUnavailable,
     NamespaceError,
     NotFound,
     PlanError,
@@ -148,6 +149,7 @@ _ERRORS: list[tuple[type[Exception], int, str]] = [
     (PlanError, 422, "invalid-plan"),
     (StoreError, 503, "store-unavailable"),
     (LLMBudgetExceeded, 429, "llm-budget"),
+    (LLMUnavailable, 503, "llm-unavailable"),  # the circuit breaker is open: retry later
     (LLMError, 502, "llm-failed"),
 ]
 
