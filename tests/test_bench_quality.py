@@ -25,7 +25,7 @@ def test_locomo_smoke(tmp_path: Path) -> None:
     result = _run("locomo", "--data", str(LOCOMO), "--embedder", "hash", "--conversations", "1",
                   "--questions", "8", "--out", str(out))
     assert result["benchmark"] == "locomo"
-    assert set(result["systems"]) == {"enfold", "bm25", "dense", "hybrid"}
+    assert set(result["systems"]) == {"enfold", "bm25", "dense", "hybrid", "hybrid+nb2"}
     for system in result["systems"].values():
         for k in (5, 10, 20):
             row = system[f"recall@{k}"]

@@ -44,13 +44,27 @@ def test_what_happened_puts_the_fact_first(mem: Memory) -> None:
     assert pack.claims == [], "a factual question is not answered with opinions"
 
 
-def test_temporal_gate_drops_events_outside_the_window(mem: Memory) -> None:
+def test_the_temporal_gate_puts_the_events_of_the_asked_time_first(mem: Memory) -> None:
+    """A time the question names is a signal, not a filter: the events of that time come
+    first, and others may follow them (a plan made earlier can speak of the asked time)."""
     asked = 1_790_000_000 + 6 * DAY  # the day after the last event
     pack = mem.recall("river run yesterday", k=5, at=asked)
     assert pack.evidence
-    for e in pack.evidence:
-        assert asked - DAY <= e.ts < asked
-    assert all("river" in e.text.lower() for e in pack.evidence[:1])
+    inside = [asked - DAY <= e.ts < asked for e in pack.evidence]
+    assert inside[0] and "river" in pack.evidence[0].text.lower()
+    assert inside == sorted(inside, reverse=True)  # no event outside before one inside
+
+
+def test_a_note_that_speaks_of_the_asked_time_is_found_by_it() -> None:
+    """ "Am I still doing the race in May?", asked in April, is answered by a note from
+    March that speaks of May; a filter on the events' own times dropped it."""
+    m = Memory.open("memory:", embedder="hash", planner="local")
+    m.add("Decided: not doing the Liverpool 10k on 17 May, too close to the half.",
+          ts="2026-03-10T09:00:00Z")
+    for i in range(8):
+        m.add(f"Easy run number {i} along the canal, 6 km.", ts=f"2026-04-{i + 1:02d}T07:00:00Z")
+    pack = m.recall("Am I still doing the Liverpool race in May?", at="2026-04-20T10:00:00Z")
+    assert "Liverpool" in pack.evidence[0].text
 
 
 def test_pack_items_carry_provenance_and_render_marks_opinions(mem: Memory) -> None:

@@ -5,7 +5,9 @@ between it and enfold on the same turns and the same embedder is what the graph 
 
 - :class:`BM25Retriever` — lexical: SQLite FTS5 in memory, ranked by FTS5's ``bm25()``;
 - :class:`DenseRetriever` — cosine top-k over the embeddings of any ``embed_fn``;
-- :class:`HybridRRF` — reciprocal-rank fusion of several retrievers (Cormack et al., 2009).
+- :class:`HybridRRF` — reciprocal-rank fusion of several retrievers (Cormack et al., 2009);
+- :class:`WithNeighbours` — any retriever's hits, each followed by the documents up to
+  ``width`` places before and after it in index order (the neighbouring turns of a chat).
 
 All three share one small interface (:class:`Retriever`): ``index(ids, texts)`` adds
 documents, ``search(query, k)`` returns up to ``k`` ``(id, score)`` pairs, best first, with
@@ -212,3 +214,39 @@ class HybridRRF:
                     best[doc_id] = (rank, best[doc_id][1])
         order = sorted(scores, key=lambda d: (-scores[d], best[d]))
         return [(d, scores[d]) for d in order[:k]]
+
+
+class WithNeighbours:
+    """A retriever whose every hit brings its neighbours in index order: hit, then the
+    documents 1, …, ``width`` places before and after it (nearest first), skipping those
+    already listed. For a conversation indexed turn by turn, the turns around a hit."""
+
+    def __init__(self, inner: Retriever, width: int = 2, *,
+                 indexed: Sequence[str] = ()) -> None:
+        """``indexed``: the ids ``inner`` already holds, in index order."""
+        if width < 0:
+            raise InputError(f"width must be >= 0, got {width}")
+        self.inner, self.width = inner, width
+        self._order: list[str] = list(indexed)
+        self._pos: dict[str, int] = {d: i for i, d in enumerate(self._order)}
+
+    def index(self, ids: list[str], texts: list[str]) -> None:
+        self.inner.index(ids, texts)
+        for doc_id in ids:
+            self._pos[doc_id] = len(self._order)
+            self._order.append(doc_id)
+
+    def search(self, query: str, k: int) -> list[tuple[str, float]]:
+        _check_k(k)
+        out: list[tuple[str, float]] = []
+        seen: set[str] = set()
+        for doc_id, score in self.inner.search(query, k):
+            i = self._pos[doc_id]
+            around = [i] + [j for d in range(1, self.width + 1) for j in (i - d, i + d)]
+            for j in around:
+                if 0 <= j < len(self._order) and self._order[j] not in seen:
+                    seen.add(self._order[j])
+                    out.append((self._order[j], score))
+            if len(out) >= k:
+                break
+        return out[:k]

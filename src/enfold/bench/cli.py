@@ -77,12 +77,15 @@ def perf(ctx: click.Context, sizes: list[int] | None, embedder: str, out: Path |
               help="Only the first N conversations.")
 @click.option("--questions", type=click.IntRange(min=1), default=None,
               help="Only the first N questions of each conversation (smoke runs).")
+@click.option("--only", default=None, metavar="ID,ID,…",
+              help="Only these conversations (sample ids, e.g. conv-42,conv-43).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the JSON result here and a Markdown table beside it (.md).")
 @click.pass_context
 def locomo(ctx: click.Context, data: Path, embedder_name: str, conversations: int | None,
-           questions: int | None, out: Path | None) -> None:
-    """Evidence recall@5/10/20 on LoCoMo, enfold against BM25, dense and hybrid RRF."""
+           questions: int | None, only: str | None, out: Path | None) -> None:
+    """Evidence recall@5/10/20 on LoCoMo, enfold against BM25, dense, hybrid RRF and hybrid
+    RRF with the ±2 neighbouring turns of each hit."""
     import time
 
     from enfold.bench import locomo as lb
@@ -92,12 +95,14 @@ def locomo(ctx: click.Context, data: Path, embedder_name: str, conversations: in
     as_json = bool(getattr(ctx.find_root().obj, "as_json", False))
     t0 = time.perf_counter()
     embedder = make_embedder(embedder_name)
+    chosen = [c.strip() for c in only.split(",") if c.strip()] if only else None
     systems, details = lb.run(data, embedder=embedder, conversations=conversations,
-                              questions=questions,
+                              questions=questions, only=chosen,
                               progress=None if as_json else
                               (lambda m: click.echo(m, err=True)))
     config = {"embedder": embedder.name, "planner": "local", "k": list(lb.KS),
-              "data": str(data), "conversations": conversations, "questions": questions}
+              "data": str(data), "conversations": conversations, "questions": questions,
+              "only": chosen}
     result = write_result("locomo", config, systems, time.perf_counter() - t0, out,
                           extra=details)
     if as_json:
@@ -107,11 +112,66 @@ def locomo(ctx: click.Context, data: Path, embedder_name: str, conversations: in
         click.echo(f"recall@{k}")
         for name, metrics in systems.items():
             row = metrics[f"recall@{k}"]
-            click.echo(f"  {name:<7} " + "  ".join(
+            click.echo(f"  {name:<10} " + "  ".join(
                 f"{c}={row[c] if row[c] is not None else '-'}" for c in
                 ("overall", *lb.CATEGORIES.values())))
     click.echo(f"enfold recall latency ms: {systems['enfold'].get('latency_ms')}")
     click.echo(f"{details}; elapsed {result['elapsed_s']:.1f} s")
+
+
+@bench.command("train-recall")
+@click.option("--locomo", "locomo_file", type=click.Path(exists=True, dir_okay=False,
+                                                         path_type=Path), default=None,
+              help="A LoCoMo JSON file (locomo10.json format).")
+@click.option("--fit-conversations", default="conv-26,conv-30,conv-41", show_default=True,
+              metavar="ID,ID,…", help="LoCoMo conversations the weights are fitted on.")
+@click.option("--measure-conversations", default="conv-42,conv-43", show_default=True,
+              metavar="ID,ID,…", help="LoCoMo conversations only measured.")
+@click.option("--fit-personal", "fit_personal", multiple=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A personal stream (JSON) to fit on; repeatable.")
+@click.option("--measure-personal", "measure_personal", multiple=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A personal stream (JSON) only measured; repeatable.")
+@click.option("--embedder", "embedder_name", type=click.Choice(["hash", "minilm"]),
+              default="minilm", show_default=True)
+@click.option("--l2", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
+              help="L2 regularization of the weights.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the model here (default: print it). The packaged model is "
+                   "src/enfold/data/recall_model.json.")
+@click.pass_context
+def train_recall(ctx: click.Context, locomo_file: Path | None, fit_conversations: str,
+                 measure_conversations: str, fit_personal: tuple[Path, ...],
+                 measure_personal: tuple[Path, ...], embedder_name: str, l2: float,
+                 out: Path | None) -> None:
+    """Fit recall's ranking weights on labelled questions and measure them on held-out ones
+    (see enfold.bench.train_recall)."""
+    from enfold.bench import train_recall as tr
+    from enfold.embed import make_embedder
+
+    def ids(text: str) -> list[str]:
+        return [c.strip() for c in text.split(",") if c.strip()]
+
+    fit = [*(tr.locomo_streams(locomo_file, ids(fit_conversations)) if locomo_file else []),
+           *(tr.personal_stream(p) for p in fit_personal)]
+    measure = [*(tr.locomo_streams(locomo_file, ids(measure_conversations))
+                 if locomo_file else []), *(tr.personal_stream(p) for p in measure_personal)]
+    if not fit:
+        raise click.UsageError("nothing to fit on: give --locomo and/or --fit-personal")
+    model, report = tr.train(fit, measure, embedder=make_embedder(embedder_name), l2=l2,
+                             progress=lambda m: click.echo(m, err=True))
+    text = json.dumps(model.to_dict(), indent=2, sort_keys=True) + "\n"
+    if out is None:
+        click.echo(text)
+        return
+    out.write_text(text, encoding="utf-8")
+    for part in ("fit", "measure"):
+        for key, row in report[part].items():
+            if "/" not in key:
+                click.echo(f"{part:<8}{key:<10}" + " ".join(
+                    f"{k}={v}" for k, v in row.items()))
+    click.echo(f"wrote {out}")
 
 
 @bench.command()

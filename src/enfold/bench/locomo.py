@@ -4,8 +4,8 @@ Each conversation is ingested turn by turn into its own namespace (``source`` = 
 ``ts`` = the session's date-time plus 30 s per turn to keep order, external id = the turn's
 ``D<session>:<turn>``), then every question of categories 1–4 is recalled as of the last
 session's date. Evidence recall@k is the share of a question's evidence turns among the
-top-k evidence events. BM25 (FTS5), dense (same embedder) and hybrid RRF baselines index the
-same turn texts in the same run.
+top-k evidence events. BM25 (FTS5), dense (same embedder), hybrid RRF and hybrid RRF with
+the ±2 neighbouring turns of each hit index the same turn texts in the same run.
 """
 
 from __future__ import annotations
@@ -18,7 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from enfold.bench.baselines import BM25Retriever, DenseRetriever, HybridRRF, Retriever
+from enfold.bench.baselines import (
+    BM25Retriever,
+    DenseRetriever,
+    HybridRRF,
+    Retriever,
+    WithNeighbours,
+)
 from enfold.bench.datasets import LocomoConversation, load_locomo
 from enfold.bench.metrics import percentiles, recall_at_k
 
@@ -56,15 +62,17 @@ def run(
     embedder: Any,
     conversations: int | None = None,
     questions: int | None = None,
+    only: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-    """Run the benchmark; returns (systems, details)."""
+    """Run the benchmark; returns (systems, details). ``only``: these conversations
+    (sample ids) alone."""
     from enfold.memory import Memory
     from enfold.store import open_store
     from enfold.write.planner_local import LocalPlanner
 
-    convs = load_locomo(data)[:conversations]
-    systems = ("enfold", "bm25", "dense", "hybrid")
+    convs = [c for c in load_locomo(data)[:conversations] if only is None or c.sample_id in only]
+    systems = ("enfold", "bm25", "dense", "hybrid", "hybrid+nb2")
     hits: dict[str, dict[int, dict[int, list[float]]]] = {
         s: {k: {c: [] for c in CATEGORIES} for k in KS} for s in systems}
     latency: list[float] = []
@@ -84,7 +92,9 @@ def run(
         bm25.index(ids, texts)
         dense.index(ids, texts)
         hybrid = HybridRRF([bm25, dense], k=60)
-        baselines: dict[str, Retriever] = {"bm25": bm25, "dense": dense, "hybrid": hybrid}
+        around = WithNeighbours(hybrid, width=2, indexed=ids)
+        baselines: dict[str, Retriever] = {"bm25": bm25, "dense": dense, "hybrid": hybrid,
+                                           "hybrid+nb2": around}
         asked = conv.turns[-1].ts + timedelta(days=1)
         qs = [q for q in conv.questions(CATEGORIES) if q.evidence][:questions]
         for q in qs:

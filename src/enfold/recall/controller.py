@@ -3,18 +3,19 @@
 Rule-based and deterministic. Every step is recorded (operator, inputs, how many items it
 produced) and every returned item carries the path of operators that produced it.
 
-Evidence events are ranked by reciprocal-rank fusion of up to five signals: lexical and
-dense anchors on events; events grounding the concepts, facts and claims that anchor on the
-query; a typed traversal from the named people; and, for attribution questions, the
-utterances behind the holder's claims. Neighbouring turns of the best evidence are added
-with a lower score, because the answer to a question often sits one turn away from the
-words it shares with the question.
+Evidence events are gathered by every signal — lexical and dense anchors on events;
+events grounding the concepts, facts and claims that anchor on the query; a typed traversal
+from the named people; for attribution questions, the utterances behind the holder's
+claims; the neighbouring turns of the best lexical and dense hits — and ranked by
+calibrated scores (:mod:`enfold.recall.rank`): each signal keeps its size relative to the
+query's best, so one event holding a rare word of the question is not buried under the
+events of a large concept, as reciprocal-rank fusion buried it. A time the question names
+is a signal too (the event happened then or speaks of it), not a filter.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -42,22 +43,6 @@ NEIGHBOUR_SOURCES = 10  # the best lexical and dense hits bring their neighbouri
 NEIGHBOUR_GAP_S = 1800.0  # log neighbours further apart in time are not turns of one talk
 FACT_MARGIN = 0.0  # among the top three, a plain account always goes before an opinion
 _DERIVED = (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM, NodeKind.INTENT)
-
-
-@dataclass
-class _Signals:
-    lists: list[list[str]]
-    weights: list[float]
-    paths: dict[str, list[str]]
-
-    def add(self, name: str, scores: Scores, weight: float = 1.0, limit: int = 100) -> None:
-        order = ranked(scores)[:limit]
-        if not order:
-            return
-        self.lists.append(order)
-        self.weights.append(weight)
-        for node_id in order:
-            self.paths.setdefault(node_id, []).append(name)
 
 
 def _seq_index(graph: WorkingGraph) -> dict[int, str]:
