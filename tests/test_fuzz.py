@@ -9,6 +9,7 @@ and a normal event added next is folded and recalled.
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -167,16 +168,16 @@ def test_the_library_folds_everything_it_accepts(data: st.DataObject) -> None:
 # ------------------------------------------------------------------- HTTP
 fastapi = pytest.importorskip("fastapi")
 
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient
 
-from enfold.server import ServerSettings, create_app  # noqa: E402
-from enfold.server.auth import create_key  # noqa: E402
+from enfold.server import ServerSettings, create_app
+from enfold.server.auth import create_key
 
 
 def _json_time(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
-    if isinstance(value, float) and (value != value or value in (float("inf"), -float("inf"))):
+    if isinstance(value, float) and not math.isfinite(value):
         return str(value)  # JSON has no NaN or infinity; send them as strings
     return value
 
