@@ -332,7 +332,6 @@ def test_wipe_of_another_namespace_by_name(world: Memory) -> None:
     assert export_text(m, "default") == default_before
 
 
-# ------------------------------------------------------------------------ known bugs
 def test_forget_removes_people_and_times_left_edgeless_by_retraction(tmp_path: Path) -> None:
     m = Memory.open(tmp_path / "f.db", embedder="hash", planner=None)
     try:
@@ -357,13 +356,6 @@ def test_forget_removes_people_and_times_left_edgeless_by_retraction(tmp_path: P
         m.close()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: memory.py Memory.forget purges the embedding cache only 'if self.embedder is not "
-    "None', keyed by the current embedder's name; the CLI's forget opens Memory without an "
-    "embedder (need_embedder=False), and a memory opened with another embedder misses the "
-    "entry, so the forgotten text's embedding stays in embed_cache. Fix: delete the cache "
-    "rows of that text for every model (e.g. store the text hash per row, or compute "
-    "text_hash for each distinct model in embed_cache)"))
 def test_forget_without_embedder_still_purges_the_cache(tmp_path: Path) -> None:
     db = tmp_path / "f.db"
     with Memory.open(db, embedder="hash", planner=None) as m:
@@ -376,11 +368,6 @@ def test_forget_without_embedder_still_purges_the_cache(tmp_path: Path) -> None:
     assert h not in cache_hashes(db, "default")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: write/forget.py purges the op log of removed ids only; a concept merged into a "
-    "removed survivor keeps its MERGE_NODES record (before = its full node, label "
-    "included) and its alias row, so the forgotten words survive in the audit trail. Fix: "
-    "also purge history of (and aliases pointing to) every id aliased to a removed node"))
 def test_forget_erases_history_of_nodes_merged_into_removed_ones(tmp_path: Path) -> None:
     db = tmp_path / "f.db"
     # Near-duplicate conversion off, so that two concepts of one event can exist and merge.

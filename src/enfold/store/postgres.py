@@ -535,6 +535,94 @@ class PostgresStore:
                 conn.execute(f"DELETE FROM {table} WHERE namespace = %s".encode(),
                              (namespace,))
 
+    # Tables whose deleted rows held an event's words or its embedding.
+    _ERASE_TABLES = ("nodes", "oplog", "events", "vectors", "embed_cache")
+
+    def erase_deleted(self) -> bool:
+        """Reclaim the space of deleted rows (after a forget or a wipe); true when VACUUM
+        ran on every table that held them.
+
+        PostgreSQL keeps a deleted or updated row's old version in its table (and index
+        entries to it) until VACUUM reclaims it, which cannot run inside a transaction:
+        here it runs on its own connection, with INDEX_CLEANUP ON so that the text-search
+        index loses the entries too (VACUUM may skip index cleanup when few rows died).
+        What PostgreSQL does not allow to erase — the write-ahead log until its segments are
+        recycled, WAL archives, replicas, backups — is in docs/forgetting.md. VACUUM needs
+        the tables' owner: another role gets a warning per table, and false here.
+        """
+        if getattr(self._local, "conn", None) is not None:
+            raise StoreError("erase_deleted() cannot run inside a transaction (VACUUM)")
+        warnings: list[str] = []
+
+        def note(diag: psycopg.errors.Diagnostic) -> None:
+            if diag.severity_nonlocalized == "WARNING" and diag.message_primary:
+                warnings.append(diag.message_primary)
+
+        with self._conn() as conn:
+            conn.add_notice_handler(note)
+            try:
+                conn.execute(f"VACUUM (INDEX_CLEANUP ON) {', '.join(self._ERASE_TABLES)}"
+                             .encode())
+            except psycopg.Error as exc:
+                raise StoreError(f"PostgreSQL: {exc}") from exc
+            finally:
+                conn.remove_notice_handler(note)
+        return not warnings
+
+    def event_words(self, namespace: str, words: Iterable[str], *, exclude: str
+                    ) -> set[str]:
+        """Which of ``words`` (lowercase) the text of an event other than ``exclude`` holds
+        as a whole word: the text index finds candidates, a regular expression checks."""
+        listed = list(dict.fromkeys(words))
+        if not listed:
+            return set()
+        rows = self._q(
+            "SELECT w FROM unnest(%s::text[]) AS w WHERE EXISTS (SELECT 1 FROM nodes n "
+            "WHERE n.namespace = %s AND n.kind = 'event' AND n.id <> %s "
+            "AND n.tsv @@ plainto_tsquery('enfold', w) "
+            "AND lower(n.text) ~ ('(^|[^[:alnum:]_])' || w || '($|[^[:alnum:]_])'))",
+            (listed, namespace, exclude))
+        return {r[0] for r in rows}
+
+    def history_matching(self, namespace: str, node_ids: Iterable[str],
+                         probes: Sequence[str]) -> list[OpRecord]:
+        """The op-log records of these nodes (as target or peer) whose before, after or
+        reasoning contains one of ``probes`` (lowercase, compared without case), oldest
+        first: a superset for the caller to check."""
+        ids = list(dict.fromkeys(node_ids))
+        if not probes or not ids:
+            return []
+        return self._ops(namespace, self._q(
+            f"{self._OP_SELECT} AND (target = ANY(%s) OR peer = ANY(%s)) AND EXISTS ("
+            "SELECT 1 FROM unnest(%s::text[]) AS p WHERE strpos(lower(coalesce(before, '') "
+            "|| ' ' || coalesce(after, '') || ' ' || reasoning), p) > 0) ORDER BY seq",
+            (namespace, ids, ids, list(probes))))
+
+    def redact_ops(self, namespace: str, records: Sequence[OpRecord]) -> None:
+        """Rewrite the payload (before, after, reasoning) of these op records, by seq."""
+        if not records:
+            return
+        with self._tx() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE oplog SET before = %s, after = %s, reasoning = %s "
+                "WHERE namespace = %s AND seq = %s",
+                [(None if r.before is None else _dumps(r.before),
+                  None if r.after is None else _dumps(r.after), _text(r.reasoning),
+                  namespace, r.seq) for r in records])
+
+    def drop_aliases(self, namespace: str, old_ids: Iterable[str]) -> None:
+        """Delete merge aliases (of ids merged into a node that is gone)."""
+        ids = list(old_ids)
+        if ids:
+            with self._tx() as conn:
+                conn.execute("DELETE FROM aliases WHERE namespace = %s AND old_id = ANY(%s)",
+                             (namespace, ids))
+
+    def cache_models(self, namespace: str) -> list[str]:
+        """The embedders that have vectors in the namespace's embedding cache."""
+        return [r[0] for r in self._q(
+            "SELECT DISTINCT model FROM embed_cache WHERE namespace = %s", (namespace,))]
+
     def get_meta(self, namespace: str, key: str) -> Any:
         rows = self._q("SELECT value FROM meta WHERE namespace = %s AND key = %s",
                        (namespace, key))

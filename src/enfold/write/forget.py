@@ -1,73 +1,585 @@
-"""Forgetting an event: delete it and retract what derives from it (SPEC §9).
+"""Forgetting an event: delete it and everything derived from it, its words included (SPEC §9).
 
-Concepts, intents, facts and claims lose the event from their provenance; those left with no
-grounding event are removed; people and time anchors left with no edge are removed. The op
-log of everything removed is erased too (a single FORGET record remains, without the text),
-so that forgotten words do not survive in the audit trail.
+:func:`forget_event` runs inside an open graph transaction:
+
+* the event goes, with its edges and vector;
+* concepts, intents, facts and claims lose it from their provenance, and those left with no
+  grounding event go; a concept's and a fact's vector become the centroid of the events left;
+* a survivor whose text still carries words of the forgotten event — a concept labelled or
+  summarised from it, an intent stating its obligation, a fact quoting it, a claim worded by
+  it, a person named only there — is rebuilt from its remaining evidence by the builders that
+  made it (key phrases and the central text for a concept, the obligation clause of a
+  remaining statement for an intent, the extractive statement for a fact, the clause of a
+  remaining utterance for a claim), or removed when that evidence cannot rebuild it. Nodes
+  that copy a rebuilt node's text follow (a fact's theme, a habit's "Keep up: …", a goal's
+  label, a parent theme's summary); any other attribute text carrying the words is dropped;
+* people and time anchors left without an edge go;
+* the op log of every removed node, and of the ids merged into it, is erased, with those
+  merge aliases. A single FORGET record remains, without text.
+
+Which texts carry the words is a :class:`Trace` per survivor: a word of the forgotten event
+that none of the node's remaining evidence contains (nor any other event, for the words
+``unique`` to the forgotten one), or a verbatim quote of the forgotten text. The survivors'
+traces are returned, so that the caller redacts their op-log records
+(:func:`redact_record`): the store holds those, not the graph.
 """
 
 from __future__ import annotations
 
+import re
+from collections import deque
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
-import numpy as np
-
+from enfold.consolidate.facts import central_texts, extractive_statement
 from enfold.graph import WorkingGraph
-from enfold.model import GROUNDED_KINDS, Node, NodeKind, OpRecord
+from enfold.intents import cached_links, goal_template, habit_label, symmetric
+from enfold.model import GROUNDED_KINDS, EdgeType, Node, NodeKind, OpRecord
+from enfold.settings import Settings
+from enfold.write.annotate import annotate
+from enfold.write.apply import label_similarity
+from enfold.write.claims import extract_claims, predicate_family, target_key
+from enfold.write.keyphrases import STOPWORDS, key_phrases, make_label
+from enfold.write.people_index import PeopleIndex
+from enfold.write.planner_local import LocalPlanner, PlannerState, _central_text
 
+__all__ = ["REDACTED", "Retraction", "Trace", "forget_event", "redact_record", "words"]
+
+#: What a redacted text of the op log or of a node's attributes becomes.
+REDACTED = "[forgotten]"
 _RETRACTABLE = GROUNDED_KINDS | {NodeKind.CLAIM}
+_WORD = re.compile(r"\w+")
+_QUOTE = 40  # characters of the forgotten text whose copy elsewhere is a verbatim quote
+_MIN_QUOTE = 16  # a shorter fragment of it is not taken for a quote
+_LABEL_EVENTS = 64  # events a rebuilt concept label is drawn from (its earliest)
+# The attributes that hold text (a node's ``text`` aside; a time's is a normalized value):
+# only these are rebuilt, cleaned or redacted — a status, a category, an id is not text.
+_TEXT_ATTRS: dict[NodeKind, tuple[str, ...]] = {
+    NodeKind.CONCEPT: ("summary", "keywords", "aliases"),
+    NodeKind.INTENT: ("summary", "aliases", "history"),
+    NodeKind.FACT: ("subject", "theme"),
+    NodeKind.CLAIM: ("holder", "target", "target_key", "aliases"),
+    NodeKind.PERSON: ("aliases",),
+    NodeKind.TIME: ("expressions",),
+}
+# The keys under which an op record's payload holds text: node fields, the text attributes
+# above, an intent history entry's reason, a feedback label.
+_TEXT_KEYS = frozenset({"text", "reason", "label", *(k for ks in _TEXT_ATTRS.values()
+                                                     for k in ks)})
+# Rebuild order: what others copy first (a fact's theme is its concept's label, a parent
+# theme's summary names its child, a habit's label is its concept's).
+_ORDER = {NodeKind.PERSON: 0, NodeKind.TIME: 0, NodeKind.CONCEPT: 1, NodeKind.CLAIM: 2,
+          NodeKind.FACT: 3, NodeKind.INTENT: 4}
 
 
-def forget_event(graph: WorkingGraph, event: Node, *, at: float) -> dict[str, Any]:
-    """Apply the retraction to ``graph`` inside its open transaction; return a report."""
-    ev = event.id
-    dependants = {n for n, _ in graph.neighbors(ev)}
-    dependants |= {
-        nid for kind in _RETRACTABLE for nid in graph.of_kind(kind)
-        if ev in graph.nodes[nid].grounded_in
-    }
-    removed: list[str] = []
-    updated: list[str] = []
-    dependants_of_removed: set[str] = set()
-    graph.remove_node(ev)
-    for nid in sorted(dependants):
-        node = graph.nodes.get(nid)
-        if node is None or node.kind is NodeKind.EVENT:
+def words(text: str) -> set[str]:
+    """The lowercased words of a text that carry content (no stop words, no single
+    letters; numbers count: a PIN is content)."""
+    return {w for w in (t.lower() for t in _WORD.findall(text))
+            if (len(w) > 1 or w.isdigit()) and w not in STOPWORDS}
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _probe(word: str) -> str:
+    """A substring of ``word`` that a store can find ASCII-case-insensitively (SQLite's
+    ``lower()`` folds ASCII only): its longest ASCII run, else the word itself."""
+    runs = re.findall(r"[a-z0-9_]+", word)
+    return max(runs, key=len) if runs else word
+
+
+class Trace:
+    """Whether a text carries words of a forgotten event that a node's evidence lacks.
+
+    ``evidence`` yields the texts the node still rests on (its events' texts, speakers and
+    participants); it is read lazily and at most once. A text is *tainted* when it holds a
+    word of the forgotten text that the evidence does not, or quotes the forgotten text
+    (its first ``_QUOTE`` characters, or is a fragment of it of ``_MIN_QUOTE`` or more)
+    where no evidence text does. The words found tainting a node's texts are what its
+    op-log records must not keep (:meth:`redacts`); for a derived node also those of
+    ``unique`` — the forgotten event's words that no other event's text holds — that its
+    evidence lacks: an earlier wording of its text may have had them.
+    """
+
+    def __init__(self, forgotten: str, evidence: Iterable[str],
+                 unique: Collection[str] = ()) -> None:
+        self.words = frozenset(words(forgotten))
+        self.unique = self.words & frozenset(unique)
+        self._flat = _flat(forgotten)
+        self._head = self._flat[:_QUOTE] if len(self._flat) >= _MIN_QUOTE else None
+        self._evidence: Iterator[str] = iter(evidence)
+        self._texts: list[str] = []  # flattened evidence read so far
+        self._known: set[str] = set()  # their words, and the words of rebuilt texts
+        self._flagged: set[str] = set()
+        self.quoted = False  # whether some text of the node quoted the forgotten one
+        self.derived = False
+
+    def _read(self) -> bool:
+        for text in self._evidence:
+            self._texts.append(_flat(text))
+            self._known |= words(text)
+            return True
+        return False
+
+    def supported(self, word: str) -> bool:
+        while word not in self._known:
+            if not self._read():
+                return False
+        return True
+
+    def _quoted_by_evidence(self, fragment: str) -> bool:
+        if any(fragment in t for t in self._texts):
+            return True
+        while self._read():
+            if fragment in self._texts[-1]:
+                return True
+        return False
+
+    def _quote(self, text: str) -> bool:
+        flat = _flat(text)
+        if self._head is not None and self._head in flat:
+            fragment = self._head
+        elif len(flat) >= _MIN_QUOTE and flat in self._flat:
+            fragment = flat
+        else:
+            return False
+        return not self._quoted_by_evidence(fragment)
+
+    def taints(self, text: str) -> bool:
+        """Whether ``text`` carries the forgotten event's words (and remember which)."""
+        bad = {w for w in words(text) & self.words if not self.supported(w)}
+        if bad:
+            self._flagged |= bad
+            return True
+        if self._quote(text):
+            self.quoted = True
+            return True
+        return False
+
+    def taints_any(self, texts: Iterable[str]) -> bool:
+        """Whether any of ``texts`` is tainted; each is looked at, so every word is noted."""
+        return sum(self.taints(t) for t in texts) > 0
+
+    def support(self, text: str) -> None:
+        """``text`` was rebuilt from the evidence (or from clean nodes): its words are the
+        node's own now, whatever the old text had."""
+        self._known |= words(text)
+
+    def needles(self) -> set[str]:
+        """The words the node's op log must not keep: those found tainting its texts, and
+        (:attr:`derived`: its text may have come from the forgotten event, in an earlier
+        wording too) the unique ones."""
+        found = self._flagged | (self.unique if self.derived else set())
+        return {w for w in found if not self.supported(w)}
+
+    def probes(self) -> list[str]:
+        """Substrings a store can prefilter the node's op-log records by (a superset)."""
+        found = {_probe(w) for w in self.needles()}
+        if self.quoted and self._head is not None:
+            found.add(max(_WORD.findall(self._head) or [self._head], key=len))
+        return sorted(found)
+
+    def redacts(self, text: str) -> bool:
+        """Whether an op-log text of the node must go: it holds one of :meth:`needles`, or
+        quotes the forgotten text."""
+        return bool(words(text) & self.needles()) or (self.quoted and self._quote(text))
+
+
+def _redact(value: Any, trace: Trace, *, text: bool = False) -> Any:
+    """``value`` (an op record's JSON payload) with every text that ``trace`` redacts
+    replaced by :data:`REDACTED`. Texts are the strings under :data:`_TEXT_KEYS` (``text``:
+    ``value`` is one); the rest (ids, statuses, categories) is structure and stays."""
+    if isinstance(value, str):
+        return REDACTED if text and trace.redacts(value) else value
+    if isinstance(value, list):
+        return [_redact(v, trace, text=text) for v in value]
+    if isinstance(value, dict):
+        return {k: _redact(v, trace, text=text or k in _TEXT_KEYS) for k, v in value.items()}
+    return value
+
+
+def redact_record(record: OpRecord, trace: Trace) -> OpRecord | None:
+    """``record`` with the texts ``trace`` redacts replaced, or None when it keeps none."""
+    before = _redact(record.before, trace)
+    after = _redact(record.after, trace)
+    reasoning = REDACTED if trace.redacts(record.reasoning) else record.reasoning
+    if (before, after, reasoning) == (record.before, record.after, record.reasoning):
+        return None
+    return OpRecord(record.namespace, record.seq, record.plan_id, record.op, record.target,
+                    before, after, reasoning, record.at, record.peer)
+
+
+def _texts(node: Node) -> Iterator[str]:
+    """The texts of a node: its text (not a time's normalized value) and text attributes."""
+    if node.kind is not NodeKind.TIME:
+        yield node.text
+    for key in _TEXT_ATTRS.get(node.kind, ()):
+        value = node.attrs.get(key)
+        if key == "history":
+            yield from (e["reason"] for e in value or () if isinstance(e, dict)
+                        and isinstance(e.get("reason"), str))
+        else:
+            yield from _strings(value)
+
+
+def _clean(node: Node, trace: Trace, keep: Collection[str] = ()) -> Node:
+    """``node`` without the attribute texts that carry the words (but those in ``keep``,
+    rebuilt just now): a tainted string attribute goes, a tainted list item is dropped, a
+    history entry's tainted reason becomes :data:`REDACTED`."""
+    attrs = dict(node.attrs)
+    for key in _TEXT_ATTRS.get(node.kind, ()):
+        value = attrs.get(key)
+        if key in keep or value is None:
             continue
+        if isinstance(value, str):
+            if trace.taints(value):
+                attrs.pop(key)
+        elif key == "history" and isinstance(value, list):
+            attrs[key] = [{**e, "reason": REDACTED} if isinstance(e, dict)
+                          and isinstance(e.get("reason"), str) and trace.taints(e["reason"])
+                          else e for e in value]
+        elif isinstance(value, list):
+            attrs[key] = [v for v in value if not (isinstance(v, str) and trace.taints(v))]
+    return node.with_changes(attrs=attrs)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+
+
+@dataclass
+class Retraction:
+    """What :func:`forget_event` did: ids removed, updated (provenance retracted or text
+    rebuilt) and rebuilt; the traces of the survivors it looked at (their op-log records
+    may hold the words); the merge aliases it dropped with the nodes they led to."""
+
+    event: str
+    removed: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    rebuilt: list[str] = field(default_factory=list)
+    traces: dict[str, Trace] = field(default_factory=dict)
+    unaliased: list[str] = field(default_factory=list)
+
+    def report(self) -> dict[str, Any]:
+        return {"event": self.event, "removed": self.removed, "updated": self.updated,
+                "rebuilt": self.rebuilt}
+
+
+def forget_event(graph: WorkingGraph, event: Node, *, at: float,
+                 settings: Settings | None = None, unique: Collection[str] = ()
+                 ) -> Retraction:
+    """Apply the retraction of ``event`` to ``graph`` inside its open transaction.
+
+    ``unique``: the event's :func:`words` that no other event of the namespace holds (a
+    store answers that; see :meth:`enfold.store.base.Store.event_words`)."""
+    return _Forgetting(graph, event, settings or Settings(), at, unique).run()
+
+
+class _Forgetting:
+    def __init__(self, graph: WorkingGraph, event: Node, settings: Settings, at: float,
+                 unique: Collection[str]) -> None:
+        self.g, self.ev, self.s, self.at = graph, event, settings, at
+        self.unique = frozenset(unique)
+        self.out = Retraction(event.id)
+        self.before: dict[str, Node] = {}  # survivors as they were, for the op log
+        self.reasons: dict[str, str] = {}
+        self.touched: set[str] = set()  # neighbours of what went: people, times may follow
+
+    # ------------------------------------------------------------------ reading
+    def events(self, ids: Iterable[str]) -> list[str]:
+        known = self.g.by_kind[NodeKind.EVENT]
+        return [e for e in dict.fromkeys(ids) if e in known]
+
+    def adjacent_events(self, node_id: str) -> Iterator[str]:
+        known = self.g.by_kind[NodeKind.EVENT]
+        for other, _ in self.g.neighbors(node_id):
+            if other in known:
+                yield other
+
+    def evidence_ids(self, node: Node) -> Iterator[str]:
         if node.kind in _RETRACTABLE:
-            remaining = tuple(e for e in node.grounded_in
-                              if e != ev and e in graph.by_kind[NodeKind.EVENT])
-            if not remaining:
-                dependants_of_removed.update(o for o, _ in graph.neighbors(nid))
-                graph.remove_node(nid)
-                removed.append(nid)
+            yield from self.events(node.grounded_in)
+        if node.kind is not NodeKind.CONCEPT:  # a concept's edges are its grounding again
+            yield from self.adjacent_events(node.id)
+
+    def evidence(self, node: Node) -> Iterator[str]:
+        """The words a node still rests on: its events' texts, speakers and participants."""
+        for e in self.evidence_ids(node):
+            ev = self.g.nodes[e]
+            yield ev.text
+            meta = ev.attrs.get("meta")
+            people = meta.get("participants") if isinstance(meta, dict) else None
+            yield " ".join([str(ev.attrs.get("source") or ""),
+                            *(p for p in people or () if isinstance(p, str))])
+
+    def trace(self, node: Node) -> Trace:
+        found = self.out.traces.get(node.id)
+        if found is None:
+            found = self.out.traces[node.id] = Trace(self.ev.text, self.evidence(node),
+                                                     self.unique)
+            found.derived = node.kind in _RETRACTABLE
+        return found
+
+    def terms(self) -> PlannerState:
+        return LocalPlanner(self.s).state(self.g)
+
+    # ------------------------------------------------------------------ writing
+    def put(self, node: Node, reason: str) -> None:
+        self.before.setdefault(node.id, self.g.nodes[node.id])
+        self.reasons[node.id] = reason
+        self.g.put_node(node.with_changes(updated_at=self.at))
+
+    def remove(self, node_id: str) -> set[str]:
+        """Remove a node; returns its non-event neighbours (they may follow)."""
+        near = {o for o, _ in self.g.neighbors(node_id)} - {self.ev.id}
+        self.touched |= near
+        self.g.remove_node(node_id)
+        self.out.removed.append(node_id)
+        self.before.pop(node_id, None)
+        self.out.traces.pop(node_id, None)
+        return {o for o in near if o not in self.g.by_kind[NodeKind.EVENT]}
+
+    # --------------------------------------------------------------------- run
+    def run(self) -> Retraction:
+        g, ev = self.g, self.ev.id
+        folded = ev in g.nodes
+        if folded:  # the local planner's term statistics forget its words too
+            state = next((v for v in g.state.values() if isinstance(v, PlannerState)), None)
+            if state is not None:
+                state.terms.remove(self.ev.text)
+                state.pending = deque(e for e in state.pending if e != ev)
+                state.recent = deque((e for e in state.recent if e != ev),
+                                     maxlen=state.recent.maxlen)
+        dependants = {n for n, _ in g.neighbors(ev)}
+        dependants |= {nid for kind in _RETRACTABLE for nid in g.of_kind(kind)
+                       if ev in g.grounded(nid)}
+        g.remove_node(ev)
+        check: set[str] = set()
+        for nid in sorted(dependants):
+            node = g.nodes.get(nid)
+            if node is None or node.kind is NodeKind.EVENT:
                 continue
-            attrs = dict(node.attrs)
-            if node.kind is NodeKind.CONCEPT:
-                attrs["event_count"] = len(remaining)
-                vecs = [v for v in (graph.event_vectors.get(e) for e in remaining)
-                        if v is not None]
-                if vecs:
-                    graph.set_vector(nid, np.mean(np.stack(vecs), axis=0))
-            if node.kind is NodeKind.FACT:
-                times = [graph.nodes[e].ts for e in remaining]
-                attrs.update(first=min(times), last=max(times), support=len(remaining),
-                             stale=True)
-            new = node.with_changes(grounded_in=remaining, attrs=attrs, updated_at=at)
-            graph.put_node(new)
-            graph.add_op(OpRecord(graph.namespace, 0, "forget", "UPDATE_NODE", nid,
-                                  node.to_dict(), new.to_dict(), "forget(): provenance retracted",
-                                  at))
-            updated.append(nid)
-    # People and time anchors that only this event tied to the graph go with it.
-    for nid in sorted(dependants | dependants_of_removed):
-        node = graph.nodes.get(nid)
-        if node is not None and node.kind in (NodeKind.PERSON, NodeKind.TIME) \
-                and graph.degree(nid) == 0:
-            graph.remove_node(nid)
-            removed.append(nid)
-    changes = graph.changes()
-    changes.purge_history.update([ev, *removed])
-    graph.add_op(OpRecord(graph.namespace, 0, "forget", "FORGET", ev, None,
-                          {"removed": removed, "updated": updated}, "forget()", at))
-    return {"event": ev, "removed": removed, "updated": updated}
+            check.add(nid)
+            if node.kind in _RETRACTABLE:
+                check |= self.retract(node)
+        self.rebuild_all(check)
+        self.sweep(check | dependants | self.touched)
+        self.log()
+        return self.out
+
+    def retract(self, node: Node) -> set[str]:
+        """Take the event out of a derived node's provenance; returns the ids to check
+        again (the neighbours of a node that went)."""
+        remaining = tuple(self.events(e for e in node.grounded_in if e != self.ev.id))
+        if not remaining:
+            return self.remove(node.id)
+        attrs = dict(node.attrs)
+        if node.kind in (NodeKind.CONCEPT, NodeKind.FACT):
+            vec = self.g.event_centroid(remaining)
+            if vec is not None:
+                self.g.set_vector(node.id, vec)
+        if node.kind is NodeKind.CONCEPT:
+            attrs["event_count"] = len(remaining)
+            attrs["last_ts"] = max(self.g.nodes[e].ts for e in remaining)
+        if node.kind is NodeKind.FACT:
+            times = [self.g.nodes[e].ts for e in remaining]
+            attrs.update(first=min(times), last=max(times), support=len(remaining),
+                         stale=True)
+        self.put(node.with_changes(grounded_in=remaining, attrs=attrs),
+                 "forget(): provenance retracted")
+        return set()
+
+    def rebuild_all(self, ids: set[str]) -> None:
+        """Rebuild every node in ``ids`` whose text carries the words, then the nodes that
+        copy a rebuilt one's text, until none is left."""
+        pending = set(ids)
+        rounds = 0
+        while pending and rounds < 8:  # each round follows one more copy of a copy
+            rounds += 1
+            nodes = [self.g.nodes[i] for i in pending if i in self.g.nodes]
+            nodes.sort(key=lambda n: (_ORDER.get(n.kind, 9), int(n.attrs.get("level") or 0),
+                                      n.id))
+            pending = set()
+            for node in nodes:
+                node = self.g.nodes.get(node.id) or node
+                if node.id not in self.g.nodes or not self.tainted(node):
+                    continue
+                near = {o for o, _ in self.g.links(node.id)}
+                new = self.rebuild(node, self.trace(node))
+                if new is None:
+                    pending |= self.remove(node.id)
+                    continue
+                self.out.rebuilt.append(node.id)
+                self.put(new, "forget(): rebuilt from the remaining evidence")
+                pending |= near
+
+    def tainted(self, node: Node) -> bool:
+        trace = self.trace(node)
+        return trace.taints_any(_texts(node))
+
+    # ----------------------------------------------------------------- rebuilders
+    def rebuild(self, node: Node, trace: Trace) -> Node | None:
+        """The node rebuilt from its remaining evidence (None: it cannot be)."""
+        build = {NodeKind.CONCEPT: self.concept, NodeKind.INTENT: self.intent,
+                 NodeKind.FACT: self.fact, NodeKind.CLAIM: self.claim,
+                 NodeKind.PERSON: self.person}.get(node.kind)
+        new = node if build is None else build(node, trace)
+        if new is None:
+            return None
+        trace.support(new.text)
+        rebuilt = [k for k in _TEXT_ATTRS.get(node.kind, ()) if k != "aliases"
+                   and new.attrs.get(k) != node.attrs.get(k)]
+        return _clean(new, trace, keep=rebuilt)
+
+    def concept(self, node: Node, trace: Trace) -> Node | None:
+        members = self.events(node.grounded_in)
+        attrs = dict(node.attrs)
+        text = node.text
+        keywords = attrs.get("keywords")
+        if trace.taints_any([text, *_strings(keywords)]):
+            texts = [self.g.nodes[e].text for e in members[:_LABEL_EVENTS]]
+            phrases = key_phrases(texts, self.terms().terms, k=self.s.label_max_terms)
+            if not phrases:
+                return None
+            text, attrs["keywords"] = make_label(phrases), phrases
+            trace.support(" ".join(phrases))
+        summary = attrs.get("summary")
+        if isinstance(summary, str) and trace.taints(summary):
+            centroid = self.g.event_centroid(members)
+            attrs["summary"] = _central_text(self.g, members, centroid)  # type: ignore[arg-type]
+            trace.support(attrs["summary"])
+        return node.with_changes(text=text, attrs=attrs)
+
+    def intent(self, node: Node, trace: Trace) -> Node | None:
+        g, attrs = self.g, dict(node.attrs)
+        if attrs.get("resolved_by") == self.ev.id:
+            attrs.pop("resolved_by")
+        if not trace.taints(node.text):
+            return node.with_changes(attrs=attrs)
+        category = attrs.get("category")
+        if category == "habit":
+            cid = g.resolve(str(attrs.get("concept") or ""))
+            if cid not in g.by_kind[NodeKind.CONCEPT]:
+                return None
+            attrs["concept"] = cid
+            text = habit_label(g.nodes[cid])
+        elif category == "goal":
+            group = list(dict.fromkeys(g.resolve(str(c)) for c in attrs.get("concepts") or ()))
+            group = [c for c in group if c in g.by_kind[NodeKind.CONCEPT]]
+            if len(group) < 2:
+                return None
+            attrs["concepts"] = sorted(group)
+            text = goal_template(g, group, symmetric({c: cached_links(g, c) for c in group}))
+        else:
+            found = self.obligation(node)
+            if found is None:
+                return None
+            text = found
+        return node.with_changes(text=text, attrs=attrs)
+
+    def obligation(self, node: Node) -> str | None:
+        """The obligation clause, in a remaining event that states it, closest to the
+        intent's old label."""
+        known = PeopleIndex.of(self.g).known.keys()
+        clauses = []
+        for e in self.g.in_edges(node.id):
+            ev = self.g.nodes.get(e.src)
+            if e.type is not EdgeType.TRIGGERS or ev is None or ev.kind is not NodeKind.EVENT:
+                continue
+            ann = annotate(ev.text, ts=datetime.fromtimestamp(ev.ts, tz=UTC),
+                           speaker=ev.attrs.get("source"), known_keys=known)
+            clauses += [ob.text[:200] for ob in ann.obligations]
+        if not clauses:
+            return None
+        return max(clauses, key=lambda c: label_similarity(c, node.text))
+
+    def fact(self, node: Node, trace: Trace) -> Node | None:
+        g, attrs = self.g, dict(node.attrs)
+        person = g.nodes.get(g.resolve(str(attrs.get("person") or "")))
+        concept = g.nodes.get(g.resolve(str(attrs.get("concept") or "")))
+        if person is None:
+            return None
+        attrs["subject"] = person.text
+        if concept is not None:
+            attrs["theme"] = concept.text
+        text = node.text
+        if trace.taints(text):
+            members = self.events(node.grounded_in)
+            text = extractive_statement(person.text, central_texts(g, members))
+            attrs["statement_by"] = "extractive"
+        trace.support(" ".join([person.text, str(attrs.get("theme") or "")]))
+        return node.with_changes(text=text, attrs=attrs)
+
+    def claim(self, node: Node, trace: Trace) -> Node | None:
+        attrs = dict(node.attrs)
+        key = str(attrs.get("target_key") or "")
+        family = predicate_family(str(attrs.get("predicate") or "think"))
+        for e in self.evidence_ids(node):
+            ev = self.g.nodes[e]
+            for c in extract_claims(ev.text, ev.attrs.get("source")):
+                if target_key(c.target) == key and predicate_family(c.predicate) == family:
+                    attrs.update(predicate=c.predicate, stance=c.stance, target=c.target,
+                                 target_key=target_key(c.target))
+                    trace.support(f"{c.content} {c.target}")
+                    return node.with_changes(text=c.content, attrs=attrs)
+        if trace.taints(key) or trace.taints(str(attrs.get("target") or "")):
+            return None
+        spare = [a for a in _strings(attrs.get("aliases")) if not trace.taints(a)]
+        if not spare:
+            return None
+        attrs["aliases"] = [a for a in _strings(attrs.get("aliases")) if a != spare[0]]
+        return node.with_changes(text=spare[0], attrs=attrs)
+
+    def person(self, node: Node, trace: Trace) -> Node | None:
+        if not trace.taints(node.text):
+            return node
+        spare = [a for a in _strings(node.attrs.get("aliases")) if not trace.taints(a)]
+        if spare:
+            aliases = [a for a in _strings(node.attrs.get("aliases")) if a != spare[0]]
+            return node.with_changes(text=spare[0], attrs={**node.attrs, "aliases": aliases})
+        kept = [t for t in node.text.split() if not trace.taints(t)]
+        return node.with_changes(text=" ".join(kept)) if kept else None
+
+    # ---------------------------------------------------------------- the rest
+    def sweep(self, ids: set[str]) -> None:
+        """People and time anchors that only the forgotten words tied in go with them."""
+        queue = sorted(ids)
+        while queue:
+            nid = queue.pop()
+            node = self.g.nodes.get(nid)
+            if node is not None and node.kind in (NodeKind.PERSON, NodeKind.TIME) \
+                    and self.g.degree(nid) == 0:
+                self.remove(nid)
+
+    def log(self) -> None:
+        """Op records: the survivors' changes (their old text redacted), the erased
+        history of what went, and the FORGET record."""
+        g, out = self.g, self.out
+        for nid, old in self.before.items():
+            new = g.nodes[nid]
+            out.updated.append(nid)
+            trace = self.trace(old)
+            g.add_op(OpRecord(g.namespace, 0, "forget", "UPDATE_NODE", nid,
+                              _redact(old.to_dict(), trace), new.to_dict(),
+                              self.reasons[nid], self.at))
+        out.rebuilt = [i for i in dict.fromkeys(out.rebuilt) if i in g.nodes]
+        gone = set(out.removed)
+        out.unaliased = sorted(o for o in g.aliases if g.resolve(o) in gone)
+        for alias in out.unaliased:
+            g.aliases.pop(alias)  # not journalled: a failed forget discards the whole graph
+        changes = g.changes()
+        changes.purge_history.update([self.ev.id, *out.removed, *out.unaliased])
+        g.add_op(OpRecord(g.namespace, 0, "forget", "FORGET", self.ev.id, None,
+                          {"removed": out.removed, "updated": out.updated}, "forget()",
+                          self.at))
