@@ -658,9 +658,10 @@ class Memory:
         cannot rebuild them); see :mod:`enfold.write.forget`. The op log of what went is
         erased and the records of the survivors that hold its words are redacted; its
         embeddings leave the cache (under every embedder's name). Then the store erases the
-        deleted content from its files as far as the backend can (``report["erased"]``;
-        see docs/forgetting.md). Returns ``{"event", "removed", "updated", "rebuilt",
-        "erased"}``.
+        deleted content from its files as far as the backend can: ``report["erased"]`` is
+        true when they no longer hold it (SQLite, once its log is checkpointed; never on
+        PostgreSQL; see docs/forgetting.md). Returns ``{"event", "removed", "updated",
+        "rebuilt", "erased"}``.
         """
         from enfold.write.forget import forget_event, words
 
@@ -718,8 +719,8 @@ class Memory:
 
     def wipe(self, namespace: str | None = None) -> bool:
         """Delete everything of one namespace; then the store erases the deleted content
-        from its files as far as the backend can (true when it could; see
-        docs/forgetting.md)."""
+        from its files as far as the backend can (true when they no longer hold it, as
+        ``forget``'s ``erased``; see docs/forgetting.md)."""
         ns = self._ns(namespace)
         with self._lock(ns):
             self.store.wipe(ns)

@@ -173,8 +173,8 @@ class Store(Protocol):
         ...
 
     def erase_deleted(self) -> bool:
-        """Make deleted content unreadable from the store's files as far as the backend
-        can (outside any transaction); false when a step could not complete."""
+        """Erase deleted content from the store's files as far as the backend can (outside
+        any transaction); true when the files no longer hold it."""
         ...
 
     # embedding cache

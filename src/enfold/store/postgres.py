@@ -539,35 +539,26 @@ class PostgresStore:
     _ERASE_TABLES = ("nodes", "oplog", "events", "vectors", "embed_cache")
 
     def erase_deleted(self) -> bool:
-        """Reclaim the space of deleted rows (after a forget or a wipe); true when VACUUM
-        ran on every table that held them.
+        """Reclaim the space of deleted rows (after a forget or a wipe) with VACUUM; false:
+        PostgreSQL does not let a client erase them from its files.
 
-        PostgreSQL keeps a deleted or updated row's old version in its table (and index
-        entries to it) until VACUUM reclaims it, which cannot run inside a transaction:
-        here it runs on its own connection, with INDEX_CLEANUP ON so that the text-search
-        index loses the entries too (VACUUM may skip index cleanup when few rows died).
-        What PostgreSQL does not allow to erase — the write-ahead log until its segments are
-        recycled, WAL archives, replicas, backups — is in docs/forgetting.md. VACUUM needs
-        the tables' owner: another role gets a warning per table, and false here.
+        A deleted or updated row's old version stays in its table's pages until VACUUM
+        reclaims the space, which cannot run inside a transaction: it runs here, after the
+        forget's transaction, on a connection of its own (it takes no lock that blocks
+        reads or writes, and skips the pages with no dead rows). It makes the space
+        reusable, not zero: the bytes stay in the page until a new row overwrites them, a
+        GIN index keeps a lexeme's key once it has no rows, and the write-ahead log,
+        archives, replicas and backups keep their copies. Only a rewrite of the tables
+        (VACUUM FULL, which locks them) removes the first two; see docs/forgetting.md.
         """
         if getattr(self._local, "conn", None) is not None:
             raise StoreError("erase_deleted() cannot run inside a transaction (VACUUM)")
-        warnings: list[str] = []
-
-        def note(diag: psycopg.errors.Diagnostic) -> None:
-            if diag.severity_nonlocalized == "WARNING" and diag.message_primary:
-                warnings.append(diag.message_primary)
-
         with self._conn() as conn:
-            conn.add_notice_handler(note)
             try:
-                conn.execute(f"VACUUM (INDEX_CLEANUP ON) {', '.join(self._ERASE_TABLES)}"
-                             .encode())
+                conn.execute(f"VACUUM {', '.join(self._ERASE_TABLES)}".encode())
             except psycopg.Error as exc:
                 raise StoreError(f"PostgreSQL: {exc}") from exc
-            finally:
-                conn.remove_notice_handler(note)
-        return not warnings
+        return False
 
     def event_words(self, namespace: str, words: Iterable[str], *, exclude: str
                     ) -> set[str]:

@@ -440,7 +440,12 @@ class _Forgetting:
         trace.support(new.text)
         rebuilt = [k for k in _TEXT_ATTRS.get(node.kind, ()) if k != "aliases"
                    and new.attrs.get(k) != node.attrs.get(k)]
-        return _clean(new, trace, keep=rebuilt)
+        new = _clean(new, trace, keep=rebuilt)
+        aliases = new.attrs.get("aliases")
+        if isinstance(aliases, list) and new.text in aliases:  # a spare name became the name
+            new = new.with_changes(attrs={**new.attrs,
+                                          "aliases": [a for a in aliases if a != new.text]})
+        return new
 
     def concept(self, node: Node, trace: Trace) -> Node | None:
         members = self.events(node.grounded_in)
