@@ -33,8 +33,8 @@ T0 = datetime(2024, 1, 8, 9, tzinfo=UTC)
 TOPIC = [
     "I need to renew the Quillfeather climbing membership before Friday.",
     "The Quillfeather climbing membership card expired, renew the climbing membership.",
-    "Quillfeather climbing membership renewal form is confusing, Maya thinks the "
-    "Quillfeather climbing gym is overpriced.",
+    ("Quillfeather climbing membership renewal form is confusing, Maya thinks the "
+     "Quillfeather climbing gym is overpriced."),
     "Climbing membership renewal at the gym took ages again.",
     "I need to renew the climbing membership before Friday.",
     "Climbing membership renewal paid, the climbing gym membership card works.",
