@@ -409,3 +409,83 @@ def test_history_of_a_merged_node_lists_an_edge_between_the_two_once(store_url: 
                    and {r.target, r.peer} == {a, b}) == 1
     finally:
         m.close()
+
+
+def test_forget_rebuilds_what_only_the_event_worded(world: Memory) -> None:
+    """A survivor whose text came from the forgotten event is rebuilt from its remaining
+    evidence (or goes, when that cannot rebuild it); one whose text its other events still
+    say keeps it, and its history is left alone."""
+    m, ids, db = world, world.ids, world.db  # type: ignore[attr-defined]
+    ev = ids["ev"]
+    router = m.add("I need to change the router password before the weekend", ts=TS + 9000,
+                   source="Maya")
+    r = m.apply(UpdatePlan(operations=[
+        AddNode(ref="club", kind=NodeKind.CONCEPT, text="Zanzibar running club",
+                grounded_in=[ev[0], ev[2]], attrs={"summary": f"Maya: {SECRET}, went running",
+                                           "keywords": ["Zanzibar", "running club"]}),
+        AddNode(ref="todo", kind=NodeKind.INTENT, text="change the Zanzibar password",
+                grounded_in=[ev[0], router],
+                attrs={"category": "follow_up", "status": "pending", "source": "obligation",
+                       "history": [{"status": "pending", "at": TS, "by": "rule",
+                                    "reason": "Zanzibar-7 stated", "event": ev[0]}]}),
+        AddNode(ref="stated", kind=NodeKind.INTENT, text="stop telling hunter2 to people",
+                grounded_in=[ev[0], ev[3]],
+                attrs={"category": "follow_up", "status": "pending", "source": "obligation"}),
+        AddEdge(src=ev[0], type=EdgeType.TRIGGERS, dst="todo"),
+        AddEdge(src=router, type=EdgeType.TRIGGERS, dst="todo"),
+        AddEdge(src=ev[0], type=EdgeType.TRIGGERS, dst="stated"),
+        AddEdge(src=ev[3], type=EdgeType.TRIGGERS, dst="stated")]))
+    club, todo, stated = r.created["club"], r.created["todo"], r.created["stated"]
+    report = m.forget(ev[0])
+    # The concept: label, keywords and summary from the event left.
+    node = m.get(club)
+    assert "zanzibar" not in node.text.lower() and node.text != "Zanzibar running club"
+    assert not any("zanzibar" in k.lower() for k in node.attrs["keywords"])
+    assert node.attrs["summary"] == m.get(ev[2]).text
+    # The intent: the clause of the remaining event that states it; its history keeps the
+    # entry, without the words.
+    intent = m.get(todo)
+    assert intent.text == "I need to change the router password before the weekend"
+    assert intent.attrs["status"] == "pending" and intent.attrs["category"] == "follow_up"
+    assert intent.attrs["history"][0]["reason"] == "[forgotten]"
+    # The intent no remaining event states goes.
+    with pytest.raises(NotFound):
+        m.get(stated)
+    assert {club, todo} <= set(report["rebuilt"]) and stated in report["removed"]
+    # "Running" is what its other events say: kept as it is, history untouched.
+    assert m.get(ids["shared"]).text == "Running" and ids["shared"] not in report["rebuilt"]
+    assert m.history(ids["shared"])[0].after["text"] == "Running"  # type: ignore[index]
+    # The concept's history keeps its records, with the words redacted.
+    hist = m.history(club)
+    assert hist[0].op == "ADD_NODE" and hist[0].after["text"] == "[forgotten]"  # type: ignore[index]
+    assert hist[0].after["attrs"]["summary"] == "[forgotten]"  # type: ignore[index]
+    log = oplog_text(db, "default")
+    for word in ("hunter2", "Zanzibar"):
+        assert word not in log
+    assert_reload_equal(m, db)
+
+
+def test_forget_rewords_a_claim_from_its_remaining_utterance(tmp_path: Path) -> None:
+    """A claim restated by another utterance takes that utterance's wording; a person
+    named only by the forgotten event, but tied in elsewhere, keeps the rest of the name."""
+    m = Memory.open(tmp_path / "c.db", embedder="hash", planner=None)
+    try:
+        e1 = m.add("I think the Zanzibar bridge is unsafe", ts=TS, source="Maya")
+        e2 = m.add("I think the bridge is unsafe, again", ts=TS + 60, source="Maya")
+        r = m.apply(UpdatePlan(operations=[
+            AddNode(ref="cl", kind=NodeKind.CLAIM, text="the Zanzibar bridge is unsafe",
+                    grounded_in=[e1, e2],
+                    attrs={"holder": "Maya", "predicate": "think", "stance": "negative",
+                           "target": "the bridge", "target_key": "bridge"}),
+            AddNode(ref="sam", kind=NodeKind.PERSON, text="Sam Zanzibar"),
+            AddEdge(src="cl", type=EdgeType.SUPPORTED_BY, dst=e1),
+            AddEdge(src="cl", type=EdgeType.SUPPORTED_BY, dst=e2),
+            AddEdge(src="sam", type=EdgeType.PARTICIPATES, dst=e1),
+            AddEdge(src="sam", type=EdgeType.PARTICIPATES, dst=e2)]))
+        m.forget(e1)
+        claim = m.get(r.created["cl"])
+        assert claim.text == "the bridge is unsafe, again" and claim.grounded_in == (e2,)
+        assert m.get(r.created["sam"]).text == "Sam"
+        assert "zanzibar" not in oplog_text(tmp_path / "c.db", "default").lower()
+    finally:
+        m.close()
