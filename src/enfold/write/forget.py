@@ -180,7 +180,7 @@ class Trace:
         """Substrings a store can prefilter the node's op-log records by (a superset)."""
         found = {_probe(w) for w in self.needles()}
         if self.quoted and self._head is not None:
-            found.add(max(_WORD.findall(self._head) or [self._head], key=len))
+            found.add(_probe(max(_WORD.findall(self._head) or [self._head], key=len)))
         return sorted(found)
 
     def redacts(self, text: str) -> bool:
@@ -294,7 +294,6 @@ class _Forgetting:
         self.out = Retraction(event.id)
         self.before: dict[str, Node] = {}  # survivors as they were, for the op log
         self.reasons: dict[str, str] = {}
-        self.touched: set[str] = set()  # neighbours of what went: people, times may follow
 
     # ------------------------------------------------------------------ reading
     def events(self, ids: Iterable[str]) -> list[str]:
@@ -341,13 +340,14 @@ class _Forgetting:
         self.g.put_node(node.with_changes(updated_at=self.at))
 
     def remove(self, node_id: str) -> set[str]:
-        """Remove a node; returns its non-event neighbours (they may follow)."""
+        """Remove a node, and the people and time anchors it leaves without an edge;
+        returns its other non-event neighbours (they may follow)."""
         near = {o for o, _ in self.g.neighbors(node_id)} - {self.ev.id}
-        self.touched |= near
         self.g.remove_node(node_id)
         self.out.removed.append(node_id)
         self.before.pop(node_id, None)
         self.out.traces.pop(node_id, None)
+        near -= self.sweep(near)
         return {o for o in near if o not in self.g.by_kind[NodeKind.EVENT]}
 
     # --------------------------------------------------------------------- run
@@ -365,6 +365,7 @@ class _Forgetting:
         dependants |= {nid for kind in _RETRACTABLE for nid in g.of_kind(kind)
                        if ev in g.grounded(nid)}
         g.remove_node(ev)
+        self.sweep(dependants)
         check: set[str] = set()
         for nid in sorted(dependants):
             node = g.nodes.get(nid)
@@ -374,7 +375,6 @@ class _Forgetting:
             if node.kind in _RETRACTABLE:
                 check |= self.retract(node)
         self.rebuild_all(check)
-        self.sweep(check | dependants | self.touched)
         self.log()
         return self.out
 
@@ -557,15 +557,17 @@ class _Forgetting:
         return node.with_changes(text=" ".join(kept)) if kept else None
 
     # ---------------------------------------------------------------- the rest
-    def sweep(self, ids: set[str]) -> None:
-        """People and time anchors that only the forgotten words tied in go with them."""
-        queue = sorted(ids)
-        while queue:
-            nid = queue.pop()
+    def sweep(self, ids: Iterable[str]) -> set[str]:
+        """People and time anchors among ``ids`` left without an edge go (only what was
+        forgotten tied them in); returns their ids."""
+        gone = set()
+        for nid in sorted(ids):
             node = self.g.nodes.get(nid)
             if node is not None and node.kind in (NodeKind.PERSON, NodeKind.TIME) \
                     and self.g.degree(nid) == 0:
                 self.remove(nid)
+                gone.add(nid)
+        return gone
 
     def log(self) -> None:
         """Op records: the survivors' changes (their old text redacted), the erased
