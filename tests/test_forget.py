@@ -456,9 +456,9 @@ def test_forget_rebuilds_what_only_the_event_worded(world: Memory) -> None:
     assert m.get(ids["shared"]).text == "Running" and ids["shared"] not in report["rebuilt"]
     assert m.history(ids["shared"])[0].after["text"] == "Running"  # type: ignore[index]
     # The concept's history keeps its records, with the words redacted.
-    hist = m.history(club)
-    assert hist[0].op == "ADD_NODE" and hist[0].after["text"] == "[forgotten]"  # type: ignore[index]
-    assert hist[0].after["attrs"]["summary"] == "[forgotten]"  # type: ignore[index]
+    added: Any = m.history(club)[0]
+    assert added.op == "ADD_NODE" and added.after["text"] == "[forgotten]"
+    assert added.after["attrs"]["summary"] == "[forgotten]"
     log = oplog_text(db, "default")
     for word in ("hunter2", "Zanzibar"):
         assert word not in log

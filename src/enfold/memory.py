@@ -663,7 +663,8 @@ class Memory:
         PostgreSQL; see docs/forgetting.md). Returns ``{"event", "removed", "updated",
         "rebuilt", "erased"}``.
         """
-        from enfold.write.forget import forget_event, words
+        from enfold.write.forget import forget_event
+        from enfold.write.traces import words
 
         ns = self._ns(namespace)
         with self._lock(ns):
@@ -699,7 +700,7 @@ class Memory:
                     ) -> list[OpRecord]:
         """The op records of the survivors (and of the ids merged into them) that hold the
         forgotten words, redacted."""
-        from enfold.write.forget import redact_record
+        from enfold.write.traces import redact_record
 
         merged: dict[str, list[str]] = {}
         out: dict[int, OpRecord] = {}

@@ -17,16 +17,15 @@
 * the op log of every removed node, and of the ids merged into it, is erased, with those
   merge aliases. A single FORGET record remains, without text.
 
-Which texts carry the words is a :class:`Trace` per survivor: a word of the forgotten event
-that none of the node's remaining evidence contains (nor any other event, for the words
-``unique`` to the forgotten one), or a verbatim quote of the forgotten text. The survivors'
-traces are returned, so that the caller redacts their op-log records
-(:func:`redact_record`): the store holds those, not the graph.
+Which texts carry the words is a :class:`~enfold.write.traces.Trace` per survivor: a word of
+the forgotten event that none of the node's remaining evidence (its events' texts, speakers
+and participants) contains, or a verbatim quote of the forgotten text. The survivors' traces
+are returned, so that the caller redacts their op-log records
+(:func:`~enfold.write.traces.redact_record`): the store holds those, not the graph.
 """
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -41,189 +40,32 @@ from enfold.settings import Settings
 from enfold.write.annotate import annotate
 from enfold.write.apply import label_similarity
 from enfold.write.claims import extract_claims, predicate_family, target_key
-from enfold.write.keyphrases import STOPWORDS, key_phrases, make_label
+from enfold.write.keyphrases import key_phrases, make_label
 from enfold.write.people_index import PeopleIndex
 from enfold.write.planner_local import LocalPlanner, PlannerState, _central_text
+from enfold.write.traces import REDACTED, TEXT_ATTRS, Trace, redact_payload, strings
 
-__all__ = ["REDACTED", "Retraction", "Trace", "forget_event", "redact_record", "words"]
+__all__ = ["Retraction", "forget_event"]
 
-#: What a redacted text of the op log or of a node's attributes becomes.
-REDACTED = "[forgotten]"
 _RETRACTABLE = GROUNDED_KINDS | {NodeKind.CLAIM}
-_WORD = re.compile(r"\w+")
-_QUOTE = 40  # characters of the forgotten text whose copy elsewhere is a verbatim quote
-_MIN_QUOTE = 16  # a shorter fragment of it is not taken for a quote
 _LABEL_EVENTS = 64  # events a rebuilt concept label is drawn from (its earliest)
-# The attributes that hold text (a node's ``text`` aside; a time's is a normalized value):
-# only these are rebuilt, cleaned or redacted — a status, a category, an id is not text.
-_TEXT_ATTRS: dict[NodeKind, tuple[str, ...]] = {
-    NodeKind.CONCEPT: ("summary", "keywords", "aliases"),
-    NodeKind.INTENT: ("summary", "aliases", "history"),
-    NodeKind.FACT: ("subject", "theme"),
-    NodeKind.CLAIM: ("holder", "target", "target_key", "aliases"),
-    NodeKind.PERSON: ("aliases",),
-    NodeKind.TIME: ("expressions",),
-}
-# The keys under which an op record's payload holds text: node fields, the text attributes
-# above, an intent history entry's reason, a feedback label.
-_TEXT_KEYS = frozenset({"text", "reason", "label", *(k for ks in _TEXT_ATTRS.values()
-                                                     for k in ks)})
 # Rebuild order: what others copy first (a fact's theme is its concept's label, a parent
 # theme's summary names its child, a habit's label is its concept's).
 _ORDER = {NodeKind.PERSON: 0, NodeKind.TIME: 0, NodeKind.CONCEPT: 1, NodeKind.CLAIM: 2,
           NodeKind.FACT: 3, NodeKind.INTENT: 4}
 
 
-def words(text: str) -> set[str]:
-    """The lowercased words of a text that carry content (no stop words, no single
-    letters; numbers count: a PIN is content)."""
-    return {w for w in (t.lower() for t in _WORD.findall(text))
-            if (len(w) > 1 or w.isdigit()) and w not in STOPWORDS}
-
-
-def _flat(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
-def _probe(word: str) -> str:
-    """A substring of ``word`` that a store can find ASCII-case-insensitively (SQLite's
-    ``lower()`` folds ASCII only): its longest ASCII run, else the word itself."""
-    runs = re.findall(r"[a-z0-9_]+", word)
-    return max(runs, key=len) if runs else word
-
-
-class Trace:
-    """Whether a text carries words of a forgotten event that a node's evidence lacks.
-
-    ``evidence`` yields the texts the node still rests on (its events' texts, speakers and
-    participants); it is read lazily and at most once. A text is *tainted* when it holds a
-    word of the forgotten text that the evidence does not, or quotes the forgotten text
-    (its first ``_QUOTE`` characters, or is a fragment of it of ``_MIN_QUOTE`` or more)
-    where no evidence text does. The words found tainting a node's texts are what its
-    op-log records must not keep (:meth:`redacts`); for a derived node also those of
-    ``unique`` — the forgotten event's words that no other event's text holds — that its
-    evidence lacks: an earlier wording of its text may have had them.
-    """
-
-    def __init__(self, forgotten: str, evidence: Iterable[str],
-                 unique: Collection[str] = ()) -> None:
-        self.words = frozenset(words(forgotten))
-        self.unique = self.words & frozenset(unique)
-        self._flat = _flat(forgotten)
-        self._head = self._flat[:_QUOTE] if len(self._flat) >= _MIN_QUOTE else None
-        self._evidence: Iterator[str] = iter(evidence)
-        self._texts: list[str] = []  # flattened evidence read so far
-        self._known: set[str] = set()  # their words, and the words of rebuilt texts
-        self._flagged: set[str] = set()
-        self.quoted = False  # whether some text of the node quoted the forgotten one
-        self.derived = False
-
-    def _read(self) -> bool:
-        for text in self._evidence:
-            self._texts.append(_flat(text))
-            self._known |= words(text)
-            return True
-        return False
-
-    def supported(self, word: str) -> bool:
-        while word not in self._known:
-            if not self._read():
-                return False
-        return True
-
-    def _quoted_by_evidence(self, fragment: str) -> bool:
-        if any(fragment in t for t in self._texts):
-            return True
-        while self._read():
-            if fragment in self._texts[-1]:
-                return True
-        return False
-
-    def _quote(self, text: str) -> bool:
-        flat = _flat(text)
-        if self._head is not None and self._head in flat:
-            fragment = self._head
-        elif len(flat) >= _MIN_QUOTE and flat in self._flat:
-            fragment = flat
-        else:
-            return False
-        return not self._quoted_by_evidence(fragment)
-
-    def taints(self, text: str) -> bool:
-        """Whether ``text`` carries the forgotten event's words (and remember which)."""
-        bad = {w for w in words(text) & self.words if not self.supported(w)}
-        if bad:
-            self._flagged |= bad
-            return True
-        if self._quote(text):
-            self.quoted = True
-            return True
-        return False
-
-    def taints_any(self, texts: Iterable[str]) -> bool:
-        """Whether any of ``texts`` is tainted; each is looked at, so every word is noted."""
-        return sum(self.taints(t) for t in texts) > 0
-
-    def support(self, text: str) -> None:
-        """``text`` was rebuilt from the evidence (or from clean nodes): its words are the
-        node's own now, whatever the old text had."""
-        self._known |= words(text)
-
-    def needles(self) -> set[str]:
-        """The words the node's op log must not keep: those found tainting its texts, and
-        (:attr:`derived`: its text may have come from the forgotten event, in an earlier
-        wording too) the unique ones."""
-        found = self._flagged | (self.unique if self.derived else set())
-        return {w for w in found if not self.supported(w)}
-
-    def probes(self) -> list[str]:
-        """Substrings a store can prefilter the node's op-log records by (a superset)."""
-        found = {_probe(w) for w in self.needles()}
-        if self.quoted and self._head is not None:
-            found.add(_probe(max(_WORD.findall(self._head) or [self._head], key=len)))
-        return sorted(found)
-
-    def redacts(self, text: str) -> bool:
-        """Whether an op-log text of the node must go: it holds one of :meth:`needles`, or
-        quotes the forgotten text."""
-        return bool(words(text) & self.needles()) or (self.quoted and self._quote(text))
-
-
-def _redact(value: Any, trace: Trace, *, text: bool = False) -> Any:
-    """``value`` (an op record's JSON payload) with every text that ``trace`` redacts
-    replaced by :data:`REDACTED`. Texts are the strings under :data:`_TEXT_KEYS` (``text``:
-    ``value`` is one); the rest (ids, statuses, categories) is structure and stays."""
-    if isinstance(value, str):
-        return REDACTED if text and trace.redacts(value) else value
-    if isinstance(value, list):
-        return [_redact(v, trace, text=text) for v in value]
-    if isinstance(value, dict):
-        return {k: _redact(v, trace, text=text or k in _TEXT_KEYS) for k, v in value.items()}
-    return value
-
-
-def redact_record(record: OpRecord, trace: Trace) -> OpRecord | None:
-    """``record`` with the texts ``trace`` redacts replaced, or None when it keeps none."""
-    before = _redact(record.before, trace)
-    after = _redact(record.after, trace)
-    reasoning = REDACTED if trace.redacts(record.reasoning) else record.reasoning
-    if (before, after, reasoning) == (record.before, record.after, record.reasoning):
-        return None
-    return OpRecord(record.namespace, record.seq, record.plan_id, record.op, record.target,
-                    before, after, reasoning, record.at, record.peer)
-
-
 def _texts(node: Node) -> Iterator[str]:
     """The texts of a node: its text (not a time's normalized value) and text attributes."""
     if node.kind is not NodeKind.TIME:
         yield node.text
-    for key in _TEXT_ATTRS.get(node.kind, ()):
+    for key in TEXT_ATTRS.get(node.kind, ()):
         value = node.attrs.get(key)
         if key == "history":
             yield from (e["reason"] for e in value or () if isinstance(e, dict)
                         and isinstance(e.get("reason"), str))
         else:
-            yield from _strings(value)
+            yield from strings(value)
 
 
 def _clean(node: Node, trace: Trace, keep: Collection[str] = ()) -> Node:
@@ -231,7 +73,7 @@ def _clean(node: Node, trace: Trace, keep: Collection[str] = ()) -> Node:
     rebuilt just now): a tainted string attribute goes, a tainted list item is dropped, a
     history entry's tainted reason becomes :data:`REDACTED`."""
     attrs = dict(node.attrs)
-    for key in _TEXT_ATTRS.get(node.kind, ()):
+    for key in TEXT_ATTRS.get(node.kind, ()):
         value = attrs.get(key)
         if key in keep or value is None:
             continue
@@ -245,17 +87,6 @@ def _clean(node: Node, trace: Trace, keep: Collection[str] = ()) -> Node:
         elif isinstance(value, list):
             attrs[key] = [v for v in value if not (isinstance(v, str) and trace.taints(v))]
     return node.with_changes(attrs=attrs)
-
-
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
 
 
 @dataclass
@@ -438,7 +269,7 @@ class _Forgetting:
         if new is None:
             return None
         trace.support(new.text)
-        rebuilt = [k for k in _TEXT_ATTRS.get(node.kind, ()) if k != "aliases"
+        rebuilt = [k for k in TEXT_ATTRS.get(node.kind, ()) if k != "aliases"
                    and new.attrs.get(k) != node.attrs.get(k)]
         new = _clean(new, trace, keep=rebuilt)
         aliases = new.attrs.get("aliases")
@@ -452,7 +283,7 @@ class _Forgetting:
         attrs = dict(node.attrs)
         text = node.text
         keywords = attrs.get("keywords")
-        if trace.taints_any([text, *_strings(keywords)]):
+        if trace.taints_any([text, *strings(keywords)]):
             texts = [self.g.nodes[e].text for e in members[:_LABEL_EVENTS]]
             phrases = key_phrases(texts, self.terms().terms, k=self.s.label_max_terms)
             if not phrases:
@@ -540,18 +371,18 @@ class _Forgetting:
                     return node.with_changes(text=c.content, attrs=attrs)
         if trace.taints(key) or trace.taints(str(attrs.get("target") or "")):
             return None
-        spare = [a for a in _strings(attrs.get("aliases")) if not trace.taints(a)]
+        spare = [a for a in strings(attrs.get("aliases")) if not trace.taints(a)]
         if not spare:
             return None
-        attrs["aliases"] = [a for a in _strings(attrs.get("aliases")) if a != spare[0]]
+        attrs["aliases"] = [a for a in strings(attrs.get("aliases")) if a != spare[0]]
         return node.with_changes(text=spare[0], attrs=attrs)
 
     def person(self, node: Node, trace: Trace) -> Node | None:
         if not trace.taints(node.text):
             return node
-        spare = [a for a in _strings(node.attrs.get("aliases")) if not trace.taints(a)]
+        spare = [a for a in strings(node.attrs.get("aliases")) if not trace.taints(a)]
         if spare:
-            aliases = [a for a in _strings(node.attrs.get("aliases")) if a != spare[0]]
+            aliases = [a for a in strings(node.attrs.get("aliases")) if a != spare[0]]
             return node.with_changes(text=spare[0], attrs={**node.attrs, "aliases": aliases})
         kept = [t for t in node.text.split() if not trace.taints(t)]
         return node.with_changes(text=" ".join(kept)) if kept else None
@@ -578,7 +409,7 @@ class _Forgetting:
             out.updated.append(nid)
             trace = self.trace(old)
             g.add_op(OpRecord(g.namespace, 0, "forget", "UPDATE_NODE", nid,
-                              _redact(old.to_dict(), trace), new.to_dict(),
+                              redact_payload(old.to_dict(), trace), new.to_dict(),
                               self.reasons[nid], self.at))
         out.rebuilt = [i for i in dict.fromkeys(out.rebuilt) if i in g.nodes]
         gone = set(out.removed)
