@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import io
 import json
+import random
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -217,3 +219,39 @@ def test_forget_of_a_pending_event_erases_it_from_the_file(tmp_path: Path,
         m.forget(pending)
         assert m.stats()["pending"] == 0
     assert file_hits(db) == {k: 0 for k in file_hits(db)}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_word_only_one_event_said_leaves_with_it(tmp_path: Path, seed: int) -> None:
+    """Each background event carries a nonce word of its own; forgetting events at random
+    takes their nonces out of the graph, the op log and the file, leaves every other
+    event's, and keeps the working graph equal to what the store reloads."""
+    from test_forget import assert_reload_equal, no_dangling
+
+    db = tmp_path / "n.db"
+    m = Memory.open(db, embedder="hash", planner="local")
+    try:
+        for i, e in enumerate(synthetic_events(160, seed=seed)):
+            m.add_many([{**e, "text": f"{e['text']} Ref xq{i:04d}."}])
+        m.consolidate()
+        g = m.graph()
+        nonce = {eid: re.search(r"xq\d{4}", g.nodes[eid].text).group()  # type: ignore[union-attr]
+                 for eid in g.of_kind(NodeKind.EVENT)}
+        copied = {w for n in g.nodes.values() if n.kind is not NodeKind.EVENT
+                  for w in re.findall(r"xq\d{4}", json.dumps(n.to_dict()))}
+        gone = random.Random(seed).sample(sorted(nonce), 12)
+        assert copied & {nonce[e] for e in gone}, "no forgotten nonce was in a derived node"
+        for eid in gone:
+            m.forget(eid)
+            no_dangling(g)
+        left = json.dumps([n.to_dict() for n in g.nodes.values()]) + json.dumps(
+            [r.to_dict() for r in m.store.oplog("default")])  # type: ignore[attr-defined]
+        for eid in gone:
+            assert nonce[eid] not in left
+        assert_reload_equal(m, db)
+    finally:
+        m.close()
+    raw = db.read_bytes() + b"".join(Path(f"{db}{s}").read_bytes() for s in ("-wal", "-shm")
+                                     if Path(f"{db}{s}").exists())
+    for eid, word in nonce.items():
+        assert (word.encode() in raw) == (eid not in gone), word

@@ -143,8 +143,28 @@ class _Forgetting:
         if node.kind is not NodeKind.CONCEPT:  # a concept's edges are its grounding again
             yield from self.adjacent_events(node.id)
 
+    def sources(self, node: Node) -> list[str]:
+        """The nodes whose text ``node`` copies: a fact's concept and person, a habit's
+        concept, a goal's concepts, a parent theme's children, a claim's holder."""
+        g, a = self.g, node.attrs
+        if node.kind is NodeKind.FACT:
+            ids = [a.get("concept"), a.get("person")]
+        elif node.kind is NodeKind.INTENT:
+            ids = [a.get("concept"), *(a.get("concepts") or ())]
+        elif node.kind is NodeKind.CONCEPT:
+            ids = [e.src for e in g.in_edges(node.id) if e.type is EdgeType.PART_OF]
+        elif node.kind is NodeKind.CLAIM:
+            ids = [e.src for e in g.in_edges(node.id) if e.type is EdgeType.HOLDS]
+        else:
+            ids = []
+        found = (g.resolve(i) for i in ids if isinstance(i, str))
+        return [i for i in dict.fromkeys(found) if i in g.nodes and i != node.id]
+
     def evidence(self, node: Node) -> Iterator[str]:
-        """The words a node still rests on: its events' texts, speakers and participants."""
+        """The words a node still rests on: its events' texts, speakers and participants,
+        and the text of the nodes it copies (as they are when it is looked at)."""
+        for i in self.sources(node):
+            yield self.g.nodes[i].text
         for e in self.evidence_ids(node):
             ev = self.g.nodes[e]
             yield ev.text
@@ -250,10 +270,12 @@ class _Forgetting:
                 new = self.rebuild(node, self.trace(node))
                 if new is None:
                     pending |= self.remove(node.id)
-                    continue
-                self.out.rebuilt.append(node.id)
-                self.put(new, "forget(): rebuilt from the remaining evidence")
-                pending |= near
+                elif (new.text, new.attrs) != (node.text, node.attrs):
+                    self.out.rebuilt.append(node.id)
+                    self.put(new, "forget(): rebuilt from the remaining evidence")
+                    for other in near:  # they read this node's old text: look again
+                        self.out.traces.pop(other, None)
+                    pending |= near
 
     def tainted(self, node: Node) -> bool:
         trace = self.trace(node)
