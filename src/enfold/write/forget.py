@@ -243,6 +243,8 @@ class _Forgetting:
         if node.kind is NodeKind.CONCEPT:
             attrs["event_count"] = len(remaining)
             attrs["last_ts"] = max(self.g.nodes[e].ts for e in remaining)
+        if node.kind is NodeKind.INTENT and attrs.get("resolved_by") == self.ev.id:
+            attrs.pop("resolved_by")  # (the status stays: see docs/forgetting.md)
         if node.kind is NodeKind.FACT:
             times = [self.g.nodes[e].ts for e in remaining]
             attrs.update(first=min(times), last=max(times), support=len(remaining),
@@ -321,8 +323,6 @@ class _Forgetting:
 
     def intent(self, node: Node, trace: Trace) -> Node | None:
         g, attrs = self.g, dict(node.attrs)
-        if attrs.get("resolved_by") == self.ev.id:
-            attrs.pop("resolved_by")
         if not trace.taints(node.text):
             return node.with_changes(attrs=attrs)
         category = attrs.get("category")
