@@ -332,7 +332,6 @@ def test_wipe_of_another_namespace_by_name(world: Memory) -> None:
     assert export_text(m, "default") == default_before
 
 
-# ------------------------------------------------------------------------ known bugs
 def test_forget_removes_people_and_times_left_edgeless_by_retraction(tmp_path: Path) -> None:
     m = Memory.open(tmp_path / "f.db", embedder="hash", planner=None)
     try:
@@ -357,13 +356,6 @@ def test_forget_removes_people_and_times_left_edgeless_by_retraction(tmp_path: P
         m.close()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: memory.py Memory.forget purges the embedding cache only 'if self.embedder is not "
-    "None', keyed by the current embedder's name; the CLI's forget opens Memory without an "
-    "embedder (need_embedder=False), and a memory opened with another embedder misses the "
-    "entry, so the forgotten text's embedding stays in embed_cache. Fix: delete the cache "
-    "rows of that text for every model (e.g. store the text hash per row, or compute "
-    "text_hash for each distinct model in embed_cache)"))
 def test_forget_without_embedder_still_purges_the_cache(tmp_path: Path) -> None:
     db = tmp_path / "f.db"
     with Memory.open(db, embedder="hash", planner=None) as m:
@@ -376,11 +368,6 @@ def test_forget_without_embedder_still_purges_the_cache(tmp_path: Path) -> None:
     assert h not in cache_hashes(db, "default")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: write/forget.py purges the op log of removed ids only; a concept merged into a "
-    "removed survivor keeps its MERGE_NODES record (before = its full node, label "
-    "included) and its alias row, so the forgotten words survive in the audit trail. Fix: "
-    "also purge history of (and aliases pointing to) every id aliased to a removed node"))
 def test_forget_erases_history_of_nodes_merged_into_removed_ones(tmp_path: Path) -> None:
     db = tmp_path / "f.db"
     # Near-duplicate conversion off, so that two concepts of one event can exist and merge.
@@ -420,5 +407,85 @@ def test_history_of_a_merged_node_lists_an_edge_between_the_two_once(store_url: 
         assert seqs == sorted(set(seqs))
         assert sum(1 for r in m.history(b) if r.op == "ADD_EDGE"
                    and {r.target, r.peer} == {a, b}) == 1
+    finally:
+        m.close()
+
+
+def test_forget_rebuilds_what_only_the_event_worded(world: Memory) -> None:
+    """A survivor whose text came from the forgotten event is rebuilt from its remaining
+    evidence (or goes, when that cannot rebuild it); one whose text its other events still
+    say keeps it, and its history is left alone."""
+    m, ids, db = world, world.ids, world.db  # type: ignore[attr-defined]
+    ev = ids["ev"]
+    router = m.add("I need to change the router password before the weekend", ts=TS + 9000,
+                   source="Maya")
+    r = m.apply(UpdatePlan(operations=[
+        AddNode(ref="club", kind=NodeKind.CONCEPT, text="Zanzibar running club",
+                grounded_in=[ev[0], ev[2]], attrs={"summary": f"Maya: {SECRET}, went running",
+                                           "keywords": ["Zanzibar", "running club"]}),
+        AddNode(ref="todo", kind=NodeKind.INTENT, text="change the Zanzibar password",
+                grounded_in=[ev[0], router],
+                attrs={"category": "follow_up", "status": "pending", "source": "obligation",
+                       "history": [{"status": "pending", "at": TS, "by": "rule",
+                                    "reason": "Zanzibar-7 stated", "event": ev[0]}]}),
+        AddNode(ref="stated", kind=NodeKind.INTENT, text="stop telling hunter2 to people",
+                grounded_in=[ev[0], ev[3]],
+                attrs={"category": "follow_up", "status": "pending", "source": "obligation"}),
+        AddEdge(src=ev[0], type=EdgeType.TRIGGERS, dst="todo"),
+        AddEdge(src=router, type=EdgeType.TRIGGERS, dst="todo"),
+        AddEdge(src=ev[0], type=EdgeType.TRIGGERS, dst="stated"),
+        AddEdge(src=ev[3], type=EdgeType.TRIGGERS, dst="stated")]))
+    club, todo, stated = r.created["club"], r.created["todo"], r.created["stated"]
+    report = m.forget(ev[0])
+    # The concept: label, keywords and summary from the event left.
+    node = m.get(club)
+    assert "zanzibar" not in node.text.lower() and node.text != "Zanzibar running club"
+    assert not any("zanzibar" in k.lower() for k in node.attrs["keywords"])
+    assert node.attrs["summary"] == m.get(ev[2]).text
+    # The intent: the clause of the remaining event that states it; its history keeps the
+    # entry, without the words.
+    intent = m.get(todo)
+    assert intent.text == "I need to change the router password before the weekend"
+    assert intent.attrs["status"] == "pending" and intent.attrs["category"] == "follow_up"
+    assert intent.attrs["history"][0]["reason"] == "[forgotten]"
+    # The intent no remaining event states goes.
+    with pytest.raises(NotFound):
+        m.get(stated)
+    assert {club, todo} <= set(report["rebuilt"]) and stated in report["removed"]
+    # "Running" is what its other events say: kept as it is, history untouched.
+    assert m.get(ids["shared"]).text == "Running" and ids["shared"] not in report["rebuilt"]
+    assert m.history(ids["shared"])[0].after["text"] == "Running"  # type: ignore[index]
+    # The concept's history keeps its records, with the words redacted.
+    added: Any = m.history(club)[0]
+    assert added.op == "ADD_NODE" and added.after["text"] == "[forgotten]"
+    assert added.after["attrs"]["summary"] == "[forgotten]"
+    log = oplog_text(db, "default")
+    for word in ("hunter2", "Zanzibar"):
+        assert word not in log
+    assert_reload_equal(m, db)
+
+
+def test_forget_rewords_a_claim_from_its_remaining_utterance(tmp_path: Path) -> None:
+    """A claim restated by another utterance takes that utterance's wording; a person
+    named only by the forgotten event, but tied in elsewhere, keeps the rest of the name."""
+    m = Memory.open(tmp_path / "c.db", embedder="hash", planner=None)
+    try:
+        e1 = m.add("I think the Zanzibar bridge is unsafe", ts=TS, source="Maya")
+        e2 = m.add("I think the bridge is unsafe, again", ts=TS + 60, source="Maya")
+        r = m.apply(UpdatePlan(operations=[
+            AddNode(ref="cl", kind=NodeKind.CLAIM, text="the Zanzibar bridge is unsafe",
+                    grounded_in=[e1, e2],
+                    attrs={"holder": "Maya", "predicate": "think", "stance": "negative",
+                           "target": "the bridge", "target_key": "bridge"}),
+            AddNode(ref="sam", kind=NodeKind.PERSON, text="Sam Zanzibar"),
+            AddEdge(src="cl", type=EdgeType.SUPPORTED_BY, dst=e1),
+            AddEdge(src="cl", type=EdgeType.SUPPORTED_BY, dst=e2),
+            AddEdge(src="sam", type=EdgeType.PARTICIPATES, dst=e1),
+            AddEdge(src="sam", type=EdgeType.PARTICIPATES, dst=e2)]))
+        m.forget(e1)
+        claim = m.get(r.created["cl"])
+        assert claim.text == "the bridge is unsafe, again" and claim.grounded_in == (e2,)
+        assert m.get(r.created["sam"]).text == "Sam"
+        assert "zanzibar" not in oplog_text(tmp_path / "c.db", "default").lower()
     finally:
         m.close()

@@ -77,8 +77,9 @@ __all__ = [
     "CALIBRATION_KEY", "CATEGORIES", "DORMANT_DAYS", "EXPLICIT_SCORE", "FEEDBACK_KINDS", "OPEN",
     "STATUSES", "IntentEngine", "IntentReport", "Labeler", "Links", "apply_weight",
     "category_weights", "concept_links", "concepts_of", "cue_fragments", "densest_group",
-    "density", "due_end", "feedback_score", "grounding_connections", "habit_days",
-    "list_intents", "obligation_verb", "past_forms", "proactivity", "symmetric", "threshold",
+    "density", "due_end", "feedback_score", "goal_template", "grounding_connections",
+    "habit_days", "habit_label", "list_intents", "obligation_verb", "past_forms",
+    "proactivity", "symmetric", "threshold",
 ]
 
 DAY = 86_400.0
@@ -389,6 +390,18 @@ def densest_group(links: Links, min_size: int = 3) -> tuple[list[str], float]:
         if _connected(set(group), links):
             return sorted(group), d
     return [], 0.0
+
+
+def habit_label(concept: Node) -> str:
+    """A habit's label: its concept's (the LLM's label in llm mode)."""
+    return f"Keep up: {concept.text}"
+
+
+def goal_template(graph: WorkingGraph, group: Sequence[str], links: Links) -> str:
+    """A goal's label without an LLM: its most linked concept, with two of the others."""
+    central = max(group, key=lambda a: (sum(links.get(a, {}).get(b, 0.0) for b in group), a))
+    others = [graph.nodes[c].text for c in group if c != central]
+    return f"Goal: {graph.nodes[central].text} (with {', '.join(others[:2])})"
 
 
 def _connected(group: set[str], links: Links) -> bool:
@@ -1090,7 +1103,7 @@ class _Tx:
             return
         if not self.emerges("habit", score):
             return
-        label = f"Keep up: {concept.text}"  # in llm mode the concept's label is the LLM's
+        label = habit_label(concept)
         ops: list[Operation] = [AddNode(
             ref="habit", kind=NodeKind.INTENT, text=label, grounded_in=days,
             reasoning=(f"{len(days)} occurrences on distinct days within "
@@ -1170,13 +1183,11 @@ class _Tx:
                 return
         if not self.emerges("goal", score):
             return
-        central = max(group, key=lambda a: (sum(links[a].get(b, 0.0) for b in group), a))
-        others = [g.nodes[c].text for c in group if c != central]
         evidence = [self.event.id]
         for c in group:
             evidence += g.nodes[c].grounded_in[-1:]
         evidence = list(dict.fromkeys(e for e in evidence if e in g.by_kind[NodeKind.EVENT]))
-        template = f"Goal: {g.nodes[central].text} (with {', '.join(others[:2])})"
+        template = goal_template(g, group, links)
         label = self.label("goal", template, [g.nodes[e].text for e in evidence])
         ops: list[Operation] = [AddNode(
             ref="goal", kind=NodeKind.INTENT, text=label, grounded_in=evidence,

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from enfold.consolidate.run import ConsolidationReport
     from enfold.embed import Embedder
     from enfold.llm import LLMClient, LLMConfig
+    from enfold.write.forget import Retraction
 
 log = logging.getLogger("enfold.memory")
 
@@ -709,33 +710,82 @@ class Memory:
 
     # ----------------------------------------------------------------- forget
     def forget(self, event_id: str, *, namespace: str | None = None) -> dict[str, Any]:
-        """Delete an event and retract what derives from it (SPEC §9)."""
+        """Delete an event and everything derived from it, its words included (SPEC §9).
+
+        Derived nodes lose it from their provenance; those it alone grounded go, and those
+        whose text came from it are rebuilt from their remaining evidence (or go, when that
+        cannot rebuild them); see :mod:`enfold.write.forget`. The op log of what went is
+        erased and the records of the survivors that hold its words are redacted; its
+        embeddings leave the cache (under every embedder's name). Then the store erases the
+        deleted content from its files as far as the backend can: ``report["erased"]`` is
+        true when they no longer hold it (SQLite, once its log is checkpointed; never on
+        PostgreSQL; see docs/forgetting.md). Returns ``{"event", "removed", "updated",
+        "rebuilt", "erased"}``.
+        """
         from enfold.write.forget import forget_event
+        from enfold.write.traces import words
 
         ns = self._ns(namespace)
         with self._lock(ns):
             node = self.store.get_node(ns, event_id)
             if node is None or node.kind is not NodeKind.EVENT:
                 raise NotFound(f"no event {event_id!r} in namespace {ns!r}")
+            mine = words(node.text)
+            unique = mine - self.store.event_words(ns, mine, exclude=node.id)
+            models = set(self.store.cache_models(ns))
+            if self.embedder is not None:
+                models.add(self.embedder.name)
             g = self.graph(ns)
             g.begin()
             try:
-                report = forget_event(g, node, at=now())
-                if self.embedder is not None:
-                    g.changes().purge_cache.add(text_hash(self.embedder.name, node.text))
-                self.store.commit(ns, g.changes())
+                retraction = forget_event(g, node, at=now(), settings=self.settings,
+                                          unique=unique)
+                changes = g.changes()
+                changes.purge_cache.update(text_hash(m, node.text) for m in models)
+                with self.store.transaction():
+                    self.store.commit(ns, changes)
+                    self.store.drop_aliases(ns, retraction.unaliased)
+                    self.store.redact_ops(ns, self._redactions(g, ns, retraction))
             except BaseException:
                 g.rollback()
+                self._graphs.pop(ns, None)  # derived state moved with the graph: reload
                 raise
             g.commit()
+            report = retraction.report()
+            report["erased"] = self.store.erase_deleted()
             return report
 
-    def wipe(self, namespace: str | None = None) -> None:
-        """Delete everything of one namespace."""
+    def _redactions(self, g: WorkingGraph, ns: str, retraction: Retraction
+                    ) -> list[OpRecord]:
+        """The op records of the survivors (and of the ids merged into them) that hold the
+        forgotten words, redacted."""
+        from enfold.write.traces import redact_record
+
+        merged: dict[str, list[str]] = {}
+        out: dict[int, OpRecord] = {}
+        for node_id, trace in retraction.traces.items():
+            probes = trace.probes()
+            if not probes:
+                continue
+            if not merged and g.aliases:
+                for old in g.aliases:
+                    merged.setdefault(g.resolve(old), []).append(old)
+            for record in self.store.history_matching(ns, [node_id, *merged.get(node_id, [])],
+                                                      probes):
+                new = redact_record(out.get(record.seq, record), trace)
+                if new is not None:
+                    out[record.seq] = new
+        return list(out.values())
+
+    def wipe(self, namespace: str | None = None) -> bool:
+        """Delete everything of one namespace; then the store erases the deleted content
+        from its files as far as the backend can (true when they no longer hold it, as
+        ``forget``'s ``erased``; see docs/forgetting.md)."""
         ns = self._ns(namespace)
         with self._lock(ns):
             self.store.wipe(ns)
             self._graphs.pop(ns, None)
+            return self.store.erase_deleted()
 
     # --------------------------------------------------------- export/import
     def export(self, fp: IO[str], *, namespace: str | None = None) -> int:

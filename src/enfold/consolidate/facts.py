@@ -262,17 +262,8 @@ class _Consolidator:
     def centroid(self, events: Iterable[str]) -> np.ndarray | None:
         return self.g.event_centroid(events)
 
-    def central_texts(self, events: list[str]) -> list[str]:
-        """Texts of ``events``, the one closest to their centroid first."""
-        c = self.centroid(events)
-        order = list(events)
-        if c is not None:
-            sims = self.g.event_vectors.similarities(c, events)
-            order.sort(key=lambda e: (-sims.get(e, -2.0), self.g.nodes[e].ts))
-        return [self.g.nodes[e].text for e in order]
-
     def statement(self, person: str, theme: str, events: list[str]) -> tuple[str, str]:
-        texts = self.central_texts(events)
+        texts = central_texts(self.g, events)
         if self.writer is not None:
             try:
                 text = " ".join(str(self.writer(texts[:WRITER_EVIDENCE], subject=person,
@@ -282,7 +273,7 @@ class _Consolidator:
             except EnfoldError as exc:
                 self.result.writer_failures += 1
                 log.warning("fact writer failed, using the extractive statement: %s", exc)
-        return f"{person} — {trim(texts[0], STATEMENT_CHARS)}", "extractive"
+        return extractive_statement(person, texts), "extractive"
 
     def support_edges(self, fact_id: str, events: Iterable[str]) -> None:
         prior = ONTOLOGY[EdgeType.SUPPORTED_BY].prior
@@ -359,6 +350,21 @@ class _Consolidator:
             self._extended.add(fact.id)
             self.result.extended += 1
         return updated
+
+
+def central_texts(graph: WorkingGraph, events: list[str]) -> list[str]:
+    """Texts of ``events``, the one closest to their centroid first."""
+    c = graph.event_centroid(events)
+    order = list(events)
+    if c is not None:
+        sims = graph.event_vectors.similarities(c, events)
+        order.sort(key=lambda e: (-sims.get(e, -2.0), graph.nodes[e].ts))
+    return [graph.nodes[e].text for e in order]
+
+
+def extractive_statement(person: str, texts: Sequence[str]) -> str:
+    """A fact's extractive statement: the person, then the most central text, trimmed."""
+    return f"{person} — {trim(texts[0], STATEMENT_CHARS)}"
 
 
 def trim(text: str, limit: int) -> str:

@@ -161,6 +161,35 @@ class Store(Protocol):
         they predate the record) and their size."""
         ...
 
+    # forgetting (SPEC §9)
+    def event_words(self, namespace: str, words: Iterable[str], *, exclude: str
+                    ) -> set[str]:
+        """Which of ``words`` (lowercase) the text of an event other than ``exclude``
+        holds as a whole word."""
+        ...
+
+    def history_matching(self, namespace: str, node_ids: Iterable[str],
+                         probes: Sequence[str]) -> list[OpRecord]:
+        """The op-log records of these nodes (as target or peer) whose payload contains
+        one of ``probes`` (lowercase; ASCII compared without case): a superset, oldest
+        first."""
+        ...
+
+    def redact_ops(self, namespace: str, records: Sequence[OpRecord]) -> None:
+        """Rewrite the payload (before, after, reasoning) of these op records, by seq."""
+        ...
+
+    def drop_aliases(self, namespace: str, old_ids: Iterable[str]) -> None: ...
+
+    def cache_models(self, namespace: str) -> list[str]:
+        """The embedders that have vectors in the namespace's embedding cache."""
+        ...
+
+    def erase_deleted(self) -> bool:
+        """Erase deleted content from the store's files as far as the backend can (outside
+        any transaction); true when the files no longer hold it."""
+        ...
+
     # embedding cache
     def cached_vectors(
         self, namespace: str, model: str, hashes: Sequence[str]

@@ -549,6 +549,85 @@ class PostgresStore:
                 conn.execute(f"DELETE FROM {table} WHERE namespace = %s".encode(),
                              (namespace,))
 
+    # Tables whose deleted rows held an event's words or its embedding.
+    _ERASE_TABLES = ("nodes", "oplog", "events", "vectors", "embed_cache")
+
+    def erase_deleted(self) -> bool:
+        """Reclaim the space of deleted rows (after a forget or a wipe) with VACUUM; false:
+        PostgreSQL does not let a client erase them from its files.
+
+        A deleted or updated row's old version stays in its table's pages until VACUUM
+        reclaims the space, which cannot run inside a transaction: it runs here, after the
+        forget's transaction, on a connection of its own (it takes no lock that blocks
+        reads or writes, and skips the pages with no dead rows). It makes the space
+        reusable, not zero: the bytes stay in the page until a new row overwrites them, a
+        GIN index keeps a lexeme's key once it has no rows, and the write-ahead log,
+        archives, replicas and backups keep their copies. Only a rewrite of the tables
+        (VACUUM FULL, which locks them) removes the first two; see docs/forgetting.md.
+        """
+        if getattr(self._local, "conn", None) is not None:
+            raise StoreError("erase_deleted() cannot run inside a transaction (VACUUM)")
+        with self._conn() as conn:
+            try:
+                conn.execute(f"VACUUM {', '.join(self._ERASE_TABLES)}".encode())
+            except psycopg.Error as exc:
+                raise StoreError(f"PostgreSQL: {exc}") from exc
+        return False
+
+    def event_words(self, namespace: str, words: Iterable[str], *, exclude: str
+                    ) -> set[str]:
+        """Which of ``words`` (lowercase) the text of an event other than ``exclude`` holds
+        as a whole word: the text index finds candidates, a regular expression checks."""
+        listed = list(dict.fromkeys(words))
+        if not listed:
+            return set()
+        rows = self._q(
+            "SELECT w FROM unnest(%s::text[]) AS w WHERE EXISTS (SELECT 1 FROM nodes n "
+            "WHERE n.namespace = %s AND n.kind = 'event' AND n.id <> %s "
+            "AND n.tsv @@ plainto_tsquery('enfold', w) "
+            "AND lower(n.text) ~ ('(^|[^[:alnum:]_])' || w || '($|[^[:alnum:]_])'))",
+            (listed, namespace, exclude))
+        return {r[0] for r in rows}
+
+    def history_matching(self, namespace: str, node_ids: Iterable[str],
+                         probes: Sequence[str]) -> list[OpRecord]:
+        """The op-log records of these nodes (as target or peer) whose before, after or
+        reasoning contains one of ``probes`` (lowercase, compared without case), oldest
+        first: a superset for the caller to check."""
+        ids = list(dict.fromkeys(node_ids))
+        if not probes or not ids:
+            return []
+        return self._ops(namespace, self._q(
+            f"{self._OP_SELECT} AND (target = ANY(%s) OR peer = ANY(%s)) AND EXISTS ("
+            "SELECT 1 FROM unnest(%s::text[]) AS p WHERE strpos(lower(coalesce(before, '') "
+            "|| ' ' || coalesce(after, '') || ' ' || reasoning), p) > 0) ORDER BY seq",
+            (namespace, ids, ids, list(probes))))
+
+    def redact_ops(self, namespace: str, records: Sequence[OpRecord]) -> None:
+        """Rewrite the payload (before, after, reasoning) of these op records, by seq."""
+        if not records:
+            return
+        with self._tx() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE oplog SET before = %s, after = %s, reasoning = %s "
+                "WHERE namespace = %s AND seq = %s",
+                [(None if r.before is None else _dumps(r.before),
+                  None if r.after is None else _dumps(r.after), _text(r.reasoning),
+                  namespace, r.seq) for r in records])
+
+    def drop_aliases(self, namespace: str, old_ids: Iterable[str]) -> None:
+        """Delete merge aliases (of ids merged into a node that is gone)."""
+        ids = list(old_ids)
+        if ids:
+            with self._tx() as conn:
+                conn.execute("DELETE FROM aliases WHERE namespace = %s AND old_id = ANY(%s)",
+                             (namespace, ids))
+
+    def cache_models(self, namespace: str) -> list[str]:
+        """The embedders that have vectors in the namespace's embedding cache."""
+        return [r[0] for r in self._q(
+            "SELECT DISTINCT model FROM embed_cache WHERE namespace = %s", (namespace,))]
+
     def get_meta(self, namespace: str, key: str) -> Any:
         rows = self._q("SELECT value FROM meta WHERE namespace = %s AND key = %s",
                        (namespace, key))

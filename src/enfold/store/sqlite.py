@@ -90,6 +90,10 @@ class SQLiteStore:
             self._db.execute("PRAGMA wal_autocheckpoint=16384")
             self._db.execute("PRAGMA journal_size_limit=67108864")
             self._db.execute("PRAGMA foreign_keys=ON")
+            # Deleted content is overwritten with zeros, so that what forget() and wipe()
+            # delete leaves the file (FAST is not enough: it leaves freed pages as they
+            # were, and FTS5 frees whole pages of index segments; see erase_deleted).
+            self._db.execute("PRAGMA secure_delete=ON")
             self._migrate()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open SQLite store {path!r}: {exc}") from exc
@@ -509,6 +513,93 @@ class SQLiteStore:
                 db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM node_fts WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM fts_rows WHERE namespace = ?", (namespace,))
+
+    def erase_deleted(self) -> bool:
+        """Make what was deleted unreadable from the database files (after a forget or a
+        wipe); true when the write-ahead log could be emptied.
+
+        ``secure_delete`` zeroes deleted rows and freed pages, but FTS5 keeps a deleted
+        row's terms in its index segments (a delete only adds a tombstone) until segments
+        merge: 'optimize' merges them all into one, whose freed pages are zeroed. Then a
+        TRUNCATE checkpoint copies the log into the database and cuts it to zero bytes — the
+        old versions of every page live in the log until then. Another connection reading
+        an old snapshot holds the checkpoint back (false; the log is emptied at the next
+        checkpoint that completes).
+        """
+        if not self.shared:  # an in-memory database: no file to erase from
+            return True
+        with self._lock:
+            with self._tx() as db:
+                db.execute("INSERT INTO node_fts (node_fts) VALUES ('optimize')")
+            try:
+                busy = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            except sqlite3.Error as exc:
+                raise StoreError(f"SQLite: {exc}") from exc
+            return not busy
+
+    def event_words(self, namespace: str, words: Iterable[str], *, exclude: str
+                    ) -> set[str]:
+        """Which of ``words`` (lowercase) the text of an event other than ``exclude`` holds
+        as a whole word: the text index finds candidates (its stemmer matches more), each
+        candidate's words are checked."""
+        found: set[str] = set()
+        with self._lock:
+            try:
+                for word in words:
+                    rows = self._db.execute(
+                        "SELECT node_id, text FROM node_fts WHERE node_fts MATCH ? "
+                        "AND namespace = ? AND kind = 'event'", (f'"{word}"', namespace))
+                    try:
+                        if any(nid != exclude and word in {w.lower() for w in
+                                                           _WORD.findall(text)}
+                               for nid, text in rows):
+                            found.add(word)
+                    finally:
+                        rows.close()
+            except sqlite3.Error as exc:
+                raise StoreError(f"SQLite: {exc}") from exc
+        return found
+
+    def history_matching(self, namespace: str, node_ids: Iterable[str],
+                         probes: Sequence[str]) -> list[OpRecord]:
+        """The op-log records of these nodes (as target or peer) whose before, after or
+        reasoning contains one of ``probes`` (lowercase; ASCII letters compared without
+        case), oldest first: a superset for the caller to check."""
+        if not probes:
+            return []
+        text = "lower(coalesce(before, '') || ' ' || coalesce(after, '') || ' ' || reasoning)"
+        cond = " OR ".join([f"instr({text}, ?) > 0"] * len(probes))
+        out: dict[int, OpRecord] = {}
+        for node_id in dict.fromkeys(node_ids):
+            for r in self._ops(namespace, self._q(
+                    f"SELECT {self._OP_COLS} FROM oplog INDEXED BY oplog_by_target "
+                    f"WHERE namespace = ? AND target = ? AND ({cond}) UNION "
+                    f"SELECT {self._OP_COLS} FROM oplog INDEXED BY oplog_by_peer "
+                    f"WHERE namespace = ? AND peer = ? AND ({cond})",
+                    (namespace, node_id, *probes, namespace, node_id, *probes))):
+                out[r.seq] = r
+        return [out[seq] for seq in sorted(out)]
+
+    def redact_ops(self, namespace: str, records: Sequence[OpRecord]) -> None:
+        """Rewrite the payload (before, after, reasoning) of these op records, by seq."""
+        with self._tx() as db:
+            db.executemany(
+                "UPDATE oplog SET before = ?, after = ?, reasoning = ? "
+                "WHERE namespace = ? AND seq = ?",
+                [(None if r.before is None else _dumps(r.before),
+                  None if r.after is None else _dumps(r.after), r.reasoning, namespace, r.seq)
+                 for r in records])
+
+    def drop_aliases(self, namespace: str, old_ids: Iterable[str]) -> None:
+        """Delete merge aliases (of ids merged into a node that is gone)."""
+        with self._tx() as db:
+            db.executemany("DELETE FROM aliases WHERE namespace = ? AND old_id = ?",
+                           [(namespace, i) for i in old_ids])
+
+    def cache_models(self, namespace: str) -> list[str]:
+        """The embedders that have vectors in the namespace's embedding cache."""
+        return [r[0] for r in self._q(
+            "SELECT DISTINCT model FROM embed_cache WHERE namespace = ?", (namespace,))]
 
     def get_meta(self, namespace: str, key: str) -> Any:
         rows = self._q("SELECT value FROM meta WHERE namespace = ? AND key = ?", (namespace, key))
