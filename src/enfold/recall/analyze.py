@@ -13,6 +13,7 @@ from collections.abc import Container
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from enfold.write.claims import STANCE_WORDS
 from enfold.write.people import extract_people
 from enfold.write.timex import extract_times
 
@@ -23,8 +24,12 @@ _ATTRIBUTION = re.compile(
     r"(?:think|believe|feel|say|said|claim|prefer|love|hate|like|want|expect|hope|worry)\b"
     r"|\b(?P<holder2>[A-Z][\w'-]+)(?:'s)?\s+(?:opinion|view|take|thoughts?)\b"
     r"|\bwho\s+(?:said|thinks|believes|claimed|feels|prefers|argued)\b", re.IGNORECASE)
-_OPINION_WORDS = re.compile(r"\b(think|thinks|believe|believes|opinion|feel|feels|view|"
-                            r"said|says|claim|claims)\b", re.IGNORECASE)
+# A question about a view: a stance word of the claim extractor's lexicon ("think",
+# "suspect", "worried", …) or a noun for a view or for blame.
+_OPINION_WORDS = re.compile(
+    r"\b(?:" + "|".join(sorted(map(re.escape, STANCE_WORDS | {
+        "opinion", "opinions", "view", "views", "take", "thoughts", "stance", "position",
+        "blame", "blames", "blamed"}), key=len, reverse=True)) + r")\b", re.IGNORECASE)
 _VERIFY = re.compile(r"^\s*(is it true|did|does|was|were|has|have|is|are)\b|\bis it true\b",
                      re.IGNORECASE)
 # The current state or the latest occurrence: "who has my ladder", "where is the car now",

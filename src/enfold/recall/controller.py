@@ -141,7 +141,10 @@ def recall(
         x = feature_matrix(candidates, sig, near)
         fused = dict(zip(candidates, (float(v) for v in model.score(x)), strict=True))
     paths = _paths(candidates, sig, near)
-    evidence = ranked(fused)[:k]
+    order = ranked(fused)
+    if analysis.holder and sig.claim:
+        order = _holder_first(order, sig.claim, paths)
+    evidence = order[:k]
     if not analysis.asks_opinion:
         evidence = _facts_first(graph, evidence, fused, paths)
     pack.steps.append({"op": "fuse", "candidates": len(candidates), "evidence": len(evidence)})
@@ -240,6 +243,18 @@ def _said_by(source: object, names: list[str]) -> bool:
     from enfold.write.people import same_person
 
     return isinstance(source, str) and any(same_person(source, n) for n in names)
+
+
+def _holder_first(order: list[str], utterances: Scores, paths: dict[str, list[str]]
+                  ) -> list[str]:
+    """For "what does X think", X's own utterances of a view go first (in ranked order):
+    they are the answer, and an account of what happened, however close in words, is not
+    (CogMem's attribution guard). The ranking weights are fitted on questions that are
+    mostly not about views, so this is a rule, not a weight."""
+    first = [e for e in order if e in utterances]
+    for e in first:
+        paths.setdefault(e, []).append("holder-first")
+    return [*first, *(e for e in order if e not in utterances)]
 
 
 def _facts_first(graph: WorkingGraph, evidence: list[str], fused: Scores,

@@ -98,6 +98,15 @@ _THIRD_PERSON = frozenset(
 _COPULAS = {"sure": "believe", "convinced": "believe", "certain": "believe",
             "positive": "believe", "worried": "worry", "concerned": "worry", "afraid": "worry",
             "fan of": "love", "tired of": "hate", "sick of": "hate"}
+#: The words here that mark a view held (belief, report, doubt, worry, hope; not a liking,
+#: which a question asks about as a fact of the person): what the query analysis reads as a
+#: question about a view, so both sides share one lexicon.
+VIEW_PREDICATES = frozenset({"think", "believe", "feel", "say", "claim", "argue", "doubt",
+                             "worry", "hope"})
+STANCE_WORDS = frozenset([*(v for v, (p, _) in _VERBS.items() if p in VIEW_PREDICATES
+                            and v != "stand"),
+                          *(c for c, p in _COPULAS.items()
+                            if p in VIEW_PREDICATES and " " not in c and c != "positive")])
 
 _NAME = r"(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?\s+)?[A-Z][a-z]+(?:[-'’][A-Z][a-z]+)*(?:\s+[A-Z][a-z]+)?"
 _REL = "|".join(sorted((re.escape(r) for r in RELATION_NOUNS), key=len, reverse=True))
