@@ -134,19 +134,23 @@ class Leases:
 
     def _renew(self) -> None:
         """The heartbeat: renew the held leases every third of the TTL; stop when none is
-        held (the next hold starts another)."""
-        while True:
+        held (the next hold starts another, as it does if this one dies)."""
+        try:
+            while True:
+                with self._cond:
+                    self._cond.wait(self.ttl_s / 3)
+                    if self._closed or not self._held:
+                        return
+                    # Renewed under the lock: a lease given back meanwhile is not taken again.
+                    for ns in sorted(self._held):
+                        try:
+                            if not self.store.try_lease(ns, self.owner, self.ttl_s):
+                                self.lost += 1
+                                log.warning("lost the lease of namespace %r to another "
+                                            "process", ns)
+                        except StoreError as exc:
+                            log.warning("renewing the lease of %r failed: %s", ns, exc)
+        finally:
             with self._cond:
-                self._cond.wait(self.ttl_s / 3)
-                if self._closed or not self._held:
+                if self._heartbeat is threading.current_thread():
                     self._heartbeat = None
-                    return
-                # Renewed under the lock: a lease given back meanwhile is not taken again.
-                for ns in sorted(self._held):
-                    try:
-                        if not self.store.try_lease(ns, self.owner, self.ttl_s):
-                            self.lost += 1
-                            log.warning("lost the lease of namespace %r to another process",
-                                        ns)
-                    except StoreError as exc:
-                        log.warning("renewing the lease of %r failed: %s", ns, exc)

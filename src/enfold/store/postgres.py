@@ -385,20 +385,21 @@ class PostgresStore:
                 cur.execute("INSERT INTO cursors (namespace, seq) VALUES (%s, %s) "
                             "ON CONFLICT (namespace) DO UPDATE SET seq = EXCLUDED.seq",
                             (namespace, cursor))
-            row = cur.execute(
-                "INSERT INTO graph_versions (namespace, version) VALUES (%s, 1) ON CONFLICT "
-                "(namespace) DO UPDATE SET version = graph_versions.version + 1 "
-                "RETURNING version", (namespace,)).fetchone()
-            assert row is not None
+            # (under the namespace's graph lock since the token was read: nobody moved it)
+            cur.execute("INSERT INTO graph_versions (namespace, version) VALUES (%s, %s) "
+                        "ON CONFLICT (namespace) DO UPDATE SET version = EXCLUDED.version",
+                        (namespace, token[0] + 1))
         if fence is not None and fence.token is not None:
-            fence.token = (int(row[0]), token[1] if cursor is None else cursor)
+            fence.token = (token[0] + 1, token[1] if cursor is None else cursor)
 
     def touch(self, namespace: str, node_ids: Sequence[str], at: float) -> None:
         counts = Counter(node_ids)
         if not counts:
             return
         with self._tx(durable=False) as conn, conn.cursor() as cur:
-            # In id order: two readers touching overlapping nodes lock rows in one order.
+            # Under the graph lock: a touch and a commit never lock the same rows in
+            # opposite orders (a deadlock would fail one of them).
+            self._lock(conn, namespace, _GRAPH_LOCK_SEED)
             cur.executemany("UPDATE nodes SET access_count = access_count + %s, last_access = "
                             "GREATEST(last_access, %s) WHERE namespace = %s AND id = %s",
                             [(counts[i], at, namespace, i) for i in sorted(counts)])

@@ -426,12 +426,11 @@ class SQLiteStore:
                     "INSERT OR REPLACE INTO cursors (namespace, seq) VALUES (?, ?)",
                     (namespace, cursor),
                 )
-            version = db.execute(
-                "INSERT INTO graph_versions (namespace, version) VALUES (?, 1) ON CONFLICT "
-                "(namespace) DO UPDATE SET version = version + 1 RETURNING version",
-                (namespace,)).fetchone()[0]
+            # (under the write lock since the token was read: nobody else moved it)
+            db.execute("INSERT OR REPLACE INTO graph_versions (namespace, version) VALUES (?, ?)",
+                       (namespace, token[0] + 1))
         if fence is not None and fence.token is not None:
-            fence.token = (int(version), token[1] if cursor is None else cursor)
+            fence.token = (token[0] + 1, token[1] if cursor is None else cursor)
 
     def touch(self, namespace: str, node_ids: Sequence[str], at: float) -> None:
         counts = Counter(node_ids)
