@@ -360,3 +360,23 @@ def test_a_wipe_by_another_writer_makes_the_graph_stale(store_url: str) -> None:
     finally:
         a.close()
         b.close()
+
+
+def test_fenced_commits_in_a_transaction_move_the_fence_when_it_commits(store_url: str
+                                                                         ) -> None:
+    store = open_store(store_url)
+    try:
+        store.commit("n", ChangeSet(meta={"a": 0}))
+        fence = Fence(store.change_token("n"))
+        with store.fenced("n", fence):
+            with pytest.raises(RuntimeError), store.transaction():
+                store.commit("n", ChangeSet(meta={"a": 1}))
+                raise RuntimeError("the caller rolls back")
+            assert fence.token == store.change_token("n") and store.get_meta("n", "a") == 0
+            with store.transaction():
+                store.commit("n", ChangeSet(meta={"a": 2}))
+                store.commit("n", ChangeSet(meta={"a": 3}))  # expects the first one's token
+                assert fence.token != store.change_token("n")  # moved at the commit only
+            assert fence.token == store.change_token("n") and store.get_meta("n", "a") == 3
+    finally:
+        store.close()

@@ -220,12 +220,15 @@ class Memory:
     # the store. The store's change token moves with every commit; the working graph's
     # fence holds the token it was loaded at, which the store moves on with this process's
     # own commits. Taking a namespace, a cached graph that missed a change is dropped (it
-    # reloads on next use); inside, every commit is checked against the fence.
+    # reloads on next use); inside, every commit is checked against the fence. A store no
+    # other process can reach (``memory:``) needs neither.
     @contextmanager
     def _session(self, ns: str) -> Iterator[None]:
+        if not self.store.shared:
+            yield
+            return
         fence = self._fence(ns)
-        if self.store.shared and ns in self._graphs \
-                and self.store.change_token(ns) != fence.token:
+        if ns in self._graphs and self.store.change_token(ns) != fence.token:
             self._drop(ns)
         with self.store.fenced(ns, fence):
             yield

@@ -74,8 +74,10 @@ class Fence:
 
 
 class Fences:
-    """Which :class:`Fence` applies to this thread's commits, per namespace (the backends'
-    shared bookkeeping for :meth:`Store.fenced`)."""
+    """Which :class:`Fence` applies to this thread's commits, per namespace, and the moves
+    of fences that wait for their transaction (the backends' shared bookkeeping for
+    :meth:`Store.fenced`). A fenced commit inside a caller's transaction moves its fence
+    only when that transaction commits; one rolled back (by the caller) moves nothing."""
 
     def __init__(self) -> None:
         self._local = threading.local()
@@ -85,6 +87,41 @@ class Fences:
         if held is None:
             held = self._local.held = {}
         return held
+
+    def _moves(self) -> list[tuple[Fence, Token]]:
+        moves: list[tuple[Fence, Token]] | None = getattr(self._local, "moves", None)
+        if moves is None:
+            moves = self._local.moves = []
+        return moves
+
+    def expected(self, fence: Fence | None) -> Token | None:
+        """The token a commit under ``fence`` must find (counting this transaction's own
+        commits); None: not checked."""
+        if fence is None:
+            return None
+        for f, token in reversed(self._moves()):
+            if f is fence:
+                return token
+        return fence.token
+
+    def advance(self, fence: Fence, token: Token) -> None:
+        """Move ``fence`` to ``token`` once the current transaction commits."""
+        self._moves().append((fence, token))
+
+    def mark(self) -> int:
+        """Where a transaction or savepoint starts (see :meth:`discard`)."""
+        return len(self._moves())
+
+    def discard(self, mark: int) -> None:
+        """A transaction or savepoint started at ``mark`` rolled back."""
+        del self._moves()[mark:]
+
+    def settle(self) -> None:
+        """The outermost transaction committed: its fences move."""
+        moves = self._moves()
+        for fence, token in moves:
+            fence.token = token
+        moves.clear()
 
     @contextmanager
     def hold(self, namespace: str, fence: Fence) -> Iterator[Fence]:

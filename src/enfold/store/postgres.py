@@ -186,14 +186,20 @@ class PostgresStore:
         to itself). A savepoint follows its transaction.
         """
         nested = getattr(self._local, "conn", None) is not None
+        mark = self._fences.mark()
         with self._conn() as conn:
             try:
                 with conn.transaction():
                     if not durable and not nested:
                         conn.execute("SET LOCAL synchronous_commit TO OFF")
                     yield conn
-            except psycopg.Error as exc:
-                raise StoreError(f"PostgreSQL: {exc}") from exc
+            except BaseException as exc:
+                self._fences.discard(mark)
+                if isinstance(exc, psycopg.Error):
+                    raise StoreError(f"PostgreSQL: {exc}") from exc
+                raise
+            if not nested:
+                self._fences.settle()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -376,7 +382,8 @@ class PostgresStore:
         with self._tx(durable=durable) as conn, conn.cursor() as cur:
             self._lock(conn, namespace, _GRAPH_LOCK_SEED)
             token = _token(cur.execute(_TOKEN_SQL, (namespace, namespace)).fetchone())
-            _check_fence(namespace, fence, token)
+            expected = self._fences.expected(fence)
+            _check_fence(namespace, expected, token)
             if cursor is not None:
                 self._fence(namespace, token[1], cursor)
             self._commit_nodes(cur, namespace, changes)
@@ -389,8 +396,9 @@ class PostgresStore:
             cur.execute("INSERT INTO graph_versions (namespace, version) VALUES (%s, %s) "
                         "ON CONFLICT (namespace) DO UPDATE SET version = EXCLUDED.version",
                         (namespace, token[0] + 1))
-        if fence is not None and fence.token is not None:
-            fence.token = (token[0] + 1, token[1] if cursor is None else cursor)
+            if fence is not None and expected is not None:
+                self._fences.advance(fence, (token[0] + 1, token[1] if cursor is None
+                                             else cursor))
 
     def touch(self, namespace: str, node_ids: Sequence[str], at: float) -> None:
         counts = Counter(node_ids)

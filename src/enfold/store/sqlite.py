@@ -133,6 +133,7 @@ class SQLiteStore:
         """
         with self._lock:
             nested = self._db.in_transaction
+            mark = self._fences.mark()
             try:
                 if nested:
                     self._db.execute("SAVEPOINT enfold_sp")
@@ -148,7 +149,9 @@ class SQLiteStore:
                     self._db.execute("RELEASE enfold_sp")
                 else:
                     self._db.execute("COMMIT")
+                    self._fences.settle()
             except BaseException as exc:
+                self._fences.discard(mark)
                 if nested:
                     self._db.execute("ROLLBACK TO enfold_sp")
                     self._db.execute("RELEASE enfold_sp")
@@ -377,7 +380,8 @@ class SQLiteStore:
         fence = self._fences.get(namespace)
         with self._tx(durable=durable) as db:
             token = _token(db.execute(_TOKEN_SQL, (namespace, namespace)).fetchone())
-            _check_fence(namespace, fence, token)
+            expected = self._fences.expected(fence)
+            _check_fence(namespace, expected, token)
             self._commit_nodes(db, namespace, changes)
             reset, prov_rows = changes.provenance_writes()
             db.executemany("DELETE FROM provenance WHERE namespace = ? AND node_id = ?",
@@ -429,8 +433,9 @@ class SQLiteStore:
             # (under the write lock since the token was read: nobody else moved it)
             db.execute("INSERT OR REPLACE INTO graph_versions (namespace, version) VALUES (?, ?)",
                        (namespace, token[0] + 1))
-        if fence is not None and fence.token is not None:
-            fence.token = (token[0] + 1, token[1] if cursor is None else cursor)
+            if fence is not None and expected is not None:
+                self._fences.advance(fence, (token[0] + 1, token[1] if cursor is None
+                                             else cursor))
 
     def touch(self, namespace: str, node_ids: Sequence[str], at: float) -> None:
         counts = Counter(node_ids)
@@ -678,11 +683,11 @@ def _token(row: Sequence[Any]) -> Token:
     return int(row[0] or 0), int(row[1] or 0)
 
 
-def _check_fence(namespace: str, fence: Fence | None, token: Token) -> None:
+def _check_fence(namespace: str, expected: Token | None, token: Token) -> None:
     """Refuse a commit from a working graph loaded at another token than the store's."""
-    if fence is not None and fence.token is not None and fence.token != token:
+    if expected is not None and expected != token:
         raise StaleGraph(f"namespace {namespace!r} was changed by another writer since its "
-                         f"working graph was loaded (change token {fence.token}, now {token})")
+                         f"working graph was loaded (change token {expected}, now {token})")
 
 
 def _fts_put(db: sqlite3.Connection, namespace: str, node_id: str, kind: str, text: str
