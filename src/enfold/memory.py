@@ -356,8 +356,6 @@ class Memory:
         The intent layer's notifications are published once folding has released the
         namespace, so a subscriber may call back into the memory."""
         ns = self._ns(namespace)
-        if self._idle(ns):
-            return FoldReport()
         outbox: list[Notification] = []
         target: list[int] = []  # the events to wait for, read once the lease is busy
 
@@ -373,7 +371,8 @@ class Memory:
             self.notifier.publish(outbox)
 
     def _idle(self, ns: str) -> bool:
-        """Nothing to fold and no consolidation pass due: fold() need not take the lease."""
+        """Nothing to fold and no consolidation pass due: a read need not take the lease
+        to fold first."""
         from enfold.consolidate.run import Scheduler
 
         if not self.store.shared:
@@ -405,7 +404,7 @@ class Memory:
                 raise
 
     def _catch_up(self, ns: str) -> None:
-        if self.fold_on_read:
+        if self.fold_on_read and not self._idle(ns):
             self.fold(ns)
 
     def consolidate(self, namespace: str | None = None, *, full: bool = True

@@ -613,19 +613,22 @@ class PostgresStore:
     # ----------------------------------------------------- namespace leases
     def try_lease(self, namespace: str, owner: str, ttl_s: float) -> bool:
         """Acquire, renew or take over an expired lease in one statement; the expiry is in
-        the database server's clock, so workers on hosts with skewed clocks agree."""
-        rows = self._q(
-            "INSERT INTO leases AS l (namespace, owner, expires_at) VALUES "
-            "(%s, %s, extract(epoch FROM clock_timestamp()) + %s) "
-            "ON CONFLICT (namespace) DO UPDATE SET owner = EXCLUDED.owner, "
-            "expires_at = EXCLUDED.expires_at WHERE l.owner = EXCLUDED.owner "
-            "OR l.expires_at <= extract(epoch FROM clock_timestamp()) RETURNING l.owner",
-            (namespace, owner, float(ttl_s)))
+        the database server's clock, so workers on hosts with skewed clocks agree. Leases
+        are transient (a lost one lapses by itself): committed asynchronously."""
+        with self._tx(durable=False) as conn:
+            rows = conn.execute(
+                "INSERT INTO leases AS l (namespace, owner, expires_at) VALUES "
+                "(%s, %s, extract(epoch FROM clock_timestamp()) + %s) "
+                "ON CONFLICT (namespace) DO UPDATE SET owner = EXCLUDED.owner, "
+                "expires_at = EXCLUDED.expires_at WHERE l.owner = EXCLUDED.owner "
+                "OR l.expires_at <= extract(epoch FROM clock_timestamp()) RETURNING l.owner",
+                (namespace, owner, float(ttl_s))).fetchall()
         return bool(rows)
 
     def release_lease(self, namespace: str, owner: str) -> None:
-        self._q("DELETE FROM leases WHERE namespace = %s AND owner = %s RETURNING namespace",
-                (namespace, owner))
+        with self._tx(durable=False) as conn:
+            conn.execute("DELETE FROM leases WHERE namespace = %s AND owner = %s",
+                         (namespace, owner))
 
     def lease_owner(self, namespace: str) -> str | None:
         """Who holds the namespace's lease now (None: nobody, or it expired)."""
