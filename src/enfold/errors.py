@@ -8,6 +8,7 @@ One base class, a shallow tree::
     ├── NotFound            a node, event or key that does not exist (in this namespace)
     ├── PlanError           an UpdatePlan that violates the ontology or the executor's rules
     ├── StoreError          the storage backend failed (driver errors are translated to this)
+    │   └── StaleGraph      a commit from a working graph that another writer changed under it
     ├── EmbedderError       an embedder could not be loaded or failed
     ├── LLMError            an LLM endpoint failed
     │   ├── LLMTimeout
@@ -52,6 +53,12 @@ class PlanError(EnfoldError):
 
 class StoreError(EnfoldError):
     """The storage backend failed."""
+
+
+class StaleGraph(StoreError):
+    """A commit was refused: another writer (a process, or another store object) changed the
+    namespace after the working graph it came from was loaded. Nothing was written; reload
+    the graph and redo the work (``Memory`` does this by itself)."""
 
 
 class EmbedderError(EnfoldError):

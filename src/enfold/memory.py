@@ -7,6 +7,13 @@
 
 ``add()`` durably appends to the event log and returns the event id before any folding
 (SPEC §3); folding then runs in order per namespace, and a crash resumes from the cursor.
+
+Several processes may open one store (a CLI next to a server, two workers). A namespace has
+one writer at a time: whatever writes its graph (fold, consolidate, apply, feedback, tick)
+holds the namespace's lease (:mod:`enfold.lease`), and a second writer waits — or, folding,
+finds its events folded by the first and does nothing. Every commit is fenced by the
+namespace's change token (:mod:`enfold.store.base`): a working graph that another writer
+changed under it is dropped, reloaded and the work redone, never written over the other's.
 """
 
 from __future__ import annotations
@@ -17,33 +24,34 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Self
+from typing import IO, TYPE_CHECKING, Any, Self, TypeVar
 
 import numpy as np
 from pydantic import ValidationError
 
 from enfold.errors import (
     ConfigError,
-    EnfoldError,
     InputError,
     NamespaceError,
     NotFound,
     PlanError,
+    StaleGraph,
     StoreError,
 )
 from enfold.events import EventIn, event_from_mapping, event_record, make_event
 from enfold.graph import ChangeSet, WorkingGraph
 from enfold.intents import IntentEngine, IntentReport, list_intents
+from enfold.lease import Leases
 from enfold.model import Edge, Node, NodeKind, OpRecord, now, valid_namespace
 from enfold.notify import Notification, Notifier, Subscription
 from enfold.plan import UpdatePlan
 from enfold.recall.pack import ContextPack
 from enfold.settings import Settings
 from enfold.store import open_store
-from enfold.store.base import EventRecord, Store
+from enfold.store.base import EventRecord, Fence, Store
 from enfold.write.apply import ApplyResult, apply_plan
 from enfold.write.fold import Folder, FoldReport, Planner, text_hash
 from enfold.write.people_index import PeopleIndex
@@ -55,6 +63,13 @@ if TYPE_CHECKING:
     from enfold.write.forget import Retraction
 
 log = logging.getLogger("enfold.memory")
+
+log = logging.getLogger("enfold.memory")
+_T = TypeVar("_T")
+
+#: How many times a write whose commit found the namespace changed by another writer
+#: reloads the working graph and runs again before the StaleGraph error is raised.
+STALE_RETRIES = 8
 
 EXPORT_FORMAT = "enfold-export"
 EXPORT_VERSION = 2  # 2: op records carry ``peer`` (an edge is one record); 1 still reads
@@ -91,8 +106,10 @@ class Memory:
         self._graphs: dict[str, WorkingGraph] = {}
         self._fold_timings: dict[str, dict[str, float]] = {}  # ns -> stage -> seconds
         self._locks: dict[str, NamespaceLock] = {}
-        self._tokens: dict[str, tuple[int, int]] = {}  # store change token last seen
+        self._fences: dict[str, Fence] = {}  # the change token each working graph mirrors
         self._guard = threading.Lock()
+        #: This memory's namespace leases: one writer per namespace across processes.
+        self.leases = Leases(store)
         self._failures: dict[str, dict[str, int]] = {}  # namespace → planner → failures
         self._unplanned: dict[str, int] = {}  # namespace → events folded bare on errors
         self._pass_failures: dict[str, int] = {}  # namespace → failed automatic passes
@@ -186,6 +203,7 @@ class Memory:
             close = getattr(planner, "close", None)
             if callable(close):
                 close()
+        self.leases.close()
         self.store.close()
 
     def __enter__(self) -> Self:
@@ -210,23 +228,35 @@ class Memory:
         with self._guard:
             found = self._locks.get(ns)
             if found is None:
-                found = self._locks[ns] = NamespaceLock(ns, self._sync, self._synced)
+                found = self._locks[ns] = NamespaceLock(ns, self._session)
             return found
 
-    # Another process (a second worker, the CLI next to a server) may change a namespace in
-    # the store. The store's change token moves with every fold, pass or edit; it is read
-    # when this process last let go of the namespace and again when it takes it, and a
-    # cached working graph that missed a change is dropped (it reloads on next use).
-    def _sync(self, ns: str) -> None:
-        if self.store.shared and ns in self._graphs and self.store.change_token(ns) != self._tokens.get(ns):
-            self._graphs.pop(ns, None)
+    def _fence(self, ns: str) -> Fence:
+        with self._guard:
+            return self._fences.setdefault(ns, Fence())
 
-    def _synced(self, ns: str) -> None:
-        if self.store.shared and ns in self._graphs:
-            try:
-                self._tokens[ns] = self.store.change_token(ns)
-            except EnfoldError:  # unknown: reload next time rather than trust the cache
-                self._tokens.pop(ns, None)
+    # Another process (a second worker, the CLI next to a server) may change a namespace in
+    # the store. The store's change token moves with every commit; the working graph's
+    # fence holds the token it was loaded at, which the store moves on with this process's
+    # own commits. Taking a namespace, a cached graph that missed a change is dropped (it
+    # reloads on next use); inside, every commit is checked against the fence. A store no
+    # other process can reach (``memory:``) needs neither.
+    @contextmanager
+    def _session(self, ns: str) -> Iterator[None]:
+        if not self.store.shared:
+            yield
+            return
+        fence = self._fence(ns)
+        if ns in self._graphs and self.store.change_token(ns) != fence.token:
+            self._drop(ns)
+        with self.store.fenced(ns, fence):
+            yield
+
+    def _drop(self, ns: str) -> None:
+        """Forget the namespace's working graph (held under its lock): the next use
+        reloads it from the store."""
+        self._graphs.pop(ns, None)
+        self._fence(ns).token = None
 
     def graph(self, namespace: str | None = None) -> WorkingGraph:
         """The working graph of a namespace, loaded from the store on first use."""
@@ -238,8 +268,44 @@ class Memory:
                 g = WorkingGraph(ns)
                 g.load(snap.nodes, snap.edges, snap.vectors, snap.aliases, snap.meta)
                 self._graphs[ns] = g
+                self._fence(ns).token = snap.token
                 self._restore_usage(ns, g)
             return g
+
+    def _write(self, ns: str, work: Callable[[], _T], *, lease: bool = True,
+               done: Callable[[], bool] | None = None,
+               skipped: Callable[[], _T] | None = None) -> _T:
+        """Run ``work`` as the namespace's one writer: holding its lease (waiting while
+        another process holds it), and again on a reloaded working graph when a commit
+        found that another writer changed the namespace first (:class:`StaleGraph`).
+
+        While waiting, ``done()`` true means the holder did the work (``skipped()`` is
+        returned); so does a lease still taken after ``leases.wait_s``, or without
+        ``skipped`` a :class:`StoreError`. ``lease=False`` only retries."""
+        for attempt in range(1, STALE_RETRIES + 1):
+            with self.leases.holding(ns, done=done) if lease else _held() as held:
+                if not held:
+                    if skipped is not None:
+                        return skipped()
+                    raise StoreError(f"namespace {ns!r} is being written by another process "
+                                     f"(its lease stayed taken for {self.leases.wait_s:.0f} "
+                                     "s); try again later")
+                try:
+                    return work()
+                except StaleGraph as exc:
+                    if attempt == STALE_RETRIES:
+                        raise
+                    log.info("%s: reloading it and trying again", exc)
+                    with self._lock(ns):
+                        self._drop(ns)
+        raise AssertionError("unreachable")
+
+    def _edit(self, ns: str, edit: Callable[[WorkingGraph], _T]) -> _T:
+        """``edit(graph)`` as the namespace's writer, under its lock (see :meth:`_write`)."""
+        def work() -> _T:
+            with self._lock(ns):
+                return edit(self.graph(ns))
+        return self._write(ns, work)
 
     def namespaces(self) -> list[str]:
         return self.store.namespaces()
@@ -310,12 +376,43 @@ class Memory:
     def fold(self, namespace: str | None = None, *, limit: int | None = None) -> FoldReport:
         """Fold pending events of a namespace (in log order) and return what was done.
 
+        Folding holds the namespace's lease. While another process holds it, this waits
+        until that process has folded the events pending now (then nothing is left to do
+        here), or the lease is free, or ``leases.wait_s`` passed (the events stay pending).
+
         The intent layer's notifications are published once folding has released the
         namespace, so a subscriber may call back into the memory."""
         ns = self._ns(namespace)
         outbox: list[Notification] = []
+        target: list[int] = []  # the events to wait for, read once the lease is busy
+
+        def done() -> bool:
+            if not target:
+                target.append(self.store.last_seq(ns))
+            return self.store.get_cursor(ns) >= target[0]
+
         try:
-            with self._lock(ns):
+            return self._write(ns, lambda: self._fold(ns, limit, outbox), done=done,
+                               skipped=FoldReport)
+        finally:
+            self.notifier.publish(outbox)
+
+    def _idle(self, ns: str) -> bool:
+        """Nothing to fold and no consolidation pass due: a read need not take the lease
+        to fold first."""
+        from enfold.consolidate.run import Scheduler
+
+        if not self.store.shared:
+            return False
+        with self._lock(ns):
+            if self.store.get_cursor(ns) < self.store.last_seq(ns):
+                return False
+            return not Scheduler.of(self.graph(ns), self.settings).tick(0)
+
+    def _fold(self, ns: str, limit: int | None, outbox: list[Notification]) -> FoldReport:
+        with self._lock(ns):
+            kept = len(outbox)
+            try:
                 self._maybe_consolidate(ns)  # a pass left due by an idle spell runs first
                 folder = Folder(self.graph(ns), self.store, self.settings, self.planners,
                                 self.embedder, on_failure=self._count_failure,
@@ -323,7 +420,7 @@ class Memory:
                                 on_commit=lambda r: outbox.extend(r.notifications),
                                 after_event=lambda _: self._maybe_consolidate(
                                     ns, events=1, commit=folder.defer, flush=folder.flush),
-                                on_diverged=lambda: self._graphs.pop(ns, None),
+                                on_diverged=lambda: self._drop(ns),
                                 timings=self._fold_timings.setdefault(ns, {}))
                 report = folder.fold(limit=limit)
                 if report.unplanned:
@@ -331,11 +428,13 @@ class Memory:
                 self._fold_errors.pop(ns, None)
                 self._save_usage(ns)
                 return report
-        finally:
-            self.notifier.publish(outbox)
+            except StaleGraph:
+                # What the refused group announced did not happen: its events fold again.
+                del outbox[kept:]
+                raise
 
     def _catch_up(self, ns: str) -> None:
-        if self.fold_on_read:
+        if self.fold_on_read and not self._idle(ns):
             self.fold(ns)
 
     def consolidate(self, namespace: str | None = None, *, full: bool = True
@@ -347,10 +446,9 @@ class Memory:
 
         ns = self._ns(namespace)
         self.fold(ns)
-        with self._lock(ns):
-            return run_pass(self.graph(ns), self.store, self.settings, full=full,
-                            writer=self._fact_writer(ns),
-                            embedder_name=getattr(self.embedder, "name", None))
+        return self._edit(ns, lambda g: run_pass(
+            g, self.store, self.settings, full=full, writer=self._fact_writer(ns),
+            embedder_name=getattr(self.embedder, "name", None)))
 
     def _maybe_consolidate(self, ns: str, events: int = 0,
                            commit: Callable[[ChangeSet], None] | None = None,
@@ -477,8 +575,7 @@ class Memory:
             raise PlanError(f"malformed plan: {exc.errors()[0]['msg']} at "
                             f"{'.'.join(map(str, exc.errors()[0]['loc']))}",
                             errors=[str(e) for e in exc.errors()]) from exc
-        with self._lock(ns):
-            return apply_plan(p, self.graph(ns), self.store, self.settings, at=now())
+        return self._edit(ns, lambda g: apply_plan(p, g, self.store, self.settings, at=now()))
 
     # ---------------------------------------------------------------- intents
     def intents(self, *, status: str | Iterable[str] | None = "pending",
@@ -495,8 +592,8 @@ class Memory:
         """accept / modify (with a new ``label``) / defer / reject an intent; moves its
         category's calibration (SPEC §7, Eq. 2). Returns the updated intent."""
         ns = self._ns(namespace)
-        with self._lock(ns):
-            g = self.graph(ns)
+
+        def edit(g: WorkingGraph) -> Node:
             g.begin()
             try:
                 node = self.intent_engine.feedback(g, intent_id, kind, label=label, at=now())
@@ -506,6 +603,7 @@ class Memory:
                 raise
             g.commit()
             return node
+        return self._edit(ns, edit)
 
     def tick(self, at: Any = None, *, namespace: str | None = None) -> IntentReport:
         """Move the intent clock without an event (default: now): expire overdue intents and
@@ -514,16 +612,19 @@ class Memory:
 
         ns = self._ns(namespace)
         self._catch_up(ns)
-        with self._lock(ns):
-            g = self.graph(ns)
+        when = now() if at is None else to_epoch(at)
+
+        def edit(g: WorkingGraph) -> IntentReport:
             g.begin()
             try:
-                report = self.intent_engine.tick(g, now() if at is None else to_epoch(at))
+                report = self.intent_engine.tick(g, when)
                 self.store.commit(ns, g.changes())
             except BaseException:
                 g.rollback()
                 raise
             g.commit()
+            return report
+        report = self._edit(ns, edit)
         self.notifier.publish(report.notifications)
         return report
 
@@ -672,16 +773,19 @@ class Memory:
             return pack
 
     def _touch(self, g: WorkingGraph, ids: list[str]) -> None:
-        """Hebbian signal: recalled nodes become more accessed and more recent."""
+        """Hebbian signal: recalled nodes become more accessed and more recent. The store
+        adds to its counts in place (other processes may have touched or rewritten the
+        nodes since this graph was loaded); the working graph follows."""
         at = now()
+        touched = [i for i in dict.fromkeys(ids) if i in g.nodes]
+        self.store.touch(g.namespace, touched, at)
         g.begin()
         try:
-            for node_id in dict.fromkeys(ids):
-                node = g.nodes.get(node_id)
-                if node is not None:
-                    g.put_node(node.with_changes(access_count=node.access_count + 1,
-                                                 last_access=at))
-            self.store.commit(g.namespace, g.changes())
+            for node_id in touched:
+                node = g.nodes[node_id]
+                g.put_node(node.with_changes(access_count=node.access_count + 1,
+                                             last_access=max(node.last_access, at)),
+                           persist=False)
         except BaseException:
             g.rollback()
             raise
@@ -704,8 +808,10 @@ class Memory:
             pack.answer = LLMWriter(client).answer(
                 query, pack.render(self.settings.context_tokens), namespace=ns)
         finally:
-            with self._lock(ns):
-                self._save_usage(ns)
+            def save() -> None:
+                with self._lock(ns):
+                    self._save_usage(ns)
+            self._write(ns, save, lease=False)
         return pack
 
     # ----------------------------------------------------------------- forget
@@ -726,34 +832,39 @@ class Memory:
         from enfold.write.traces import words
 
         ns = self._ns(namespace)
-        with self._lock(ns):
-            node = self.store.get_node(ns, event_id)
-            if node is None or node.kind is not NodeKind.EVENT:
-                raise NotFound(f"no event {event_id!r} in namespace {ns!r}")
-            mine = words(node.text)
-            unique = mine - self.store.event_words(ns, mine, exclude=node.id)
-            models = set(self.store.cache_models(ns))
-            if self.embedder is not None:
-                models.add(self.embedder.name)
-            g = self.graph(ns)
-            g.begin()
-            try:
-                retraction = forget_event(g, node, at=now(), settings=self.settings,
-                                          unique=unique)
-                changes = g.changes()
-                changes.purge_cache.update(text_hash(m, node.text) for m in models)
-                with self.store.transaction():
-                    self.store.commit(ns, changes)
-                    self.store.drop_aliases(ns, retraction.unaliased)
-                    self.store.redact_ops(ns, self._redactions(g, ns, retraction))
-            except BaseException:
-                g.rollback()
-                self._graphs.pop(ns, None)  # derived state moved with the graph: reload
-                raise
-            g.commit()
-            report = retraction.report()
-            report["erased"] = self.store.erase_deleted()
-            return report
+
+        def work() -> dict[str, Any]:
+            with self._lock(ns):
+                node = self.store.get_node(ns, event_id)
+                if node is None or node.kind is not NodeKind.EVENT:
+                    raise NotFound(f"no event {event_id!r} in namespace {ns!r}")
+                mine = words(node.text)
+                unique = mine - self.store.event_words(ns, mine, exclude=node.id)
+                models = set(self.store.cache_models(ns))
+                if self.embedder is not None:
+                    models.add(self.embedder.name)
+                g = self.graph(ns)
+                g.begin()
+                try:
+                    retraction = forget_event(g, node, at=now(), settings=self.settings,
+                                              unique=unique)
+                    changes = g.changes()
+                    changes.purge_cache.update(text_hash(m, node.text) for m in models)
+                    with self.store.transaction():
+                        self.store.commit(ns, changes)
+                        self.store.drop_aliases(ns, retraction.unaliased)
+                        self.store.redact_ops(ns, self._redactions(g, ns, retraction))
+                except BaseException:
+                    g.rollback()
+                    self._drop(ns)  # derived state moved with the graph: reload
+                    raise
+                g.commit()
+                return retraction.report()
+
+        # One writer (the lease), and again on a reloaded graph if another process wrote.
+        report = self._write(ns, work)
+        report["erased"] = self.store.erase_deleted()
+        return report
 
     def _redactions(self, g: WorkingGraph, ns: str, retraction: Retraction
                     ) -> list[OpRecord]:
@@ -784,8 +895,8 @@ class Memory:
         ns = self._ns(namespace)
         with self._lock(ns):
             self.store.wipe(ns)
-            self._graphs.pop(ns, None)
-            return self.store.erase_deleted()
+            self._drop(ns)
+        return self.store.erase_deleted()
 
     # --------------------------------------------------------- export/import
     def export(self, fp: IO[str], *, namespace: str | None = None) -> int:
@@ -889,7 +1000,9 @@ class Memory:
             if {k: v for k, v in expected.items() if v} != got:
                 raise InputError(f"export is incomplete or altered: header counts {expected}, "
                                  f"found {got}")
-        with self._lock(ns):
+        with self.leases.holding(ns) as held, self._lock(ns):
+            if not held:
+                raise StoreError(f"namespace {ns!r} is being written by another process")
             if self.store.last_seq(ns) > 0:
                 raise InputError(f"namespace {ns!r} already has events; import into an empty one")
             with self.store.transaction():
@@ -900,22 +1013,25 @@ class Memory:
 
 
 class NamespaceLock:
-    """A namespace's re-entrant lock that calls ``on_enter(ns)`` when a thread first takes
-    it and ``on_exit(ns)`` when that thread finally lets go (not on nested use)."""
+    """A namespace's re-entrant lock that enters ``session(ns)`` when a thread first takes
+    it and leaves it when that thread finally lets go (not on nested use)."""
 
-    def __init__(self, ns: str, on_enter: Callable[[str], None],
-                 on_exit: Callable[[str], None]) -> None:
+    def __init__(self, ns: str,
+                 session: Callable[[str], AbstractContextManager[object]]) -> None:
         self.ns = ns
         self._lock = threading.RLock()
         self._depth = 0  # changed only by the thread holding the lock
-        self._on_enter, self._on_exit = on_enter, on_exit
+        self._session = session
+        self._open: AbstractContextManager[object] | None = None
 
     def __enter__(self) -> Self:
         self._lock.acquire()
         self._depth += 1
         if self._depth == 1:
             try:
-                self._on_enter(self.ns)
+                session = self._session(self.ns)
+                session.__enter__()
+                self._open = session
             except BaseException:
                 self._depth -= 1
                 self._lock.release()
@@ -924,11 +1040,18 @@ class NamespaceLock:
 
     def __exit__(self, *exc: object) -> None:
         try:
-            if self._depth == 1:
-                self._on_exit(self.ns)
+            if self._depth == 1 and self._open is not None:
+                session, self._open = self._open, None
+                session.__exit__(None, None, None)
         finally:
             self._depth -= 1
             self._lock.release()
+
+
+@contextmanager
+def _held() -> Iterator[bool]:
+    """Stands for a lease where none is needed."""
+    yield True
 
 
 def _lines(lines: Iterable[str]) -> Iterator[str]:

@@ -1,13 +1,15 @@
 """Background folding for the server: per namespace, in log order, one fold at a time.
 
 ``POST /events`` only appends to the log; :class:`FoldWorkers` folds behind it. A namespace
-is folded by one thread at a time, and only while that thread holds the namespace's lease in
-the store (so several server processes on one PostgreSQL database never fold the same
-namespace at once); a heartbeat renews held leases every third of their TTL, so a crashed
-process's namespaces are free again one TTL later. Folding goes in chunks of ``fold_chunk``
-events, letting readers in between; the cursor is committed with each event, so stopping
-anywhere is a checkpoint. On start, and every ``scan_interval_s``, namespaces with events past their
-cursor are picked up again: that resumes a crash and sees events appended by other processes.
+is folded by one thread at a time, and only while the process holds the namespace's lease in
+the store (the memory's :class:`~enfold.lease.Leases`: so several server processes on one
+database, or a CLI next to the server, never fold the same namespace at once); the leases'
+heartbeat renews them every third of their TTL, so a crashed process's namespaces are free
+again one TTL later. A namespace leased elsewhere is looked at again a second later. Folding
+goes in chunks of ``fold_chunk`` events, letting readers in between; the cursor is committed
+with each group of events, so stopping anywhere is a checkpoint. On start, and every
+``scan_interval_s``, namespaces with events past their cursor are picked up again: that
+resumes a crash and sees events appended by other processes.
 
 The backlog (events appended but not folded) is tracked per namespace; the app refuses new
 events with 429 (one namespace too far behind) or 503 (the whole server) with a Retry-After
@@ -19,11 +21,8 @@ from __future__ import annotations
 
 import logging
 import math
-import os
-import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -88,14 +87,14 @@ class FoldWorkers:
         self.consolidate_interval_s = consolidate_interval_s
         self.max_backlog = max_backlog
         self.max_total_backlog = max_total_backlog
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        memory.leases.ttl_s = lease_ttl_s
+        self.owner = memory.leases.owner
         self.stats = WorkerStats()
         self._clock = clock
         self._cond = threading.Condition()
         self._q = _Queue()
         self._backlog: dict[str, int] = {}
         self._changed: set[str] = set()  # folded since their last consolidation
-        self._leased: set[str] = set()
         self._stop = False
         self._threads: list[threading.Thread] = []
         self.started = False
@@ -228,24 +227,10 @@ class FoldWorkers:
                     self._cond.notify_all()
 
     def _lease(self, ns: str) -> bool:
-        with self._cond:  # the heartbeat renews exactly the leases listed here
-            if self.memory.store.try_lease(ns, self.owner, self.lease_ttl_s):
-                self._leased.add(ns)
-                return True
-            return False
+        return self.memory.leases.try_hold(ns)
 
     def _unlease(self, ns: str) -> None:
-        with self._cond:
-            self._leased.discard(ns)
-            self.memory.store.release_lease(ns, self.owner)
-
-    def _heartbeat(self) -> None:
-        """Renew the leases being worked under, however long a chunk takes (an LLM
-        planner may spend minutes on one); a crashed process's leases lapse in one TTL."""
-        with self._cond:
-            for ns in sorted(self._leased):
-                if not self.memory.store.try_lease(ns, self.owner, self.lease_ttl_s):
-                    log.warning("lost the lease of namespace %r", ns)
+        self.memory.leases.release(ns)
 
     def _retry(self, ns: str, kind: str, delay: float) -> None:
         with self._cond:
@@ -283,21 +268,14 @@ class FoldWorkers:
         """Rescan for unfolded events and queue consolidation passes on their intervals."""
         next_scan = self._clock() + self.scan_interval_s
         next_pass = self._clock() + self.consolidate_interval_s
-        next_beat = self._clock() + self.lease_ttl_s / 3
         while True:
             with self._cond:
                 if self._stop:
                     return
-                self._cond.wait(min(1.0, self.scan_interval_s, self.lease_ttl_s / 3))
+                self._cond.wait(min(1.0, self.scan_interval_s))
                 if self._stop:
                     return
             at = self._clock()
-            if at >= next_beat:
-                next_beat = at + self.lease_ttl_s / 3
-                try:
-                    self._heartbeat()
-                except Exception:
-                    log.exception("renewing leases failed")
             if at >= next_scan:
                 next_scan = at + self.scan_interval_s
                 try:

@@ -4,12 +4,22 @@ SQL lives only in the backend modules; they translate driver errors into
 :class:`enfold.errors.StoreError`. A backend persists the event log (the source of truth),
 the graph (nodes, edges, vectors, merge aliases), the op log, per-namespace folding cursors
 and metadata, and an embedding cache keyed by content hash.
+
+Several writers (processes, or store objects in one process) may share a namespace. Each
+namespace has a **change token**: (version, folding cursor), where the version goes up by
+one with every commit that writes something. A working graph remembers the token it was
+loaded at (:attr:`GraphSnapshot.token`); commits made inside :meth:`Store.fenced` check it
+in their own transaction and advance it, and a commit whose token is no longer the store's
+raises :class:`~enfold.errors.StaleGraph` instead of overwriting what another writer did.
+Access statistics are the exception: :meth:`Store.touch` adds to them in place, unfenced,
+and a commit never lowers them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -43,6 +53,11 @@ class Appended:
     created: bool
 
 
+#: A namespace's change token: (version, folding cursor). The version counts the commits
+#: that wrote something; the cursor is there too because a namespace wipe resets it.
+Token = tuple[int, int]
+
+
 @dataclass(frozen=True)
 class GraphSnapshot:
     nodes: list[Node]
@@ -50,6 +65,84 @@ class GraphSnapshot:
     vectors: list[tuple[str, np.ndarray]]
     aliases: list[tuple[str, str]]
     meta: list[tuple[str, Any]]
+    token: Token = (0, 0)  # the namespace's change token, read in the same snapshot
+
+
+@dataclass
+class Fence:
+    """The change token a working graph mirrors (None: no graph loaded, nothing to check).
+
+    A store advances ``token`` after each fenced commit, so the holder's graph and the
+    fence stay in step; whoever drops the graph sets it back to None."""
+
+    token: Token | None = None
+
+
+class Fences:
+    """Which :class:`Fence` applies to this thread's commits, per namespace, and the moves
+    of fences that wait for their transaction (the backends' shared bookkeeping for
+    :meth:`Store.fenced`). A fenced commit inside a caller's transaction moves its fence
+    only when that transaction commits; one rolled back (by the caller) moves nothing."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def _held(self) -> dict[str, Fence]:
+        held: dict[str, Fence] | None = getattr(self._local, "held", None)
+        if held is None:
+            held = self._local.held = {}
+        return held
+
+    def _moves(self) -> list[tuple[Fence, Token]]:
+        moves: list[tuple[Fence, Token]] | None = getattr(self._local, "moves", None)
+        if moves is None:
+            moves = self._local.moves = []
+        return moves
+
+    def expected(self, fence: Fence | None) -> Token | None:
+        """The token a commit under ``fence`` must find (counting this transaction's own
+        commits); None: not checked."""
+        if fence is None:
+            return None
+        for f, token in reversed(self._moves()):
+            if f is fence:
+                return token
+        return fence.token
+
+    def advance(self, fence: Fence, token: Token) -> None:
+        """Move ``fence`` to ``token`` once the current transaction commits."""
+        self._moves().append((fence, token))
+
+    def mark(self) -> int:
+        """Where a transaction or savepoint starts (see :meth:`discard`)."""
+        return len(self._moves())
+
+    def discard(self, mark: int) -> None:
+        """A transaction or savepoint started at ``mark`` rolled back."""
+        del self._moves()[mark:]
+
+    def settle(self) -> None:
+        """The outermost transaction committed: its fences move."""
+        moves = self._moves()
+        for fence, token in moves:
+            fence.token = token
+        moves.clear()
+
+    @contextmanager
+    def hold(self, namespace: str, fence: Fence) -> Iterator[Fence]:
+        held = self._held()
+        before = held.get(namespace)
+        held[namespace] = fence
+        try:
+            yield fence
+        finally:
+            if before is None:
+                held.pop(namespace, None)
+            else:
+                held[namespace] = before
+
+    def get(self, namespace: str) -> Fence | None:
+        return self._held().get(namespace)
 
 
 @dataclass(frozen=True)
@@ -114,18 +207,25 @@ class Store(Protocol):
 
     def get_cursor(self, namespace: str) -> int: ...
 
-    def change_token(self, namespace: str) -> tuple[int, int]:
-        """(folding cursor, last op-log sequence number): changes whenever any process
-        folds, consolidates or edits the namespace's graph, so a process can tell that its
-        working graph went stale."""
+    def change_token(self, namespace: str) -> Token:
+        """The namespace's :data:`Token`: changes whenever any writer folds, consolidates,
+        edits or wipes the namespace's graph (not when events are only appended, nor on
+        :meth:`touch`), so a process can tell that its working graph went stale."""
         ...
 
     # graph
-    def load_graph(self, namespace: str, *, folded_only: bool = True) -> GraphSnapshot: ...
+    def load_graph(self, namespace: str, *, folded_only: bool = True) -> GraphSnapshot:
+        """The namespace's graph as one consistent snapshot, with its change token."""
+        ...
 
     def commit(self, namespace: str, changes: ChangeSet, *, cursor: int | None = None,
                durable: bool = True) -> None:
         """Persist a change set (and optionally advance the folding cursor) atomically.
+
+        Inside :meth:`fenced`, the commit first checks that the namespace's change token is
+        still the fence's and raises :class:`~enfold.errors.StaleGraph` (writing nothing)
+        if it is not; then it writes and moves the fence to the new token. A commit that
+        writes nothing neither checks nor changes the token.
 
         ``durable=False`` is for derived state that the event log can rebuild (folding,
         consolidation passes): the write is atomic and survives the process, but a power
@@ -133,6 +233,19 @@ class Store(Protocol):
         before it. The cursor goes back with it, and those events fold again. Appends
         to the event log are always durable: an acknowledged event is never lost.
         """
+        ...
+
+    def fenced(self, namespace: str, fence: Fence) -> AbstractContextManager[Fence]:
+        """Check and advance ``fence`` with every commit this thread makes to ``namespace``
+        inside the block (optimistic concurrency for a working graph loaded at
+        ``fence.token``; a ``None`` token is not checked)."""
+        ...
+
+    def touch(self, namespace: str, node_ids: Sequence[str], at: float) -> None:
+        """Count one access to each node, at ``at``: increments in place (``access_count +
+        1``, ``last_access`` the later of the two), so concurrent readers never write a
+        stale copy of a node back. Unfenced; not durable (access statistics may lose their
+        last increments to a power failure)."""
         ...
 
     def get_node(self, namespace: str, node_id: str) -> Node | None: ...
@@ -201,7 +314,7 @@ class Store(Protocol):
         """Remember embeddings by content hash; a cache, so not durable (see ``commit``)."""
         ...
 
-    # namespace leases (one folder per namespace across server processes)
+    # namespace leases (one writer per namespace across processes: enfold.lease)
     def try_lease(self, namespace: str, owner: str, ttl_s: float) -> bool:
         """Acquire or renew the namespace's lease for ``ttl_s`` seconds; true if ``owner``
         holds it now (an expired lease of another owner is taken over)."""

@@ -9,9 +9,12 @@ Concurrency, since several workers share the database:
 
 - appends to a namespace's event log are serialised by a transaction-level advisory lock
   on the namespace (sequence numbers stay dense, idempotency checks race-free);
-- graph commits take a second per-namespace advisory lock (op-log sequence), and a commit
-  that advances the folding cursor is refused unless it moves the cursor forward — the
-  fence that keeps a worker whose lease ran out from folding an event twice;
+- graph commits take a second per-namespace advisory lock (op-log sequence); a fenced
+  commit (see :mod:`enfold.store.base`) is refused unless the namespace's change token is
+  still the one its working graph was loaded at, and one that advances the folding cursor
+  is refused unless it moves the cursor forward — the fences that keep a worker whose
+  lease ran out from folding an event twice or writing from a stale graph;
+- recall's access statistics are increments (``touch``), never rows from a cache;
 - namespace leases are rows (owner, expiry in the database's clock) taken over atomically
   by ``INSERT … ON CONFLICT … WHERE expired``.
 
@@ -25,8 +28,9 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -35,7 +39,7 @@ import numpy as np
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from enfold.errors import InputError, StoreError
+from enfold.errors import InputError, StaleGraph, StoreError
 from enfold.graph import ChangeSet
 from enfold.model import Edge, EdgeType, Node, NodeKind, OpRecord, now
 from enfold.store.base import (
@@ -44,9 +48,12 @@ from enfold.store.base import (
     ApiKey,
     Appended,
     EventRecord,
+    Fence,
+    Fences,
     GraphSnapshot,
+    Token,
 )
-from enfold.store.sqlite import _fts_text  # one definition of what lexical search sees
+from enfold.store.sqlite import _check_fence, _fts_text  # one definition of each
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _MIGRATION_LOCK = 0x656E666F6C64  # "enfold": one migrator at a time across processes
@@ -58,8 +65,14 @@ _B = 0.75
 
 _NODE_COLS = ("namespace, id, kind, text, attrs, created_at, updated_at, last_access, "
               "access_count, plan_id")
-_NODE_UPDATE = ", ".join(f"{c} = EXCLUDED.{c}" for c in
-                         [*(c.strip() for c in _NODE_COLS.split(",")[2:]), "tlen", "tsv"])
+# Access statistics only grow: a node written from a working graph that missed another
+# process's touch keeps the stored count and time (see touch).
+_NODE_UPDATE = ", ".join(f"{c} = GREATEST(nodes.{c}, EXCLUDED.{c})"
+                         if c in ("access_count", "last_access") else f"{c} = EXCLUDED.{c}"
+                         for c in [*(c.strip() for c in _NODE_COLS.split(",")[2:]), "tlen",
+                                   "tsv"])
+_TOKEN_SQL = ("SELECT (SELECT version FROM graph_versions WHERE namespace = %s), "
+              "(SELECT seq FROM cursors WHERE namespace = %s)")
 _KEY_COLS = "id, namespace, key_hash, label, created_at, revoked_at"
 
 # Rank a namespace's nodes for a tsquery by BM25: term frequencies from the tsvector's
@@ -129,6 +142,7 @@ class PostgresStore:
         self.dtype = np.dtype(dtype)
         self.embedder_name: str | None = None
         self._local = threading.local()
+        self._fences = Fences()
         try:  # one direct attempt first: a wrong URL fails at once with the server's reason
             psycopg.connect(url, connect_timeout=int(timeout)).close()
             self._pool = ConnectionPool(
@@ -174,14 +188,20 @@ class PostgresStore:
         to itself). A savepoint follows its transaction.
         """
         nested = getattr(self._local, "conn", None) is not None
+        mark = self._fences.mark()
         with self._conn() as conn:
             try:
                 with conn.transaction():
                     if not durable and not nested:
                         conn.execute("SET LOCAL synchronous_commit TO OFF")
                     yield conn
-            except psycopg.Error as exc:
-                raise StoreError(f"PostgreSQL: {exc}") from exc
+            except BaseException as exc:
+                self._fences.discard(mark)
+                if isinstance(exc, psycopg.Error):
+                    raise StoreError(f"PostgreSQL: {exc}") from exc
+                raise
+            if not nested:
+                self._fences.settle()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -322,19 +342,18 @@ class PostgresStore:
         rows = self._q("SELECT seq FROM cursors WHERE namespace = %s", (namespace,))
         return int(rows[0][0]) if rows else 0
 
-    def change_token(self, namespace: str) -> tuple[int, int]:
-        row = self._q("SELECT (SELECT seq FROM cursors WHERE namespace = %s), "
-                      "(SELECT MAX(seq) FROM oplog WHERE namespace = %s)",
-                      (namespace, namespace))[0]
-        return int(row[0] or 0), int(row[1] or 0)
+    def change_token(self, namespace: str) -> Token:
+        return _token(self._q(_TOKEN_SQL, (namespace, namespace))[0])
+
+    def fenced(self, namespace: str, fence: Fence) -> AbstractContextManager[Fence]:
+        return self._fences.hold(namespace, fence)
 
     # ------------------------------------------------------------ graph
     def load_graph(self, namespace: str, *, folded_only: bool = True) -> GraphSnapshot:
         with self._tx() as conn:  # one snapshot of every table
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            crow = conn.execute("SELECT seq FROM cursors WHERE namespace = %s",
-                                (namespace,)).fetchone()
-            cursor = int(crow[0]) if crow else 0
+            token = _token(conn.execute(_TOKEN_SQL, (namespace, namespace)).fetchone())
+            cursor = token[1]
             prov = self._provenance(conn.execute(
                 "SELECT node_id, event_id FROM provenance WHERE namespace = %s "
                 "ORDER BY node_id, pos", (namespace,)))
@@ -356,29 +375,52 @@ class PostgresStore:
             meta = [(r[0], json.loads(r[1])) for r in conn.execute(
                 "SELECT key, value FROM meta WHERE namespace = %s AND key != %s",
                 (namespace, EMBEDDER_KEY))]
-        return GraphSnapshot(nodes, edges, vectors, aliases, meta)
+        return GraphSnapshot(nodes, edges, vectors, aliases, meta, token)
 
     def commit(self, namespace: str, changes: ChangeSet, *, cursor: int | None = None,
                durable: bool = True) -> None:
+        if cursor is None and changes.empty():
+            return
+        fence = self._fences.get(namespace)
         with self._tx(durable=durable) as conn, conn.cursor() as cur:
             self._lock(conn, namespace, _GRAPH_LOCK_SEED)
+            token = _token(cur.execute(_TOKEN_SQL, (namespace, namespace)).fetchone())
+            expected = self._fences.expected(fence)
+            _check_fence(namespace, expected, token)
             if cursor is not None:
-                self._fence(cur, namespace, cursor)
+                self._fence(namespace, token[1], cursor)
             self._commit_nodes(cur, namespace, changes)
             self._commit_rest(cur, namespace, changes)
             if cursor is not None:
                 cur.execute("INSERT INTO cursors (namespace, seq) VALUES (%s, %s) "
                             "ON CONFLICT (namespace) DO UPDATE SET seq = EXCLUDED.seq",
                             (namespace, cursor))
+            # (under the namespace's graph lock since the token was read: nobody moved it)
+            cur.execute("INSERT INTO graph_versions (namespace, version) VALUES (%s, %s) "
+                        "ON CONFLICT (namespace) DO UPDATE SET version = EXCLUDED.version",
+                        (namespace, token[0] + 1))
+            if fence is not None and expected is not None:
+                self._fences.advance(fence, (token[0] + 1, token[1] if cursor is None
+                                             else cursor))
+
+    def touch(self, namespace: str, node_ids: Sequence[str], at: float) -> None:
+        counts = Counter(node_ids)
+        if not counts:
+            return
+        with self._tx(durable=False) as conn, conn.cursor() as cur:
+            # Under the graph lock: a touch and a commit never lock the same rows in
+            # opposite orders (a deadlock would fail one of them).
+            self._lock(conn, namespace, _GRAPH_LOCK_SEED)
+            cur.executemany("UPDATE nodes SET access_count = access_count + %s, last_access = "
+                            "GREATEST(last_access, %s) WHERE namespace = %s AND id = %s",
+                            [(counts[i], at, namespace, i) for i in sorted(counts)])
 
     @staticmethod
-    def _fence(cur: psycopg.Cursor[Any], namespace: str, cursor: int) -> None:
+    def _fence(namespace: str, stored: int, cursor: int) -> None:
         """Refuse to fold an event twice: the cursor only moves forward (a worker whose
         lease ran out while another folded the same events fails here and rolls back)."""
-        row = cur.execute("SELECT seq FROM cursors WHERE namespace = %s",
-                          (namespace,)).fetchone()
-        if row is not None and (cursor < row[0] or (cursor == row[0] and cursor > 0)):
-            raise StoreError(f"folding cursor of {namespace!r} is already at {row[0]}: "
+        if cursor < stored or (cursor == stored and cursor > 0):
+            raise StaleGraph(f"folding cursor of {namespace!r} is already at {stored}: "
                              f"refusing to set it to {cursor} (folded by another worker)")
 
     def _commit_nodes(self, cur: psycopg.Cursor[Any], namespace: str, changes: ChangeSet
@@ -671,19 +713,22 @@ class PostgresStore:
     # ----------------------------------------------------- namespace leases
     def try_lease(self, namespace: str, owner: str, ttl_s: float) -> bool:
         """Acquire, renew or take over an expired lease in one statement; the expiry is in
-        the database server's clock, so workers on hosts with skewed clocks agree."""
-        rows = self._q(
-            "INSERT INTO leases AS l (namespace, owner, expires_at) VALUES "
-            "(%s, %s, extract(epoch FROM clock_timestamp()) + %s) "
-            "ON CONFLICT (namespace) DO UPDATE SET owner = EXCLUDED.owner, "
-            "expires_at = EXCLUDED.expires_at WHERE l.owner = EXCLUDED.owner "
-            "OR l.expires_at <= extract(epoch FROM clock_timestamp()) RETURNING l.owner",
-            (namespace, owner, float(ttl_s)))
+        the database server's clock, so workers on hosts with skewed clocks agree. Leases
+        are transient (a lost one lapses by itself): committed asynchronously."""
+        with self._tx(durable=False) as conn:
+            rows = conn.execute(
+                "INSERT INTO leases AS l (namespace, owner, expires_at) VALUES "
+                "(%s, %s, extract(epoch FROM clock_timestamp()) + %s) "
+                "ON CONFLICT (namespace) DO UPDATE SET owner = EXCLUDED.owner, "
+                "expires_at = EXCLUDED.expires_at WHERE l.owner = EXCLUDED.owner "
+                "OR l.expires_at <= extract(epoch FROM clock_timestamp()) RETURNING l.owner",
+                (namespace, owner, float(ttl_s))).fetchall()
         return bool(rows)
 
     def release_lease(self, namespace: str, owner: str) -> None:
-        self._q("DELETE FROM leases WHERE namespace = %s AND owner = %s RETURNING namespace",
-                (namespace, owner))
+        with self._tx(durable=False) as conn:
+            conn.execute("DELETE FROM leases WHERE namespace = %s AND owner = %s",
+                         (namespace, owner))
 
     def lease_owner(self, namespace: str) -> str | None:
         """Who holds the namespace's lease now (None: nobody, or it expired)."""
@@ -737,6 +782,11 @@ class PostgresStore:
             data = [self._node_row(n, _fts_text(n)) for n in map(self._row_node, data)]
         with self._tx() as conn, conn.cursor() as cur:
             cur.executemany(sql.encode(), data)
+
+
+def _token(row: Sequence[Any] | None) -> Token:
+    assert row is not None  # (a SELECT of two subqueries always returns its row)
+    return int(row[0] or 0), int(row[1] or 0)
 
 
 def _text(value: str) -> str:

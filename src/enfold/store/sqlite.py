@@ -11,14 +11,16 @@ import json
 import re
 import sqlite3
 import threading
+import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from importlib import resources
 from typing import Any
 
 import numpy as np
 
-from enfold.errors import StoreError
+from enfold.errors import StaleGraph, StoreError
 from enfold.graph import ChangeSet
 from enfold.model import Edge, EdgeType, Node, NodeKind, OpRecord, now
 from enfold.store.base import (
@@ -27,7 +29,10 @@ from enfold.store.base import (
     ApiKey,
     Appended,
     EventRecord,
+    Fence,
+    Fences,
     GraphSnapshot,
+    Token,
 )
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -46,16 +51,18 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
-def _upsert(table: str, cols: str, key: tuple[str, ...]) -> str:
+def _upsert(table: str, cols: str, key: tuple[str, ...], grow: tuple[str, ...] = ()) -> str:
     """INSERT of a row that updates the row of the same key in place when there is one.
 
     Unlike INSERT OR REPLACE, which deletes the old row and inserts a new one (every index
     entry removed and added again, a rowid table's row moved to a new rowid), an update in
     place leaves alone the indexes whose columns did not change: an edge whose weight
-    decayed, or a concept reinforced, dirties its table's page and no index page.
+    decayed, or a concept reinforced, dirties its table's page and no index page. Columns
+    in ``grow`` never go down: they keep the larger of the stored and the new value.
     """
     names = [c.strip() for c in cols.split(",")]
-    sets = ", ".join(f"{c} = excluded.{c}" for c in names if c not in key)
+    sets = ", ".join(f"{c} = MAX({table}.{c}, excluded.{c})" if c in grow
+                     else f"{c} = excluded.{c}" for c in names if c not in key)
     return (f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))}) "
             f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {sets}")
 
@@ -70,11 +77,12 @@ class SQLiteStore:
         self.dtype = np.dtype(dtype)
         self.embedder_name: str | None = None
         self._lock = threading.RLock()
+        self._fences = Fences()
         try:
             self._db = sqlite3.connect(
                 path, isolation_level=None, check_same_thread=False, timeout=30.0
             )
-            mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            mode = self._wal_mode(timeout=30.0)
             self._db.execute("PRAGMA synchronous=FULL")
             self._durable = True  # the synchronous level set on the connection (see _tx)
             # Skipping the sync is safe only with a write-ahead log (replayed in order up
@@ -98,6 +106,22 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open SQLite store {path!r}: {exc}") from exc
 
+    def _wal_mode(self, timeout: float) -> str:
+        """Switch to WAL (a no-op once the file is in WAL mode). On a new file opened by
+        several processes at once the switch can meet another's lock, and SQLite answers
+        "database is locked" without waiting: try again until ``timeout``."""
+        deadline = time.monotonic() + timeout
+        pause = 0.005
+        while True:
+            try:
+                return str(self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0])
+            except sqlite3.OperationalError as exc:
+                busy = exc.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+                if not busy or time.monotonic() >= deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(2 * pause, 0.1)
+
     # ----------------------------------------------------------- plumbing
     def close(self) -> None:
         with self._lock:
@@ -115,6 +139,7 @@ class SQLiteStore:
         """
         with self._lock:
             nested = self._db.in_transaction
+            mark = self._fences.mark()
             try:
                 if nested:
                     self._db.execute("SAVEPOINT enfold_sp")
@@ -130,7 +155,9 @@ class SQLiteStore:
                     self._db.execute("RELEASE enfold_sp")
                 else:
                     self._db.execute("COMMIT")
+                    self._fences.settle()
             except BaseException as exc:
+                self._fences.discard(mark)
                 if nested:
                     self._db.execute("ROLLBACK TO enfold_sp")
                     self._db.execute("RELEASE enfold_sp")
@@ -146,6 +173,25 @@ class SQLiteStore:
         with self._tx():
             yield
 
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """One read transaction: every query inside sees the same committed state, however
+        other processes write meanwhile (WAL readers keep their snapshot). Inside a write
+        transaction, that one."""
+        with self._lock:
+            if self._db.in_transaction:
+                yield
+                return
+            try:
+                self._db.execute("BEGIN")
+            except sqlite3.Error as exc:
+                raise StoreError(f"SQLite: {exc}") from exc
+            try:
+                yield
+            finally:
+                if self._db.in_transaction:
+                    self._db.execute("COMMIT")  # (read only: this only ends the snapshot)
+
     def _q(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         with self._lock:
             try:
@@ -154,6 +200,9 @@ class SQLiteStore:
                 raise StoreError(f"SQLite: {exc}") from exc
 
     def _migrate(self) -> None:
+        """Apply the named migrations not applied yet. Processes may open a new file at the
+        same moment: each migration runs under the write lock (BEGIN IMMEDIATE) and is
+        skipped if another process recorded it while this one waited for the lock."""
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL)"
         )
@@ -165,11 +214,12 @@ class SQLiteStore:
             script = entry.read_text(encoding="utf-8")
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                for statement in _split_sql(script):
-                    self._db.execute(statement)
-                self._db.execute(
-                    "INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (entry.name, now())
-                )
+                if self._db.execute("SELECT 1 FROM migrations WHERE name = ?",
+                                    (entry.name,)).fetchone() is None:
+                    for statement in _split_sql(script):
+                        self._db.execute(statement)
+                    self._db.execute("INSERT INTO migrations (name, applied_at) VALUES (?, ?)",
+                                     (entry.name, now()))
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -197,7 +247,10 @@ class SQLiteStore:
     _NODE_COLS = ("namespace, id, kind, text, attrs, created_at, updated_at, last_access, "
                   "access_count, plan_id")
     _NODE_VALUES = "(?,?,?,?,?,?,?,?,?,?)"
-    _NODE_UPSERT = _upsert("nodes", _NODE_COLS, ("namespace", "id"))
+    # Access statistics only grow: a node written from a working graph that missed another
+    # process's touch keeps the stored count and time (see touch).
+    _NODE_UPSERT = _upsert("nodes", _NODE_COLS, ("namespace", "id"),
+                           grow=("access_count", "last_access"))
     _EDGE_UPSERT = _upsert("edges", "namespace, src, type, dst, weight, created_at, updated_at, "
                            "plan_id", ("namespace", "src", "type", "dst"))
     _VECTOR_UPSERT = _upsert("vectors", "namespace, node_id, dim, dtype, data",
@@ -279,15 +332,20 @@ class SQLiteStore:
         rows = self._q("SELECT seq FROM cursors WHERE namespace = ?", (namespace,))
         return int(rows[0][0]) if rows else 0
 
-    def change_token(self, namespace: str) -> tuple[int, int]:
-        row = self._q("SELECT (SELECT seq FROM cursors WHERE namespace = ?), "
-                      "(SELECT MAX(seq) FROM oplog WHERE namespace = ?)",
-                      (namespace, namespace))[0]
-        return int(row[0] or 0), int(row[1] or 0)
+    def change_token(self, namespace: str) -> Token:
+        return _token(self._q(_TOKEN_SQL, (namespace, namespace))[0])
+
+    def fenced(self, namespace: str, fence: Fence) -> AbstractContextManager[Fence]:
+        return self._fences.hold(namespace, fence)
 
     # ------------------------------------------------------------ graph
     def load_graph(self, namespace: str, *, folded_only: bool = True) -> GraphSnapshot:
-        cursor = self.get_cursor(namespace)
+        with self._snapshot():
+            return self._load_graph(namespace, folded_only)
+
+    def _load_graph(self, namespace: str, folded_only: bool) -> GraphSnapshot:
+        token = self.change_token(namespace)
+        cursor = token[1]
         rows = self._q(
             f"SELECT {self._NODE_COLS} FROM nodes WHERE namespace = ?", (namespace,)
         )
@@ -320,11 +378,17 @@ class SQLiteStore:
             "SELECT key, value FROM meta WHERE namespace = ? AND key != ?",
             (namespace, EMBEDDER_KEY),
         )]
-        return GraphSnapshot(nodes, edges, vectors, aliases, meta)
+        return GraphSnapshot(nodes, edges, vectors, aliases, meta, token)
 
     def commit(self, namespace: str, changes: ChangeSet, *, cursor: int | None = None,
                durable: bool = True) -> None:
+        if cursor is None and changes.empty():
+            return
+        fence = self._fences.get(namespace)
         with self._tx(durable=durable) as db:
+            token = _token(db.execute(_TOKEN_SQL, (namespace, namespace)).fetchone())
+            expected = self._fences.expected(fence)
+            _check_fence(namespace, expected, token)
             self._commit_nodes(db, namespace, changes)
             reset, prov_rows = changes.provenance_writes()
             db.executemany("DELETE FROM provenance WHERE namespace = ? AND node_id = ?",
@@ -377,6 +441,21 @@ class SQLiteStore:
                     "INSERT OR REPLACE INTO cursors (namespace, seq) VALUES (?, ?)",
                     (namespace, cursor),
                 )
+            # (under the write lock since the token was read: nobody else moved it)
+            db.execute("INSERT OR REPLACE INTO graph_versions (namespace, version) VALUES (?, ?)",
+                       (namespace, token[0] + 1))
+            if fence is not None and expected is not None:
+                self._fences.advance(fence, (token[0] + 1, token[1] if cursor is None
+                                             else cursor))
+
+    def touch(self, namespace: str, node_ids: Sequence[str], at: float) -> None:
+        counts = Counter(node_ids)
+        if not counts:
+            return
+        with self._tx(durable=False) as db:
+            db.executemany("UPDATE nodes SET access_count = access_count + ?, "
+                           "last_access = MAX(last_access, ?) WHERE namespace = ? AND id = ?",
+                           [(n, at, namespace, i) for i, n in counts.items()])
 
     def _commit_nodes(self, db: sqlite3.Connection, namespace: str, changes: ChangeSet
                       ) -> None:
@@ -652,9 +731,10 @@ class SQLiteStore:
             )
 
     # ----------------------------------------------------- namespace leases
+    # Leases are transient (a lost one lapses by itself): their writes are not synced.
     def try_lease(self, namespace: str, owner: str, ttl_s: float) -> bool:
         at = now()
-        with self._tx() as db:
+        with self._tx(durable=False) as db:
             row = db.execute("SELECT owner, expires_at FROM leases WHERE namespace = ?",
                              (namespace,)).fetchone()
             if row is not None and row[0] != owner and row[1] > at:
@@ -664,7 +744,7 @@ class SQLiteStore:
             return True
 
     def release_lease(self, namespace: str, owner: str) -> None:
-        with self._tx() as db:
+        with self._tx(durable=False) as db:
             db.execute("DELETE FROM leases WHERE namespace = ? AND owner = ?", (namespace, owner))
 
     # ------------------------------------------------------------- API keys
@@ -711,6 +791,21 @@ class SQLiteStore:
                 for r in rows:
                     node = self._row_node(r)
                     _fts_put(db, node.namespace, node.id, node.kind.value, _fts_text(node))
+
+
+_TOKEN_SQL = ("SELECT (SELECT version FROM graph_versions WHERE namespace = ?), "
+              "(SELECT seq FROM cursors WHERE namespace = ?)")
+
+
+def _token(row: Sequence[Any]) -> Token:
+    return int(row[0] or 0), int(row[1] or 0)
+
+
+def _check_fence(namespace: str, expected: Token | None, token: Token) -> None:
+    """Refuse a commit from a working graph loaded at another token than the store's."""
+    if expected is not None and expected != token:
+        raise StaleGraph(f"namespace {namespace!r} was changed by another writer since its "
+                         f"working graph was loaded (change token {expected}, now {token})")
 
 
 def _fts_put(db: sqlite3.Connection, namespace: str, node_id: str, kind: str, text: str
