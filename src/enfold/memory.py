@@ -125,7 +125,7 @@ class Memory:
         if isinstance(embedder, str):
             from enfold.embed import make_embedder
 
-            emb = make_embedder(embedder)
+            emb = make_embedder(embedder, settings=settings)
         else:
             emb = embedder
         planners: list[Planner] = []
@@ -168,6 +168,10 @@ class Memory:
         raise ConfigError(f"unknown planner {name!r} (use 'local' or 'llm')")
 
     def close(self) -> None:
+        try:
+            self.save_vectors()
+        except OSError as exc:  # a cache: the next open builds it from the store
+            log.warning("could not save the vector index files: %s", exc)
         for planner in self.planners:
             close = getattr(planner, "close", None)
             if callable(close):
@@ -221,11 +225,32 @@ class Memory:
             g = self._graphs.get(ns)
             if g is None:
                 snap = self.store.load_graph(ns)
-                g = WorkingGraph(ns)
+                g = WorkingGraph(ns, ann=self.settings.ann_options(),
+                                 vector_files=self._vector_file(ns))
                 g.load(snap.nodes, snap.edges, snap.vectors, snap.aliases, snap.meta)
                 self._graphs[ns] = g
                 self._restore_usage(ns, g)
             return g
+
+    def _vector_file(self, ns: str) -> Callable[[str], Path] | None:
+        """Where namespace ``ns`` keeps its HNSW graphs beside the store (None: in RAM)."""
+        if self.store.sidecar(ns, "events.usearch") is None:
+            return None
+
+        def path(name: str) -> Path:
+            found = self.store.sidecar(ns, f"{name}.usearch")
+            assert found is not None
+            return found
+
+        return path
+
+    def save_vectors(self) -> None:
+        """Write the HNSW graphs of the loaded namespaces that changed beside the store, so
+        the next open restores them instead of building them (:meth:`close` does this)."""
+        for ns, g in list(self._graphs.items()):
+            with self._lock(ns):
+                if g.vector_files is not None:
+                    g.save_vectors({"token": list(self.store.change_token(ns))})
 
     def namespaces(self) -> list[str]:
         return self.store.namespaces()
@@ -631,7 +656,8 @@ class Memory:
                 qvec = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
 
             def lexical(q: str, knd: Iterable[NodeKind], n: int) -> list[tuple[str, float]]:
-                return self.store.search_text(ns, q, knd, n)
+                return self.store.search_text(ns, q, knd, n,
+                                              max_rows=self.settings.lexical_rows or None)
 
             pack = run_recall(g, lexical, analysis, qvec, self.settings, k=k)
             if kinds is not None:
@@ -711,7 +737,9 @@ class Memory:
         ns = self._ns(namespace)
         with self._lock(ns):
             self.store.wipe(ns)
-            self._graphs.pop(ns, None)
+            g = self._graphs.pop(ns, None)
+            if g is not None:
+                g.discard_vector_files()
 
     # --------------------------------------------------------- export/import
     def export(self, fp: IO[str], *, namespace: str | None = None) -> int:

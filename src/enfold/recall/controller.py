@@ -58,13 +58,9 @@ class _Signals:
 
 
 def _seq_index(graph: WorkingGraph) -> dict[int, str]:
-    cached = graph.state.get("seq_index")
-    if isinstance(cached, tuple) and cached[0] == graph.count(NodeKind.EVENT):
-        index: dict[int, str] = cached[1]
-        return index
-    index = {int(graph.nodes[e].attrs.get("seq", 0)): e for e in graph.of_kind(NodeKind.EVENT)}
-    graph.state["seq_index"] = (graph.count(NodeKind.EVENT), index)
-    return index
+    # (speed, issue 23: the graph keeps this index as events come and go, where a rebuild
+    # over every event followed each new one)
+    return graph.events_by_seq
 
 
 def recall(
@@ -93,7 +89,7 @@ def recall(
     pack.steps.append({"op": "anchor", "kinds": [k.value for k in _DERIVED],
                        "found": len(derived)})
     top_derived = dict(sorted(derived.items(), key=lambda x: -x[1])[:10])
-    grounded = ground(graph, top_derived)
+    grounded = ground(graph, top_derived, qvec=qvec, window=win)  # (bounded: issue 23)
     if qvec is not None and grounded:
         sims = graph.event_vectors.similarities(qvec, grounded)
         grounded = {e: s * (0.5 + 0.5 * max(0.0, sims.get(e, 0.0))) for e, s in grounded.items()}
