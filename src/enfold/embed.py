@@ -205,13 +205,14 @@ _blas_limit: Any = None
 
 def limit_blas_threads() -> None:
     """Keep numpy's BLAS to ``ENFOLD_BLAS_THREADS`` threads (default 1; ``0`` leaves it
-    alone) once torch is in the process.
+    alone) once torch is in the process, or a working graph is loaded.
 
     OpenBLAS threads spin for a while after each call, and enfold calls BLAS between model
     batches (vector search, centroids, context scores): spinning BLAS threads then starve
     torch's own threads. Measured on 2 cores after a recall's vector search: one query
     embedding took 65 ms instead of 8 (a recall 77 ms instead of 17). enfold's BLAS work is
-    small matrix-vector products, which one thread does as fast.
+    small matrix-vector products, which one thread does as fast. Without torch, on 2 busy
+    cores: a 2,600 × 256 product took 4.8 ms with OpenBLAS's two threads, 0.19 ms with one.
     """
     global _blas_limit
     try:

@@ -224,6 +224,9 @@ class Memory:
         with self._lock(ns):
             g = self._graphs.get(ns)
             if g is None:
+                from enfold.embed import limit_blas_threads
+
+                limit_blas_threads()  # vector search is small products: see its docstring
                 snap = self.store.load_graph(ns)
                 g = WorkingGraph(ns, ann=self.settings.ann_options(),
                                  vector_files=self._vector_file(ns))
@@ -682,7 +685,9 @@ class Memory:
                 if node is not None:
                     g.put_node(node.with_changes(access_count=node.access_count + 1,
                                                  last_access=at))
-            self.store.commit(g.namespace, g.changes())
+            # Not synced to disk: access statistics lost in a crash cost nothing, and the
+            # sync was a third of a recall on a small memory.
+            self.store.commit(g.namespace, g.changes(), durable=False)
         except BaseException:
             g.rollback()
             raise
