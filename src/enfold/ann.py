@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,11 +116,19 @@ class Hnsw:
         return cls(dim, options, index)
 
 
-def write_file(path: Path, header: dict[str, Any], hnsw: Hnsw) -> None:
-    """Write ``header`` and ``hnsw`` to ``path`` atomically."""
+def write_file(path: Path, header: dict[str, Any], hnsw: Hnsw,
+               blank: Sequence[bytes] = ()) -> None:
+    """Write ``header`` and ``hnsw`` to ``path`` atomically. ``blank``: vectors (as bytes)
+    removed from the index, zeroed wherever they appear in what is written — usearch keeps
+    a removed vector in its slot, and a forgotten event's vector must not stay on disk."""
     head = json.dumps({**header, "format": FORMAT, "dim": hnsw.dim, "metric": "ip"},
                       separators=(",", ":")).encode()
-    body = hnsw.serialize()
+    body = bytearray(hnsw.serialize())
+    for vec in blank:
+        at = body.find(vec)
+        while at >= 0:
+            body[at:at + len(vec)] = bytes(len(vec))
+            at = body.find(vec, at + len(vec))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:

@@ -25,6 +25,9 @@ from enfold.ann import AnnOptions, Hnsw, read_file, write_file
 
 EXACT = AnnOptions(threshold=0)
 RESTORE_LIMIT = 0.5  # a file needing more than this share of rows re-added is rebuilt
+# A restored vector within this of the store's (largest component difference) is the same
+# vector: a float16 store gives back its vectors rounded.
+RESTORE_TOLERANCE = 2e-3
 
 
 class VectorIndex:
@@ -46,6 +49,9 @@ class VectorIndex:
         self._next_key = 0
         self._defer = False  # while loading: build once at the end
         self.changed = False  # since the last save or restore
+        # Vectors removed from the HNSW graph since it was last written: usearch keeps a
+        # removed vector's bytes in its slot, so save() blanks them in what it writes.
+        self._removed: list[bytes] = []
 
     def __len__(self) -> int:
         return len(self._row)
@@ -68,11 +74,8 @@ class VectorIndex:
     # ----------------------------------------------------------------- writing
     def put(self, node_id: str, vec: np.ndarray) -> None:
         """Insert or replace a vector (it is normalized here)."""
-        v = np.asarray(vec, dtype=np.float32).reshape(-1)
+        v = _normalized(np.asarray(vec, dtype=np.float32).reshape(1, -1))[0]
         self._set_dim(int(v.shape[0]))
-        norm = float(np.linalg.norm(v))
-        if norm > 0:
-            v = v / norm
         self.changed = True
         row = self._row.get(node_id)
         if row is not None:
@@ -104,11 +107,9 @@ class VectorIndex:
                 if node_id in self._row:
                     self.put(node_id, vec)
             if fresh:
-                m = np.asarray(np.stack([np.asarray(v, dtype=np.float32).reshape(-1)
-                                         for _, v in fresh]), dtype=np.float32)
+                m = _normalized(np.stack([np.asarray(v, dtype=np.float32).reshape(-1)
+                                          for _, v in fresh]))
                 self._set_dim(int(m.shape[1]))
-                norms = np.linalg.norm(m, axis=1, keepdims=True)
-                m = m / np.where(norms > 0, norms, 1.0)
                 n = len(self._ids)
                 self._grow(n + len(fresh))
                 self._mat[n:n + len(fresh)] = m
@@ -131,6 +132,8 @@ class VectorIndex:
             return
         self.changed = True
         if self._hnsw is not None:
+            if row in self._key_of:
+                self._removed.append(self._mat[row].tobytes())
             self._pending.pop(row, None)
             self._unindex(row)
         self._ids[row] = None
@@ -231,12 +234,14 @@ class VectorIndex:
         pend_sims = self._mat[pend] @ q if len(pend) else np.zeros(0, dtype=np.float32)
         want = k if accept is None else 2 * k
         while True:
-            keys, sims = self._hnsw.search(q, want)
+            keys, _ = self._hnsw.search(q, want)
             rows = np.fromiter((self._row_of.get(int(x), -1) for x in keys), dtype=np.int64,
                                count=len(keys))
-            found = rows >= 0
-            cand_rows = np.concatenate([rows[found], pend])
-            cand_sims = np.concatenate([sims[found], pend_sims])
+            rows = rows[rows >= 0]
+            # Cosines from the matrix, as the exact search computes them: the graph's copy
+            # of a vector may be a restored one within RESTORE_TOLERANCE of it.
+            cand_rows = np.concatenate([rows, pend])
+            cand_sims = np.concatenate([self._mat[rows] @ q, pend_sims])
             order = np.lexsort((cand_rows, -cand_sims))
             out: list[tuple[str, float]] = []
             for i in order:
@@ -350,7 +355,7 @@ class VectorIndex:
             if stored is None:
                 return False
             rows = np.array([r for r, _ in kept], dtype=np.int64)
-            ok = np.all(stored == self._mat[rows], axis=1)
+            ok = np.max(np.abs(stored - self._mat[rows]), axis=1) <= RESTORE_TOLERANCE
         add = len(live) - int(ok.sum())
         if add > RESTORE_LIMIT * len(live):
             return False
@@ -378,9 +383,22 @@ class VectorIndex:
             return False
         self._flush()
         pairs = [[k, self._ids[r]] for r, k in self._key_of.items()]
-        write_file(path, {**(header or {}), "keys": pairs, "count": len(pairs)}, self._hnsw)
+        live = {self._mat[r].tobytes() for r in self._key_of} if self._removed else set()
+        blank = [b for b in self._removed if b not in live]
+        write_file(path, {**(header or {}), "keys": pairs, "count": len(pairs)}, self._hnsw,
+                   blank=blank)
+        self._removed = []
         self.changed = False
         return True
+
+
+def _normalized(m: NDArray[np.float32]) -> NDArray[np.float32]:
+    """Rows scaled to unit length (zero rows stay zero), computed in float64 so that a row
+    comes out bit for bit the same whether it is put alone or in a batch (a restored HNSW
+    graph is checked against the rows)."""
+    m64 = m.astype(np.float64)
+    norms = np.linalg.norm(m64, axis=1, keepdims=True)
+    return np.ascontiguousarray(m64 / np.where(norms > 0, norms, 1.0), dtype=np.float32)
 
 
 def _unit(query: np.ndarray) -> NDArray[np.float32] | None:

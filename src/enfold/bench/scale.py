@@ -51,6 +51,7 @@ import numpy as np
 from enfold.bench.metrics import percentiles
 from enfold.bench.report import markdown_table, write_result
 from enfold.errors import InputError
+from enfold.settings import Settings
 
 __all__ = ["DEFAULT_SCALE_SIZES", "ScaleRun", "other_events", "render_scale", "run_scale"]
 
@@ -346,9 +347,10 @@ def run_scale(sizes: Sequence[int] | None = None, *, seed: int = 0,
               budget_s: float | None = None, other_size: int = 100_000,
               contention: bool = True, competitors: int = 1, queries: int = QUERIES,
               out: Path | None = None, progress: Progress | None = None,
-              fold_limit: int = FOLD_LIMIT) -> ScaleRun:
+              fold_limit: int = FOLD_LIMIT, settings: Settings | None = None) -> ScaleRun:
     """Measure recall at each size (see the module docstring); write ``out`` (+ ``.md``).
-    ``fold_limit``: sizes up to it are folded, larger ones built directly."""
+    ``fold_limit``: sizes up to it are folded, larger ones built directly; ``settings``:
+    the memories' settings (default: the defaults)."""
     from enfold import Memory
     from enfold.bench.perf import synthetic_events, synthetic_stream
 
@@ -363,7 +365,8 @@ def run_scale(sizes: Sequence[int] | None = None, *, seed: int = 0,
     results: list[ScaleResult] = []
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="enfold-scale-") as tmp:
-        mem = Memory.open(Path(tmp) / "scale.db", embedder="hash", planner="local")
+        mem = Memory.open(Path(tmp) / "scale.db", embedder="hash", planner="local",
+                          settings=settings)
         try:
             have = 0
             stream = synthetic_events(chosen[-1], seed)
@@ -400,7 +403,8 @@ def run_scale(sizes: Sequence[int] | None = None, *, seed: int = 0,
         if progress is not None:
             progress(f"other stream: folding {other_size:,} events")
         with tempfile.TemporaryDirectory(prefix="enfold-other-") as tmp, \
-                Memory.open(Path(tmp) / "o.db", embedder="hash", planner="local") as mem:
+                Memory.open(Path(tmp) / "o.db", embedder="hash", planner="local",
+                            settings=settings) as mem:
             t0 = time.perf_counter()
             mem.add_many(other_events(other_size, seed), chunk=CHUNK)
             build_s = time.perf_counter() - t0
