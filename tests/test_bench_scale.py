@@ -49,7 +49,7 @@ def test_the_hnsw_path_is_measured_against_the_exact_scan(tmp_path: Path) -> Non
 def test_the_other_stream_has_its_own_wording() -> None:
     ours = {w for e in synthetic_events(2000) for w in e["text"].lower().split()}
     theirs = [e["text"] for e in other_events(2000)]
-    assert len(theirs) == len(set(e["id"] for e in other_events(2000)))
+    assert len(theirs) == len({e["id"] for e in other_events(2000)})
     words = {w for t in theirs for w in t.lower().split()}
     assert len(words - ours) > 0.6 * len(words)
     people = {p for t in theirs for p in ("Ingrid", "Kwame", "Sofia", "Yusuf", "Beatriz",

@@ -193,7 +193,8 @@ def test_torch_runs_a_single_text_with_the_threads_asked_for() -> None:
     torch = pytest.importorskip("torch")
 
     class Model:
-        seen: list[int] = []
+        def __init__(self) -> None:
+            self.seen: list[int] = []
 
         def encode(self, texts: list[str], **_: object) -> np.ndarray:
             self.seen.append(torch.get_num_threads())
@@ -201,8 +202,8 @@ def test_torch_runs_a_single_text_with_the_threads_asked_for() -> None:
 
     before = torch.get_num_threads()
     emb = MiniLMEmbedder(threads_single=1, threads_batch=2)
-    emb._model = Model()
+    model = emb._model = Model()
     emb.embed(["one query"])
     emb.embed(["a", "batch"])
-    assert Model.seen == [1, 2]
+    assert model.seen == [1, 2]
     assert torch.get_num_threads() == before  # put back after the call

@@ -63,7 +63,8 @@ class Hnsw:
         self.index = index if index is not None else Index(
             ndim=dim, metric="ip", dtype="f32", connectivity=options.connectivity,
             expansion_add=options.expansion_add, expansion_search=options.expansion_search)
-        self.index.expansion_search = options.expansion_search
+        # (a restored index comes back with usearch's default)
+        self.index.expansion_search = options.expansion_search  # type: ignore[misc]
 
     def __len__(self) -> int:
         return len(self.index)

@@ -218,7 +218,7 @@ def grow_directly(mem: Any, events: Sequence[dict[str, Any]], template_back: int
     """Add ``events`` to ``mem`` without the planner (see the module docstring): appended
     to the log, embedded, and given the derived edges of the folded event
     ``template_back`` positions earlier in the stream. Returns how many were added."""
-    from enfold.model import Edge, EdgeType, NodeKind, new_id
+    from enfold.model import EdgeType
 
     g = mem.graph()
     ns = g.namespace
@@ -247,7 +247,7 @@ def grow_directly(mem: Any, events: Sequence[dict[str, Any]], template_back: int
                     if other.startswith("ev_"):
                         continue
                     if e.type is EdgeType.SUPPORTED_BY and other.startswith("cl_"):
-                        _copy_claim(g, other, node.id, Edge, EdgeType, NodeKind, new_id)
+                        _copy_claim(g, other, node.id)
                         continue
                     src, dst = (node.id, other) if e.src == template else (other, node.id)
                     g.put_edge(e.with_changes(src=src, dst=dst))
@@ -267,9 +267,10 @@ def grow_directly(mem: Any, events: Sequence[dict[str, Any]], template_back: int
     return done
 
 
-def _copy_claim(g: Any, claim_id: str, event_id: str, Edge: Any, EdgeType: Any,  # noqa: N803
-                NodeKind: Any, new_id: Any) -> None:  # noqa: N803
+def _copy_claim(g: Any, claim_id: str, event_id: str) -> None:
     """A new claim like ``claim_id`` (same holder, text, concept) resting on ``event_id``."""
+    from enfold.model import EdgeType, NodeKind, new_id
+
     claim = g.nodes.get(claim_id)
     if claim is None:
         return
@@ -477,8 +478,8 @@ def render_scale(run: ScaleRun) -> str:
     lines = [markdown_table(rows, list(rows[0]) if rows else ["events"])]
     c = run.contention
     if c is not None:
-        lines += ["", f"with {c['competitors']} competing CPU-bound process(es), "
-                  f"{c['embedder']} embedder:"]
+        lines += ["", (f"with {c['competitors']} competing CPU-bound process(es), "
+                       f"{c['embedder']} embedder:")]
         for what in ("add", "recall"):
             idle, loaded = c[f"{what}_ms_idle"], c[f"{what}_ms_loaded"]
             lines.append(f"  {what}(): p50 {idle['p50']:.1f} → {loaded['p50']:.1f} ms, "

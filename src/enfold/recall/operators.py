@@ -178,12 +178,12 @@ def personalized_pagerank(
             # of them (the same entries, so the same result).
             out = graph.out.get(node_id, {})
             inn = graph.inn.get(node_id, {})
-            for other, j in index.items():
+            for other, at in index.items():
                 for t in types:
                     for e in (out.get((t, other)), inn.get((t, other))):
                         if e is not None:
                             rows.append(i)
-                            cols.append(j)
+                            cols.append(at)
                             vals.append(strength(e))
             continue
         for other, e in graph.neighbors(node_id):

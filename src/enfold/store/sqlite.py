@@ -506,7 +506,8 @@ class SQLiteStore:
                 if not present:
                     return [], None
                 order = sorted(present, key=lambda w: counts[w])
-                kept, total = [], 0
+                kept: list[str] = []
+                total = 0
                 for w in order:
                     if kept and total + counts[w] > max_rows:
                         break
