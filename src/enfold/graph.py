@@ -453,6 +453,14 @@ class WorkingGraph:
         return {"events": self.event_vectors,
                 **{kind.value: index for kind, index in self.kind_vectors.items()}}
 
+    def vectors_unsaved(self) -> bool:
+        """Whether :meth:`save_vectors` has anything to write (or a stale file to remove)."""
+        if self.vector_files is None:
+            return False
+        return any((index.approximate and index.changed)
+                   or (not index.approximate and self.vector_files(name).exists())
+                   for name, index in self.searched_indexes().items())
+
     def save_vectors(self, header: dict[str, Any] | None = None) -> list[str]:
         """Write the HNSW graphs that changed since they were loaded or last saved to
         their :attr:`vector_files` (an index below the threshold removes its file).
@@ -462,7 +470,8 @@ class WorkingGraph:
         written = []
         for name, index in self.searched_indexes().items():
             path = self.vector_files(name)
-            stale = index.changed or (not index.approximate and path.exists())
+            stale = (index.approximate and index.changed) or \
+                (not index.approximate and path.exists())
             if stale and index.save(path, header):
                 written.append(name)
         return written

@@ -170,7 +170,7 @@ class Memory:
     def close(self) -> None:
         try:
             self.save_vectors()
-        except OSError as exc:  # a cache: the next open builds it from the store
+        except (OSError, EnfoldError) as exc:  # a cache: the next open rebuilds it
             log.warning("could not save the vector index files: %s", exc)
         for planner in self.planners:
             close = getattr(planner, "close", None)
@@ -251,8 +251,8 @@ class Memory:
         """Write the HNSW graphs of the loaded namespaces that changed beside the store, so
         the next open restores them instead of building them (:meth:`close` does this)."""
         for ns, g in list(self._graphs.items()):
-            with self._lock(ns):
-                if g.vector_files is not None:
+            if g.vectors_unsaved():
+                with self._lock(ns):
                     g.save_vectors({"token": list(self.store.change_token(ns))})
 
     def namespaces(self) -> list[str]:
