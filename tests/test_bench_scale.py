@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from enfold.bench.perf import synthetic_events
 from enfold.bench.scale import other_events, render_scale, run_scale
 from enfold.cli import cli
+from enfold.model import NodeKind
 
 
 def test_a_small_scale_run_reports_every_part(tmp_path: Path) -> None:
@@ -34,6 +35,20 @@ def test_a_small_scale_run_reports_every_part(tmp_path: Path) -> None:
     assert any("built directly" in n for n in data["notes"])
     assert data["config"]["load_average_before"] is not None
     assert "other wording" in render_scale(run)
+
+
+def test_a_direct_build_keeps_the_memory_s_graph(tmp_path: Path) -> None:
+    from enfold import Memory
+    from enfold.bench.scale import grow_directly
+
+    events = list(synthetic_events(400))
+    with Memory.open(tmp_path / "d.db", embedder="hash", planner="local") as mem:
+        mem.add_many(events[:200])
+        g = mem.graph()
+        assert grow_directly(mem, events[200:], 200) == 200
+        mem.recall("How is the garden going?")
+        assert mem.graph() is g  # not taken for stale and reloaded
+        assert mem.stats()["pending"] == 0 and g.count(NodeKind.EVENT) == 400
 
 
 def test_the_hnsw_path_is_measured_against_the_exact_scan(tmp_path: Path) -> None:

@@ -218,11 +218,7 @@ def grow_directly(mem: Any, events: Sequence[dict[str, Any]], template_back: int
     """Add ``events`` to ``mem`` without the planner (see the module docstring): appended
     to the log, embedded, and given the derived edges of the folded event
     ``template_back`` positions earlier in the stream. Returns how many were added."""
-    from enfold.model import EdgeType
-
-    g = mem.graph()
-    ns = g.namespace
-    by_seq = g.events_by_seq
+    ns = mem.graph().namespace
     start = time.perf_counter()
     done = 0
     for lo in range(0, len(events), BUILD_CHUNK):
@@ -231,31 +227,11 @@ def grow_directly(mem: Any, events: Sequence[dict[str, Any]], template_back: int
         mem.add_many(batch, fold=False, chunk=BUILD_CHUNK)
         nodes = mem.store.events_after(ns, cursor, len(batch))
         vecs = mem.embedder.embed([n.text for n in nodes])
-        g.begin()
-        try:
-            last = 0
-            for node, vec in zip(nodes, vecs, strict=True):
-                seq = int(node.attrs["seq"])
-                last = max(last, seq)
-                g.put_node(node, persist=False)
-                g.set_vector(node.id, vec)
-                template = by_seq.get(seq - template_back)
-                if template is None:
-                    continue
-                for e in list(g.edges_of(template)):
-                    other = e.dst if e.src == template else e.src
-                    if other.startswith("ev_"):
-                        continue
-                    if e.type is EdgeType.SUPPORTED_BY and other.startswith("cl_"):
-                        _copy_claim(g, other, node.id)
-                        continue
-                    src, dst = (node.id, other) if e.src == template else (other, node.id)
-                    g.put_edge(e.with_changes(src=src, dst=dst))
-            mem.store.commit(ns, g.changes(), cursor=last)
-        except BaseException:
-            g.rollback()
-            raise
-        g.commit()
+        # Written under the namespace's lock, as folding writes: the memory then records
+        # the store's new change token, instead of taking the graph for stale and
+        # reloading it at the next call.
+        with mem.reading(ns) as g:
+            _graft(mem, g, nodes, vecs, template_back)
         done += len(batch)
         el = time.perf_counter() - start
         if progress is not None and (lo // BUILD_CHUNK) % 20 == 19:
@@ -265,6 +241,38 @@ def grow_directly(mem: Any, events: Sequence[dict[str, Any]], template_back: int
                 progress(f"  build budget of {budget_s:g} s spent after {done:,} events")
             break
     return done
+
+
+def _graft(mem: Any, g: Any, nodes: Sequence[Any], vecs: Any, template_back: int) -> None:
+    """One chunk of :func:`grow_directly`, in one transaction."""
+    from enfold.model import EdgeType
+
+    by_seq = g.events_by_seq
+    g.begin()
+    try:
+        last = 0
+        for node, vec in zip(nodes, vecs, strict=True):
+            seq = int(node.attrs["seq"])
+            last = max(last, seq)
+            g.put_node(node, persist=False)
+            g.set_vector(node.id, vec)
+            template = by_seq.get(seq - template_back)
+            if template is None:
+                continue
+            for e in list(g.edges_of(template)):
+                other = e.dst if e.src == template else e.src
+                if other.startswith("ev_"):
+                    continue
+                if e.type is EdgeType.SUPPORTED_BY and other.startswith("cl_"):
+                    _copy_claim(g, other, node.id)
+                    continue
+                src, dst = (node.id, other) if e.src == template else (other, node.id)
+                g.put_edge(e.with_changes(src=src, dst=dst))
+        mem.store.commit(g.namespace, g.changes(), cursor=last)
+    except BaseException:
+        g.rollback()
+        raise
+    g.commit()
 
 
 def _copy_claim(g: Any, claim_id: str, event_id: str) -> None:
