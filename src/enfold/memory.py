@@ -148,7 +148,7 @@ class Memory:
         if isinstance(embedder, str):
             from enfold.embed import make_embedder
 
-            emb = make_embedder(embedder)
+            emb = make_embedder(embedder, settings=settings)
         else:
             emb = embedder
         planners: list[Planner] = []
@@ -199,6 +199,10 @@ class Memory:
         raise ConfigError(f"unknown planner {name!r} (use 'local' or 'llm')")
 
     def close(self) -> None:
+        try:
+            self.save_vectors()
+        except (OSError, EnfoldError) as exc:  # a cache: the next open rebuilds it
+            log.warning("could not save the vector index files: %s", exc)
         for planner in self.planners:
             close = getattr(planner, "close", None)
             if callable(close):
@@ -264,8 +268,12 @@ class Memory:
         with self._lock(ns):
             g = self._graphs.get(ns)
             if g is None:
+                from enfold.embed import limit_blas_threads
+
+                limit_blas_threads()  # vector search is small products: see its docstring
                 snap = self.store.load_graph(ns)
-                g = WorkingGraph(ns)
+                g = WorkingGraph(ns, ann=self.settings.ann_options(),
+                                 vector_files=self._vector_file(ns))
                 g.load(snap.nodes, snap.edges, snap.vectors, snap.aliases, snap.meta)
                 self._graphs[ns] = g
                 self._fence(ns).token = snap.token
@@ -306,6 +314,26 @@ class Memory:
             with self._lock(ns):
                 return edit(self.graph(ns))
         return self._write(ns, work)
+
+    def _vector_file(self, ns: str) -> Callable[[str], Path] | None:
+        """Where namespace ``ns`` keeps its HNSW graphs beside the store (None: in RAM)."""
+        if self.store.sidecar(ns, "events.usearch") is None:
+            return None
+
+        def path(name: str) -> Path:
+            found = self.store.sidecar(ns, f"{name}.usearch")
+            assert found is not None
+            return found
+
+        return path
+
+    def save_vectors(self) -> None:
+        """Write the HNSW graphs of the loaded namespaces that changed beside the store, so
+        the next open restores them instead of building them (:meth:`close` does this)."""
+        for ns, g in list(self._graphs.items()):
+            if g.vectors_unsaved():
+                with self._lock(ns):
+                    g.save_vectors({"token": list(self.store.change_token(ns))})
 
     def namespaces(self) -> list[str]:
         return self.store.namespaces()
@@ -757,7 +785,8 @@ class Memory:
                 qvec = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
 
             def lexical(q: str, knd: Iterable[NodeKind], n: int) -> list[tuple[str, float]]:
-                return self.store.search_text(ns, q, knd, n)
+                return self.store.search_text(ns, q, knd, n,
+                                              max_rows=self.settings.lexical_rows or None)
 
             pack = run_recall(g, lexical, analysis, qvec, self.settings, k=k)
             if kinds is not None:
@@ -895,6 +924,9 @@ class Memory:
         ns = self._ns(namespace)
         with self._lock(ns):
             self.store.wipe(ns)
+            g = self._graphs.get(ns)
+            if g is not None:
+                g.discard_vector_files()
             self._drop(ns)
         return self.store.erase_deleted()
 

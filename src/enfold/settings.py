@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from enfold.ann import AnnOptions
 from enfold.errors import ConfigError
 
 
@@ -92,11 +93,26 @@ class Settings:
     traverse_decay: float = _s(0.7, "score decay per traversal hop", "§8")
     ppr_blend: float = _s(0.4, "share of personalized PageRank in traversal scores", "§8")
     recall_k: int = _s(10, "items returned by recall", "§8")
+    lexical_rows: int = _s(4000, "index rows a lexical (BM25) search scores at most: the "
+                           "query's commonest words are left out first (0 = no bound)", "§8")
     context_tokens: int = _s(2000, "token budget of a rendered context", "§8")
+
+    # Vector search
+    ann_threshold: int = _s(20_000, "vectors in an index (events, or one kind of derived node) "
+                            "from which search uses an HNSW graph instead of an exact scan "
+                            "(0 = always exact)", "§8")
+    ann_connectivity: int = _s(16, "HNSW links per node and layer (M)", "§8")
+    ann_expansion_add: int = _s(128, "HNSW candidates kept while inserting (efConstruction)",
+                                "§8")
+    ann_expansion_search: int = _s(128, "HNSW candidates kept while searching (ef)", "§8")
 
     # Embeddings and LLM
     embedding_dtype: str = _s("float32", "float32 or float16 embedding blobs", "§3")
     embed_batch: int = _s(64, "texts per embedding batch", "§4")
+    embed_threads_single: int = _s(1, "threads a local model (MiniLM) embeds one text with: a "
+                                   "query, one add() (0 = the library's default)", "§4")
+    embed_threads_batch: int = _s(0, "threads a local model embeds a batch with "
+                                  "(0 = every core)", "§4")
     llm_batch: int = _s(1, "events folded per LLM call (micro-batching)", "§4")
     llm_breaker_failures: int = _s(
         5, "consecutive failed LLM calls (timeouts, unreachable, 5xx/429 after retries) that "
@@ -104,6 +120,12 @@ class Settings:
     llm_breaker_cooldown_s: float = _s(
         60.0, "seconds an open LLM circuit breaker refuses calls before one probe call "
         "(success closes it, failure reopens it)", "§1")
+
+    def ann_options(self) -> AnnOptions:
+        """The vector indexes' search options these settings give."""
+        return AnnOptions(threshold=self.ann_threshold, connectivity=self.ann_connectivity,
+                          expansion_add=self.ann_expansion_add,
+                          expansion_search=self.ann_expansion_search)
 
     def with_(self, **overrides: Any) -> Settings:
         """A copy with some settings changed; unknown names are a ConfigError."""

@@ -50,12 +50,44 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str | None) -> lis
               metavar="N",
               help="With --data: ingest N synthetic events first, unmeasured, and the "
                    "file's turns a day after them (real turns in a memory with a past).")
+@click.option("--scale", is_flag=True, default=False,
+              help="Measure recall at scale instead: one memory grown through the sizes "
+                   "[default: 1000,10000,100000,1000000; above 100k built without the "
+                   "planner], recall p50/p95/p99 beside an exact numpy scan, the HNSW "
+                   "index's recall@10, a stream of other wording, and add()/recall() "
+                   "with a competing CPU-bound process. --budget-s bounds each direct "
+                   "build.")
+@click.option("--other-size", type=click.IntRange(min=0), default=100_000,
+              show_default=True, metavar="N",
+              help="With --scale: events of the other-wording stream (0 = skip it).")
+@click.option("--contention/--no-contention", default=True, show_default=True,
+              help="With --scale: time add()/recall() with a competing CPU-bound process.")
+@click.option("--queries", type=click.IntRange(min=1), default=200, show_default=True,
+              metavar="N", help="With --scale: recall queries timed per size.")
 @click.pass_context
 def perf(ctx: click.Context, sizes: list[int] | None, embedder: str, out: Path | None,
-         seed: int, budget_s: float | None, data: Path | None, history: int) -> None:
-    """Ingest speed, folding cost as the graph grows, embedder share and memory."""
+         seed: int, budget_s: float | None, data: Path | None, history: int, scale: bool,
+         other_size: int, contention: bool, queries: int) -> None:
+    """Ingest speed, folding cost as the graph grows, embedder share and memory; with
+    --scale, recall latency from 1k to 1M events."""
     from enfold.bench.perf import render_summary, run_perf
 
+    if scale:
+        from enfold.bench.scale import render_scale, run_scale
+
+        if data is not None or embedder != "hash":
+            raise click.UsageError("--scale runs the hash embedder on the synthetic stream "
+                                   "(no --data or --embedder)")
+        srun = run_scale(sizes, seed=seed, budget_s=budget_s, other_size=other_size,
+                         contention=contention, queries=queries, out=out,
+                         progress=lambda msg: click.echo(msg, err=True))
+        if getattr(ctx.obj, "as_json", False):
+            click.echo(json.dumps(srun.result, ensure_ascii=False))
+        else:
+            click.echo(render_scale(srun))
+            if out is not None:
+                click.echo(f"wrote {out} and {out.with_suffix('.md')}")
+        return
     embedders = ["hash", "minilm"] if embedder == "both" else [embedder]
     run = run_perf(sizes, embedders, seed=seed, out=out, budget_s=budget_s,
                    progress=lambda msg: click.echo(msg, err=True), data=data,

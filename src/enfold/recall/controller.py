@@ -46,13 +46,9 @@ _DERIVED = (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM, NodeKind.INTENT)
 
 
 def _seq_index(graph: WorkingGraph) -> dict[int, str]:
-    cached = graph.state.get("seq_index")
-    if isinstance(cached, tuple) and cached[0] == graph.count(NodeKind.EVENT):
-        index: dict[int, str] = cached[1]
-        return index
-    index = {int(graph.nodes[e].attrs.get("seq", 0)): e for e in graph.of_kind(NodeKind.EVENT)}
-    graph.state["seq_index"] = (graph.count(NodeKind.EVENT), index)
-    return index
+    # (speed, issue 23: the graph keeps this index as events come and go, where a rebuild
+    # over every event followed each new one)
+    return graph.events_by_seq
 
 
 def gather(
@@ -88,7 +84,8 @@ def gather(
     derived = anchor(graph, lexical, q, qvec, _DERIVED, rrf_k=settings.rrf_k)
     steps.append({"op": "anchor", "kinds": [k.value for k in _DERIVED], "found": len(derived)})
     top_derived = dict(sorted(derived.items(), key=lambda x: -x[1])[:10])
-    sig.ground = {e: s for e, s in ground(graph, top_derived).items() if e in events}
+    sig.ground = {e: s for e, s in ground(graph, top_derived, qvec=qvec).items()
+                  if e in events}
     steps.append({"op": "ground", "from": len(top_derived), "events": len(sig.ground)})
 
     people = [p for p in (_person(graph, name) for name in analysis.people) if p]

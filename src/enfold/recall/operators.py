@@ -12,6 +12,7 @@ Each is a plain function over the working graph returning ``{node id: score}``:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -20,6 +21,9 @@ from enfold.graph import WorkingGraph
 from enfold.model import ONTOLOGY, Edge, EdgeType, NodeKind
 
 Scores = dict[str, float]
+HUB_SCAN = 4  # traverse looks at most this × max_degree of a hub's most recent edges
+GROUND_PER_NODE = 100  # events ground() gives for one derived node at most
+GROUND_SCAN = 2000  # a large node's most recent sources among which ground() chooses
 _GROUNDING = (EdgeType.GROUNDS, EdgeType.REINFORCES, EdgeType.SUPPORTED_BY, EdgeType.TRIGGERS,
               EdgeType.USER_FEEDBACK)
 
@@ -93,7 +97,10 @@ def traverse(
     """Typed BFS from the seeds (score × weight × decay per hop), blended with PPR.
 
     Hubs are not expanded past ``max_degree`` neighbours (the strongest edges first), so a
-    speaker who participates in every event does not flood the result.
+    speaker who participates in every event does not flood the result; and for a node with
+    more than :data:`HUB_SCAN` × ``max_degree`` edges, only that many of its most recent
+    edges are looked at, so that expanding a hub costs the same however many events it
+    has. Every step's cost is bounded by ``max_nodes``, ``max_degree`` and the hops.
     """
     allowed = None if edge_types is None else frozenset(edge_types)
     bfs: Scores = dict(seeds)
@@ -101,7 +108,7 @@ def traverse(
     for _ in range(hops):
         nxt: Scores = {}
         for node_id, score in frontier.items():
-            edges = [(o, e) for o, e in graph.neighbors(node_id)
+            edges = [(o, e) for o, e in recent_neighbors(graph, node_id, HUB_SCAN * max_degree)
                      if allowed is None or e.type in allowed]
             if len(edges) > max_degree:
                 edges = sorted(edges, key=lambda oe: -strength(oe[1]))[:max_degree]
@@ -122,6 +129,22 @@ def traverse(
         for n in bfs
     }
     return {n: s for n, s in out.items() if in_window(graph, n, window)}
+
+
+def recent_neighbors(graph: WorkingGraph, node_id: str, limit: int
+                     ) -> Iterable[tuple[str, Edge]]:
+    """A node's neighbours as :meth:`~enfold.graph.WorkingGraph.neighbors` gives them, or,
+    for a node with more than ``limit`` edges, those of its ``limit`` most recently added
+    edges (half from each direction, the rest from the other if one has fewer)."""
+    if graph.degree(node_id) <= limit:
+        return list(graph.neighbors(node_id))
+    out = graph.out.get(node_id, {})
+    inn = graph.inn.get(node_id, {})
+    n_in = min(len(inn), max(limit // 2, limit - len(out)))
+    n_out = min(len(out), limit - n_in)
+    found = [(e.dst, e) for e in itertools.islice(reversed(out.values()), n_out)]
+    found += [(e.src, e) for e in itertools.islice(reversed(inn.values()), n_in)]
+    return found
 
 
 def strength(edge: Edge) -> float:
@@ -148,7 +171,21 @@ def personalized_pagerank(
     rows: list[int] = []
     cols: list[int] = []
     vals: list[float] = []
+    types = tuple(EdgeType) if allowed is None else tuple(allowed)
     for node_id, i in index.items():
+        if graph.degree(node_id) > 2 * n * len(types):
+            # A hub: look its edges to the subgraph's nodes up, instead of walking all
+            # of them (the same entries, so the same result).
+            out = graph.out.get(node_id, {})
+            inn = graph.inn.get(node_id, {})
+            for other, at in index.items():
+                for t in types:
+                    for e in (out.get((t, other)), inn.get((t, other))):
+                        if e is not None:
+                            rows.append(i)
+                            cols.append(at)
+                            vals.append(strength(e))
+            continue
         for other, e in graph.neighbors(node_id):
             j = index.get(other)
             if j is not None and (allowed is None or e.type in allowed):
@@ -187,9 +224,19 @@ def intersect(graph: WorkingGraph, a: Mapping[str, float], b: Mapping[str, float
     return {n: ra[n] * rb[n] for n in ra.keys() & rb.keys()}
 
 
-def ground(graph: WorkingGraph, nodes: Mapping[str, float]) -> Scores:
-    """Source events of derived nodes (and events themselves), scored by their node."""
+def ground(graph: WorkingGraph, nodes: Mapping[str, float], *,
+           qvec: np.ndarray | None = None, window: tuple[float, float] | None = None,
+           per_node: int | None = GROUND_PER_NODE, scan: int = GROUND_SCAN) -> Scores:
+    """Source events of derived nodes (and events themselves), scored by their node.
+
+    A concept or a habit may rest on thousands of events. With ``per_node``, a node with
+    more sources than that gives only ``per_node`` of them: among its ``scan`` most recent
+    sources (in ``window``, if given), those nearest to ``qvec`` by cosine — or the most
+    recent, without ``qvec``. Its cost then follows ``scan``, not the node's size.
+    ``per_node=None`` gives every source (the reference).
+    """
     out: Scores = {}
+    events = graph.by_kind[NodeKind.EVENT]
     for node_id, score in nodes.items():
         node = graph.nodes.get(node_id)
         if node is None:
@@ -197,11 +244,32 @@ def ground(graph: WorkingGraph, nodes: Mapping[str, float]) -> Scores:
         if node.kind is NodeKind.EVENT:
             out[node_id] = max(out.get(node_id, 0.0), score)
             continue
-        sources = set(node.grounded_in)
-        for other, e in graph.neighbors(node_id):
-            if e.type in _GROUNDING and other in graph.by_kind[NodeKind.EVENT]:
-                sources.add(other)
+        limit = None if per_node is None else max(scan, per_node)
+        sources = _sources(graph, node_id, node.grounded_in, limit)
+        if window is not None:
+            sources = [ev for ev in sources if in_window(graph, ev, window)]
+        if per_node is not None and len(sources) > per_node:
+            if qvec is not None:
+                sims = graph.event_vectors.similarities(qvec, sources)
+                sources = sorted(sources, key=lambda ev: -sims.get(ev, -2.0))[:per_node]
+            else:
+                sources = sources[:per_node]
         for ev in sources:
-            if ev in graph.nodes:
+            if ev in events:
                 out[ev] = max(out.get(ev, 0.0), score)
     return out
+
+
+def _sources(graph: WorkingGraph, node_id: str, provenance: Sequence[str], limit: int | None
+             ) -> list[str]:
+    """A derived node's source events, most recent first: its provenance and the events on
+    its grounding edges; with ``limit``, only the most recent ``limit`` of each."""
+    events = graph.by_kind[NodeKind.EVENT]
+    prov = provenance if limit is None else provenance[-limit:]
+    found: dict[str, None] = dict.fromkeys(reversed(prov))
+    edges = graph.neighbors(node_id) if limit is None else \
+        recent_neighbors(graph, node_id, limit)
+    for other, e in edges:
+        if e.type in _GROUNDING and other in events:
+            found.setdefault(other, None)
+    return list(found)

@@ -554,7 +554,8 @@ def search(namespace: Namespace, st: StateDep,
         np.asarray(m.embedder.embed([q])[0], dtype=np.float32)
     wanted = _kinds(kinds) or list(NodeKind)
     with m.reading(namespace) as g:
-        scores = anchor(g, lambda text, knd, n: m.store.search_text(namespace, text, knd, n),
+        scores = anchor(g, lambda text, knd, n: m.store.search_text(
+                            namespace, text, knd, n, max_rows=m.settings.lexical_rows or None),
                         q, qvec, wanted, depth=k, rrf_k=m.settings.rrf_k)
         best = sorted(scores.items(), key=lambda x: -x[1])[:k]
         return [{**_summary(g.nodes[i], g.degree(i)), "score": round(s, 6)}

@@ -21,6 +21,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -190,6 +191,11 @@ class Store(Protocol):
 
     def close(self) -> None: ...
 
+    def sidecar(self, namespace: str, name: str) -> Path | None:
+        """Where a namespace may keep a file of data derived from the store (an HNSW graph
+        of its vectors, named ``name``) beside it; None if the store has no such place."""
+        ...
+
     def transaction(self) -> AbstractContextManager[None]:
         """Make the store calls inside one atomic transaction."""
         ...
@@ -255,9 +261,12 @@ class Store(Protocol):
     def history(self, namespace: str, node_id: str) -> list[OpRecord]: ...
 
     def search_text(
-        self, namespace: str, query: str, kinds: Iterable[NodeKind] | None, limit: int
+        self, namespace: str, query: str, kinds: Iterable[NodeKind] | None, limit: int,
+        *, max_rows: int | None = None,
     ) -> list[tuple[str, float]]:
-        """Lexical search over node text; higher score is better."""
+        """Lexical search over node text; higher score is better. ``max_rows``: about how
+        many index rows a backend that can bound its work scores at most (the commonest
+        words of the query are left out first); None scores every matching row."""
         ...
 
     # namespaces

@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from importlib import resources
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -159,6 +160,10 @@ class PostgresStore:
             raise
 
     # ----------------------------------------------------------- plumbing
+    def sidecar(self, namespace: str, name: str) -> Path | None:
+        """None: a server has no place beside it on this machine."""
+        return None
+
     def close(self) -> None:
         self._pool.close()
 
@@ -547,8 +552,10 @@ class PostgresStore:
         return self._ops(namespace, self._q(f"{self._OP_SELECT} ORDER BY seq", (namespace,)))
 
     def search_text(
-        self, namespace: str, query: str, kinds: Iterable[NodeKind] | None, limit: int
+        self, namespace: str, query: str, kinds: Iterable[NodeKind] | None, limit: int,
+        *, max_rows: int | None = None,
     ) -> list[tuple[str, float]]:
+        """Ranked by ts_rank over every matching row (``max_rows`` is not applied here)."""
         tsq = ts_query(query)
         if tsq is None:
             return []

@@ -16,7 +16,9 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from importlib import resources
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 
@@ -38,13 +40,18 @@ from enfold.store.base import (
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-def fts_query(text: str) -> str | None:
-    """A safe FTS5 query for free text: every word quoted, OR-ed. None when no words."""
-    words = _WORD.findall(text.lower())
+def query_words(text: str) -> list[str]:
+    """The distinct words of a free-text query, in order (at most 64)."""
+    return list(dict.fromkeys(_WORD.findall(text.lower())))[:64]
+
+
+def fts_query(text: str | list[str]) -> str | None:
+    """A safe FTS5 query for free text (or its words): every word quoted, OR-ed. None when
+    no words."""
+    words = query_words(text) if isinstance(text, str) else text
     if not words:
         return None
-    unique = list(dict.fromkeys(words))[:64]
-    return " OR ".join(f'"{w}"' for w in unique)
+    return " OR ".join(f'"{w}"' for w in words)
 
 
 def _dumps(value: Any) -> str:
@@ -78,6 +85,9 @@ class SQLiteStore:
         self.embedder_name: str | None = None
         self._lock = threading.RLock()
         self._fences = Fences()
+        self._vocab_ready = False  # the scratch tables of _word_counts exist
+        self._df: dict[str, int] = {}  # word -> index rows matching it (see _word_counts)
+        self._df_from = self._df_until = 0  # the index's largest rowid the cache is good for
         try:
             self._db = sqlite3.connect(
                 path, isolation_level=None, check_same_thread=False, timeout=30.0
@@ -123,6 +133,12 @@ class SQLiteStore:
             pause = min(2 * pause, 0.1)
 
     # ----------------------------------------------------------- plumbing
+    def sidecar(self, namespace: str, name: str) -> Path | None:
+        """``<db>.<namespace>.<name>`` beside the database file (None in memory)."""
+        if not self.shared:
+            return None
+        return Path(f"{self.path}.{quote(namespace, safe='')}.{name}")
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
@@ -541,14 +557,22 @@ class SQLiteStore:
             (namespace,)))
 
     def search_text(
-        self, namespace: str, query: str, kinds: Iterable[NodeKind] | None, limit: int
+        self, namespace: str, query: str, kinds: Iterable[NodeKind] | None, limit: int,
+        *, max_rows: int | None = None,
     ) -> list[tuple[str, float]]:
-        match = fts_query(query)
+        words = query_words(query)
+        floor = None
+        if max_rows is not None and words:
+            words, floor = self._bounded_words(words, max_rows)
+        match = fts_query(words)
         if match is None:
             return []
         sql = ("SELECT node_id, bm25(node_fts) AS s FROM node_fts "
                "WHERE node_fts MATCH ? AND namespace = ?")
         args: list[Any] = [match, namespace]
+        if floor is not None:
+            sql += " AND rowid >= ?"
+            args.append(floor)
         kind_list = [k.value for k in kinds] if kinds is not None else None
         if kind_list is not None:
             sql += f" AND kind IN ({','.join('?' * len(kind_list))})"
@@ -557,6 +581,89 @@ class SQLiteStore:
         args.append(limit)
         # bm25() is lower-is-better; flip the sign so callers sort descending.
         return [(r[0], -float(r[1])) for r in self._q(sql, args)]
+
+    def _bounded_words(self, words: list[str], max_rows: int) -> tuple[list[str], int | None]:
+        """The words of a query that BM25 scores, so that at most about ``max_rows`` index
+        rows are scored, and a rowid floor when even the rarest word matches more.
+
+        FTS5 scores every row that any word matches: a query with "the" in it scores the
+        whole index, and its cost grows with the store. Here each word's document count
+        (fts5vocab, over the whole index as BM25's own statistics are) decides: words that
+        occur nowhere are dropped (they change nothing), then words are kept rarest first
+        while their counts sum to at most ``max_rows``. Words left out are the commonest,
+        the ones BM25 weighs least (a word in half the rows or more scores ~0 in FTS5). If
+        every word fits, the query is unchanged. If even the rarest word matches more than
+        ``max_rows`` rows, only its most recent ``max_rows`` matches are scored.
+        """
+        with self._lock:
+            try:
+                counts = self._word_counts(words)
+                present = [w for w in words if counts.get(w, 0) > 0]
+                if not present:
+                    return [], None
+                order = sorted(present, key=lambda w: counts[w])
+                kept: list[str] = []
+                total = 0
+                for w in order:
+                    if kept and total + counts[w] > max_rows:
+                        break
+                    kept.append(w)
+                    total += counts[w]
+                floor = None
+                if total > max_rows:
+                    row = self._db.execute(
+                        "SELECT rowid FROM node_fts WHERE node_fts MATCH ? "
+                        "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                        (fts_query(kept), max_rows - 1)).fetchone()
+                    floor = None if row is None else int(row[0])
+            except sqlite3.Error as exc:
+                raise StoreError(f"SQLite: {exc}") from exc
+        keep = set(kept)
+        return [w for w in words if w in keep], floor
+
+    def _word_counts(self, words: list[str]) -> dict[str, int]:
+        """Rows of the text index that each word matches (an upper bound for a word the
+        tokenizer splits in several terms: its rarest term's count). Caller holds the lock.
+
+        fts5vocab counts a term's rows by reading its whole posting list (4 ms for "the" in
+        120k rows), so counts are cached until the index has grown by a tenth (its largest
+        rowid says how much was written, by any process): they only decide which words a
+        bounded query leaves out."""
+        db = self._db
+        top = int(db.execute("SELECT COALESCE(MAX(rowid), 0) FROM node_fts").fetchone()[0])
+        if top > self._df_until or top < self._df_from:
+            self._df.clear()
+            self._df_from, self._df_until = top, top + max(500, top // 10)
+        if all(w in self._df for w in words):
+            return {w: self._df[w] for w in words}
+        if not self._vocab_ready:
+            # The query's words go through the index's own tokenizer (porter stemming) in a
+            # scratch table, so that they are looked up as the index holds them.
+            db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.enfold_qwords USING "
+                       "fts5(text, tokenize = 'porter unicode61')")
+            db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.enfold_qterms USING "
+                       "fts5vocab(temp, enfold_qwords, 'instance')")
+            db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.enfold_vocab USING "
+                       "fts5vocab(main, node_fts, 'row')")
+            self._vocab_ready = True
+        db.execute("DELETE FROM temp.enfold_qwords")
+        db.executemany("INSERT INTO temp.enfold_qwords (rowid, text) VALUES (?, ?)",
+                       list(enumerate(words)))
+        terms: dict[int, set[str]] = {}
+        for term, doc in db.execute("SELECT term, doc FROM temp.enfold_qterms"):
+            terms.setdefault(int(doc), set()).add(term)
+        db.execute("DELETE FROM temp.enfold_qwords")
+        wanted = sorted({t for ts in terms.values() for t in ts})
+        df: dict[str, int] = {}
+        for i in range(0, len(wanted), 100):
+            chunk = wanted[i:i + 100]
+            df.update(db.execute(
+                "SELECT term, doc FROM temp.enfold_vocab WHERE term IN "
+                f"({','.join('?' * len(chunk))})", chunk).fetchall())
+        counts = {w: min(df.get(t, 0) for t in terms[i]) if i in terms else 0
+                  for i, w in enumerate(words)}
+        self._df.update(counts)
+        return counts
 
     # -------------------------------------------------------- namespaces
     def namespaces(self) -> list[str]:

@@ -1,0 +1,209 @@
+"""Recall's work is bounded by what it touches, not by the size of the memory (issue 23):
+lexical search, grounding, hub traversal, the sequence index, and embedding threads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from enfold import Memory
+from enfold.embed import HashingEmbedder, MiniLMEmbedder, available_cores, make_embedder
+from enfold.graph import WorkingGraph
+from enfold.model import Edge, EdgeType, Node, NodeKind
+from enfold.recall.operators import ground, personalized_pagerank, recent_neighbors, traverse
+from enfold.settings import Settings
+from enfold.store.sqlite import SQLiteStore
+
+
+def _event(i: int, ns: str = "A") -> Node:
+    return Node(id=f"ev_{i:05d}", namespace=ns, kind=NodeKind.EVENT, text=f"event {i}",
+                attrs={"ts": 1_700_000_000.0 + i, "seq": i + 1})
+
+
+# ------------------------------------------------------------------------ lexical
+@pytest.fixture
+def texts_store(tmp_path: Path) -> SQLiteStore:
+    """200 notes with "the" in every one, "garden" in 40, "kiln" in 3."""
+    store = SQLiteStore(str(tmp_path / "s.db"))
+    mem = Memory(store)
+    for i in range(200):
+        extra = " kiln" if i % 70 == 0 else ""
+        topic = "garden" if i % 5 == 0 else f"topic{i}"
+        mem.add(f"the note {i} about the {topic}{extra}")
+    return store
+
+
+def test_an_unbounded_budget_changes_nothing(texts_store: SQLiteStore) -> None:
+    for q in ("the garden kiln", "garden", "the"):
+        assert texts_store.search_text("default", q, [NodeKind.EVENT], 20, max_rows=10_000) \
+            == texts_store.search_text("default", q, [NodeKind.EVENT], 20)
+
+
+def test_the_commonest_words_are_left_out_to_stay_within_the_budget(
+        texts_store: SQLiteStore) -> None:
+    # "the" matches all 200 rows, "garden" 40, "kiln" 3: with 50 rows, "the" is left out
+    bounded = texts_store.search_text("default", "the garden kiln", [NodeKind.EVENT], 100,
+                                      max_rows=50)
+    alone = texts_store.search_text("default", "garden kiln", [NodeKind.EVENT], 100)
+    assert [i for i, _ in bounded] == [i for i, _ in alone]
+    assert len(bounded) == 40  # not the 200 rows "the" would bring
+    # words that occur nowhere are dropped without changing anything
+    assert texts_store.search_text("default", "garden zebra", [NodeKind.EVENT], 100,
+                                   max_rows=50) == \
+        texts_store.search_text("default", "garden", [NodeKind.EVENT], 100)
+
+
+def test_a_word_commoner_than_the_budget_scores_only_its_latest_rows(
+        texts_store: SQLiteStore) -> None:
+    hits = texts_store.search_text("default", "the", [NodeKind.EVENT], 100, max_rows=30)
+    assert len(hits) == 30
+    texts = {texts_store.get_node("default", i).text for i, _ in hits}  # type: ignore[union-attr]
+    latest = {f"the note {i} about the " for i in range(170, 200)}
+    assert {t.split("the note ")[1].split(" ")[0] for t in texts} == \
+        {t.split("the note ")[1].split(" ")[0] for t in latest}
+
+
+def test_recall_passes_the_budget_from_the_settings(tmp_path: Path) -> None:
+    seen: list[int | None] = []
+    with Memory.open(tmp_path / "m.db", embedder="hash", planner=None,
+                     settings=Settings().with_(lexical_rows=123)) as mem:
+        mem.add("the garden needs water")
+        real = mem.store.search_text
+
+        def spy(*args: object, max_rows: int | None = None) -> list[tuple[str, float]]:
+            seen.append(max_rows)
+            return real(*args, max_rows=max_rows)  # type: ignore[arg-type]
+
+        mem.store.search_text = spy  # type: ignore[method-assign]
+        mem.recall("garden")
+    assert seen and set(seen) == {123}
+
+
+# --------------------------------------------------------------------- grounding
+def _concept_graph(n: int) -> tuple[WorkingGraph, np.ndarray]:
+    g = WorkingGraph("A")
+    rng = np.random.default_rng(0)
+    vecs = rng.standard_normal((n, 16)).astype(np.float32)
+    g.begin()
+    ids = []
+    for i in range(n):
+        node = _event(i)
+        g.put_node(node)
+        g.set_vector(node.id, vecs[i])
+        ids.append(node.id)
+    g.put_node(Node(id="co_big", namespace="A", kind=NodeKind.CONCEPT, text="big",
+                    grounded_in=tuple(ids)))
+    for i in ids:
+        g.put_edge(Edge("A", i, "co_big", EdgeType.REINFORCES, 1.0))
+    g.commit()
+    return g, vecs
+
+
+def test_ground_gives_a_large_node_s_sources_nearest_the_query() -> None:
+    g, vecs = _concept_graph(600)
+    q = vecs[17]
+    everything = ground(g, {"co_big": 1.0}, per_node=None)
+    assert len(everything) == 600
+    some = ground(g, {"co_big": 1.0}, qvec=q, per_node=100)
+    assert len(some) == 100
+    sims = g.event_vectors.similarities(q, list(everything))
+    best = sorted(sims, key=lambda e: -sims[e])[:100]
+    assert set(some) == set(best)
+    # without a query vector: the most recent
+    recent = ground(g, {"co_big": 1.0}, per_node=50)
+    assert set(recent) == {f"ev_{i:05d}" for i in range(550, 600)}
+    # and only among the newest `scan` sources
+    window = ground(g, {"co_big": 1.0}, qvec=q, per_node=10, scan=100)
+    assert all(int(e[3:]) >= 500 for e in window)
+
+
+def test_ground_keeps_the_window_before_choosing() -> None:
+    g, vecs = _concept_graph(300)
+    win = (1_700_000_000.0 + 10, 1_700_000_000.0 + 20)
+    got = ground(g, {"co_big": 1.0}, qvec=vecs[0], window=win, per_node=100)
+    assert set(got) == {f"ev_{i:05d}" for i in range(10, 20)}
+
+
+# -------------------------------------------------------------------------- hubs
+def _hub_graph(n: int) -> WorkingGraph:
+    g = WorkingGraph("A")
+    g.begin()
+    g.put_node(Node(id="pe_sam", namespace="A", kind=NodeKind.PERSON, text="Sam"))
+    for i in range(n):
+        g.put_node(_event(i))
+        g.put_edge(Edge("A", "pe_sam", f"ev_{i:05d}", EdgeType.PARTICIPATES, 1.0))
+    g.commit()
+    return g
+
+
+def test_a_hub_is_expanded_from_its_most_recent_edges() -> None:
+    g = _hub_graph(3000)
+    near = recent_neighbors(g, "pe_sam", 100)
+    assert {o for o, _ in near} == {f"ev_{i:05d}" for i in range(2900, 3000)}
+    assert len(list(recent_neighbors(g, "ev_00001", 100))) == 1
+    reach = traverse(g, {"pe_sam": 1.0}, hops=1, max_degree=50)
+    events = [n for n in reach if n.startswith("ev_")]
+    assert len(events) == 50 and all(int(e[3:]) >= 3000 - 4 * 50 for e in events)
+
+
+def test_pagerank_of_a_hub_subgraph_is_the_same_by_lookup() -> None:
+    g = _hub_graph(2000)  # the hub's degree is far above the subgraph's size
+    nodes = ["pe_sam", *(f"ev_{i:05d}" for i in range(0, 2000, 100))]
+    fast = personalized_pagerank(g, {"pe_sam": 1.0}, nodes)
+    small = _hub_graph(0)
+    small.begin()
+    for n in nodes[1:]:
+        small.put_node(g.nodes[n])
+        small.put_edge(Edge("A", "pe_sam", n, EdgeType.PARTICIPATES, 1.0))
+    small.commit()
+    slow = personalized_pagerank(small, {"pe_sam": 1.0}, nodes)  # walks every edge
+    assert fast == pytest.approx(slow)
+
+
+# ---------------------------------------------------------------- sequence index
+def test_the_graph_keeps_events_by_sequence_number() -> None:
+    g = _hub_graph(5)
+    assert g.events_by_seq == {i + 1: f"ev_{i:05d}" for i in range(5)}
+    g.begin()
+    g.remove_node("ev_00002")
+    g.commit()
+    assert 3 not in g.events_by_seq and len(g.events_by_seq) == 4
+    g.begin()
+    g.put_node(_event(9))
+    g.rollback()
+    assert 10 not in g.events_by_seq
+
+
+# ------------------------------------------------------------ embedding threads
+def test_one_text_embeds_with_one_thread_and_a_batch_with_every_core() -> None:
+    emb = MiniLMEmbedder()
+    assert emb.threads_for(1) == 1
+    assert emb.threads_for(8) == available_cores()
+    custom = make_embedder("minilm", settings=Settings().with_(embed_threads_single=2,
+                                                               embed_threads_batch=3))
+    assert isinstance(custom, MiniLMEmbedder)
+    assert (custom.threads_for(1), custom.threads_for(2)) == (2, 3)
+    assert MiniLMEmbedder(threads_single=0).threads_for(1) is None
+    assert isinstance(make_embedder("hash", settings=Settings()), HashingEmbedder)
+
+
+def test_torch_runs_a_single_text_with_the_threads_asked_for() -> None:
+    torch = pytest.importorskip("torch")
+
+    class Model:
+        def __init__(self) -> None:
+            self.seen: list[int] = []
+
+        def encode(self, texts: list[str], **_: object) -> np.ndarray:
+            self.seen.append(torch.get_num_threads())
+            return np.ones((len(texts), 384), dtype=np.float32)
+
+    before = torch.get_num_threads()
+    emb = MiniLMEmbedder(threads_single=1, threads_batch=2)
+    model = emb._model = Model()
+    emb.embed(["one query"])
+    emb.embed(["a", "batch"])
+    assert model.seen == [1, 2]
+    assert torch.get_num_threads() == before  # put back after the call
