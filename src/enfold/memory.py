@@ -34,6 +34,7 @@ from pydantic import ValidationError
 
 from enfold.errors import (
     ConfigError,
+    EnfoldError,
     InputError,
     NamespaceError,
     NotFound,
