@@ -244,14 +244,16 @@ def _said_by(source: object, names: list[str]) -> bool:
 
 def _holder_first(order: list[str], utterances: Scores, paths: dict[str, list[str]]
                   ) -> list[str]:
-    """For "what does X think", X's own utterances of a view go first (in ranked order):
-    they are the answer, and an account of what happened, however close in words, is not
-    (CogMem's attribution guard). The ranking weights are fitted on questions that are
-    mostly not about views, so this is a rule, not a weight."""
-    first = [e for e in order if e in utterances]
-    for e in first:
-        paths.setdefault(e, []).append("holder-first")
-    return [*first, *(e for e in order if e not in utterances)]
+    """For "what does X think", X's best-ranked utterance of a view goes first: it is the
+    answer, and an account of what happened, however close in words, is not (CogMem's
+    attribution guard). The ranking weights are fitted on questions that are mostly not
+    about views, so this is a rule, not a weight; only the top moves (moving all of X's
+    utterances up cost LoCoMo 5 points of recall@20)."""
+    best = next((e for e in order if e in utterances), None)
+    if best is None:
+        return order
+    paths.setdefault(best, []).append("holder-first")
+    return [best, *(e for e in order if e != best)]
 
 
 def _facts_first(graph: WorkingGraph, evidence: list[str], fused: Scores,
