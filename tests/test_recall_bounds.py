@@ -207,3 +207,17 @@ def test_torch_runs_a_single_text_with_the_threads_asked_for() -> None:
     emb.embed(["a", "batch"])
     assert model.seen == [1, 2]
     assert torch.get_num_threads() == before  # put back after the call
+
+
+def test_ground_follows_only_the_best_scored_nodes_of_many() -> None:
+    g = WorkingGraph("A")
+    g.begin()
+    for i in range(30):
+        g.put_node(_event(i))
+        g.put_node(Node(id=f"cl_{i:05d}", namespace="A", kind=NodeKind.CLAIM, text="c",
+                        grounded_in=(f"ev_{i:05d}",)))
+    g.commit()
+    claims = {f"cl_{i:05d}": (2.0 if i == 3 else 1.0) for i in range(30)}
+    assert len(ground(g, claims, max_nodes=None)) == 30
+    got = ground(g, claims, max_nodes=5)
+    assert set(got) == {"ev_00003", *(f"ev_{i:05d}" for i in range(26, 30))}

@@ -109,10 +109,16 @@ OTHER_FRAMES: tuple[str, ...] = (
 )
 
 
+OTHER_TAILS = ("", "", " #{n}", " Took {n} minutes.", " See ticket {n}.", " Before {day}.",
+               " Thanks {p}!", " Round {n}.", " Costs {n} euros.", " Version {n}.",
+               " Again on {day}.", " {n} left.")
+DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "the weekend")
+
+
 def other_events(n: int, seed: int = 0) -> Iterator[dict[str, Any]]:
     """A deterministic stream of ``n`` events in other words than
     :func:`~enfold.bench.perf.synthetic_events`: 24 topics, eight people, twelve terse
-    frames (notes to self, pings, logs), about 45 events a day."""
+    frames (notes to self, pings, logs) with numbered asides, about 45 events a day."""
     rng = random.Random(seed + 7919)
     ts = datetime(2023, 3, 1, 7, 0, tzinfo=UTC)
     weights = [1.0 / (1 + r) ** 0.6 for r in range(len(OTHER_TOPICS))]
@@ -122,6 +128,8 @@ def other_events(n: int, seed: int = 0) -> Iterator[dict[str, Any]]:
         a, b, c = rng.sample(phrases, 3)
         text = rng.choice(OTHER_FRAMES).format(topic=topic, a=a, b=b, c=c,
                                                p=rng.choice(OTHER_PEOPLE))
+        text += rng.choice(OTHER_TAILS).format(n=rng.randint(2, 999), p=rng.choice(OTHER_PEOPLE),
+                                               day=rng.choice(DAYS))
         yield {"id": f"other-{seed}-{i}", "text": text, "ts": ts.isoformat(),
                "source": rng.choice(("me", "me", rng.choice(OTHER_PEOPLE)))}
 

@@ -297,7 +297,9 @@ def _claims(graph: WorkingGraph, analysis: QueryAnalysis, derived: Scores) -> Sc
     scores = {c: s for c, s in derived.items() if c in graph.by_kind[NodeKind.CLAIM]}
     if analysis.holder:
         holder = _person(graph, analysis.holder)
-        held = {e.dst for e in graph.out_edges(holder)} if holder else set()
+        # (speed, issue 23: the holder's edges to other derived nodes, not its every
+        # edge: a speaker participates in every event it said)
+        held = {o for o, e in graph.links(holder) if e.src == holder} if holder else set()
         base = min(scores.values(), default=0.01) * 0.5
         scores = {c: scores.get(c, base) for c in held if c in graph.by_kind[NodeKind.CLAIM]}
     elif not analysis.asks_opinion:

@@ -24,6 +24,7 @@ Scores = dict[str, float]
 HUB_SCAN = 4  # traverse looks at most this × max_degree of a hub's most recent edges
 GROUND_PER_NODE = 100  # events ground() gives for one derived node at most
 GROUND_SCAN = 2000  # a large node's most recent sources among which ground() chooses
+GROUND_MAX_NODES = 200  # derived nodes ground() follows at most (the best scored)
 _GROUNDING = (EdgeType.GROUNDS, EdgeType.REINFORCES, EdgeType.SUPPORTED_BY, EdgeType.TRIGGERS,
               EdgeType.USER_FEEDBACK)
 
@@ -226,17 +227,23 @@ def intersect(graph: WorkingGraph, a: Mapping[str, float], b: Mapping[str, float
 
 def ground(graph: WorkingGraph, nodes: Mapping[str, float], *,
            qvec: np.ndarray | None = None, window: tuple[float, float] | None = None,
-           per_node: int | None = GROUND_PER_NODE, scan: int = GROUND_SCAN) -> Scores:
+           per_node: int | None = GROUND_PER_NODE, scan: int = GROUND_SCAN,
+           max_nodes: int | None = GROUND_MAX_NODES) -> Scores:
     """Source events of derived nodes (and events themselves), scored by their node.
 
     A concept or a habit may rest on thousands of events. With ``per_node``, a node with
     more sources than that gives only ``per_node`` of them: among its ``scan`` most recent
     sources (in ``window``, if given), those nearest to ``qvec`` by cosine — or the most
     recent, without ``qvec``. Its cost then follows ``scan``, not the node's size.
-    ``per_node=None`` gives every source (the reference).
+    ``per_node=None`` gives every source (the reference). ``max_nodes``: of more nodes than
+    that (the thousands of claims one person holds), only the best scored are grounded,
+    the most recent first among equal scores (ids sort by creation time).
     """
     out: Scores = {}
     events = graph.by_kind[NodeKind.EVENT]
+    if max_nodes is not None and len(nodes) > max_nodes:
+        best = sorted(nodes, key=lambda n: (nodes[n], n), reverse=True)[:max_nodes]
+        nodes = {n: nodes[n] for n in best}
     for node_id, score in nodes.items():
         node = graph.nodes.get(node_id)
         if node is None:
