@@ -157,7 +157,7 @@ def train(
     for q, *_ in fit_rows:
         sizes[q.group] = sizes.get(q.group, 0) + 1
     biggest = max(sizes.values())
-    groups = [(x * 1.0, y) for q, _, x, y in fit_rows for _ in range(
+    groups = [(x, y) for q, _, x, y in fit_rows for _ in range(
         max(1, round(biggest / sizes[q.group])))]
     weights, info = fit_pairwise(groups, l2=l2)
     model = RankModel(weights)

@@ -165,22 +165,20 @@ def fit_pairwise(groups: Iterable[tuple[np.ndarray, np.ndarray]], *, l2: float =
 
     rng = np.random.default_rng(seed)
     diffs: list[np.ndarray] = []
-    queries = 0
+    weights: list[np.ndarray] = []  # each query's pairs weigh 1 in all
     for x, y in groups:
         pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y <= 0)
         if not len(pos) or not len(neg):
             continue
-        queries += 1
         pairs = np.array([(p, n) for p in pos for n in neg])
         if len(pairs) > max_pairs:
             pairs = pairs[rng.choice(len(pairs), max_pairs, replace=False)]
-        d = x[pairs[:, 0]] - x[pairs[:, 1]]
-        diffs.append(d / len(pairs))  # each query weighs the same
+        diffs.append(x[pairs[:, 0]] - x[pairs[:, 1]])
+        weights.append(np.full(len(pairs), 1.0 / len(pairs)))
     if not diffs:
         raise ValueError("no query with both relevant and irrelevant candidates")
-    counts = np.concatenate([np.full(len(d), len(d)) for d in diffs])
-    d_all = np.concatenate(diffs) * counts[:, None]  # undo the scaling; weights below
-    w_pair = 1.0 / counts
+    queries = len(diffs)
+    d_all, w_pair = np.concatenate(diffs), np.concatenate(weights)
 
     def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
         m = d_all @ w
