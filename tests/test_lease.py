@@ -9,6 +9,9 @@ other writer's change instead of overwriting it.
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -59,6 +62,36 @@ def test_leases_are_reentrant_in_a_process_and_exclusive_across(tmp_path: Path) 
             assert held and not theirs.try_lease("n", "elsewhere", 30)
         assert theirs.try_lease("n", "elsewhere", 30)
     finally:
+        leases.close()
+        mine.close()
+        theirs.close()
+
+
+def test_a_lease_of_a_process_that_ended_on_this_host_is_taken_over_at_once(
+    tmp_path: Path,
+) -> None:
+    """A SIGKILLed writer cannot give its lease back; the next process need not wait a TTL
+    when the holder ran here and is gone. A live holder, or one on another host, is waited
+    for."""
+    mine, theirs = open_store(tmp_path / "l.db"), open_store(tmp_path / "l.db")
+    leases = Leases(mine, ttl_s=30)
+    host = socket.gethostname()
+    ended = subprocess.run([sys.executable, "-c", "pass"], check=True)
+    assert ended.returncode == 0
+    probe = subprocess.Popen([sys.executable, "-c", "pass"])
+    probe.wait()  # reaped: its pid names no process now
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert theirs.try_lease("live", f"{host}:{alive.pid}:feedbeef", 30)
+        assert theirs.try_lease("far", f"elsewhere.example:{probe.pid}:feedbeef", 30)
+        assert theirs.try_lease("dead", f"{host}:{probe.pid}:feedbeef", 30)
+        assert not leases.try_hold("live") and not leases.try_hold("far")
+        assert leases.try_hold("dead")
+        assert not theirs.try_lease("dead", f"{host}:{probe.pid}:feedbeef", 30)
+        assert mine.lease_owner("dead") == leases.owner
+    finally:
+        alive.kill()
+        alive.wait()
         leases.close()
         mine.close()
         theirs.close()

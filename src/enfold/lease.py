@@ -12,7 +12,10 @@ a row with an owner and an expiry). :class:`Leases` is one process's side of it 
   or until ``wait_s`` passed — then the caller does nothing, and the work stays logged;
 - **kept alive**: a heartbeat thread renews every held lease each third of its TTL,
   however long the work takes (an LLM planner may spend minutes on one event), so a
-  crashed process's leases lapse one TTL later and another process takes over.
+  crashed process's leases lapse one TTL later and another process takes over;
+- **taken over from the dead at once**: a lease whose owner ran on this host in a process
+  that no longer exists (a SIGKILL, an OOM kill) is taken over without waiting for the TTL.
+  A pid reused since only makes the wait the TTL again.
 
 A lease keeps writers from doing the same work twice; correctness does not rest on it.
 Every commit is fenced by the namespace's change token (:mod:`enfold.store.base`): a writer
@@ -44,6 +47,27 @@ def process_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
+def owner_is_dead(owner: str) -> bool:
+    """Whether ``owner`` (as :func:`process_owner` names it) was a process on this host that
+    has ended. Owners on other hosts, in this process, or unparseable are not known dead."""
+    parts = owner.split(":")
+    if len(parts) < 3 or ":".join(parts[:-2]) != socket.gethostname():
+        return False
+    try:
+        pid = int(parts[-2])
+    except ValueError:
+        return False
+    if pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # PermissionError: it exists under another user
+        return False
+    return False
+
+
 class Leases:
     """The namespace leases one process holds in ``store``: re-entrant, waited for, renewed
     in the background while held. A store that no other process can reach (``memory:``)
@@ -70,7 +94,8 @@ class Leases:
         with self._cond:
             n = self._held.get(namespace, 0)
             if n == 0 and self.store.shared \
-                    and not self.store.try_lease(namespace, self.owner, self.ttl_s):
+                    and not self.store.try_lease(namespace, self.owner, self.ttl_s) \
+                    and not self._take_from_the_dead(namespace):
                 return False
             self._held[namespace] = n + 1
             if self.store.shared and self._heartbeat is None and not self._closed:
@@ -93,6 +118,16 @@ class Leases:
                 return False
             time.sleep(pause)
             pause = min(pause * 2, POLL_S[1])
+        return True
+
+    def _take_from_the_dead(self, namespace: str) -> bool:
+        holder = self.store.lease_owner(namespace)
+        if holder is None or not owner_is_dead(holder):
+            return False
+        if not self.store.take_over_lease(namespace, self.owner, self.ttl_s, holder):
+            return False
+        log.info("took over the lease of namespace %r from %s, which has ended",
+                 namespace, holder)
         return True
 
     def release(self, namespace: str) -> None:

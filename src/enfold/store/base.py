@@ -333,6 +333,15 @@ class Store(Protocol):
         """Give the lease up (a no-op unless ``owner`` holds it)."""
         ...
 
+    def lease_owner(self, namespace: str) -> str | None:
+        """Who holds the namespace's lease now (None: nobody, or it expired)."""
+        ...
+
+    def take_over_lease(self, namespace: str, owner: str, ttl_s: float, previous: str) -> bool:
+        """Take the lease from ``previous`` (a holder known to be dead) before it expires;
+        false when someone else holds it by now."""
+        ...
+
 
 @runtime_checkable
 class KeyStore(Protocol):

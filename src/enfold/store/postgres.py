@@ -743,6 +743,14 @@ class PostgresStore:
                        "extract(epoch FROM clock_timestamp())", (namespace,))
         return rows[0][0] if rows else None
 
+    def take_over_lease(self, namespace: str, owner: str, ttl_s: float, previous: str) -> bool:
+        with self._tx(durable=False) as conn:
+            rows = conn.execute(
+                "UPDATE leases SET owner = %s, expires_at = extract(epoch FROM "
+                "clock_timestamp()) + %s WHERE namespace = %s AND owner = %s RETURNING owner",
+                (owner, float(ttl_s), namespace, previous)).fetchall()
+        return bool(rows)
+
     # ------------------------------------------------------------- API keys
     def create_api_key(self, key: ApiKey) -> None:
         with self._tx() as conn:

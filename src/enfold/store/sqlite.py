@@ -854,6 +854,18 @@ class SQLiteStore:
         with self._tx(durable=False) as db:
             db.execute("DELETE FROM leases WHERE namespace = ? AND owner = ?", (namespace, owner))
 
+    def lease_owner(self, namespace: str) -> str | None:
+        rows = self._q("SELECT owner FROM leases WHERE namespace = ? AND expires_at > ?",
+                       (namespace, now()))
+        return str(rows[0][0]) if rows else None
+
+    def take_over_lease(self, namespace: str, owner: str, ttl_s: float, previous: str) -> bool:
+        with self._tx(durable=False) as db:
+            cur = db.execute("UPDATE leases SET owner = ?, expires_at = ? "
+                             "WHERE namespace = ? AND owner = ?",
+                             (owner, now() + ttl_s, namespace, previous))
+            return cur.rowcount == 1
+
     # ------------------------------------------------------------- API keys
     _KEY_COLS = "id, namespace, key_hash, label, created_at, revoked_at"
 
