@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from enfold.write.annotate import (
+from enfold.text.annotate import (
     Annotation,
     annotate,
     find_obligations,

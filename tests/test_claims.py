@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from enfold.write.claims import ClaimCandidate, extract_claims, predicate_family, target_key
+from enfold.text.claims import ClaimCandidate, extract_claims, predicate_family, target_key
 
 
 def one(text: str, speaker: str | None = "Maya") -> ClaimCandidate:

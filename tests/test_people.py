@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from enfold.write.people import (
+from enfold.text.people import (
     PersonMention,
     extract_people,
     looks_like_name,
@@ -170,7 +170,7 @@ def test_people_index_answers_as_a_scan_of_every_person() -> None:
 
     from enfold.graph import WorkingGraph
     from enfold.model import Node, NodeKind
-    from enfold.write.people import name_key, same_person
+    from enfold.text.people import name_key, same_person
     from enfold.write.people_index import PeopleIndex
 
     def scan_find(g: WorkingGraph, name: str) -> str | None:

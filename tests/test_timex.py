@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from enfold.errors import InputError
-from enfold.write import timex
-from enfold.write.timex import TimeMention, extract_times, parse_timestamp
+from enfold.text import times as timex
+from enfold.text.times import TimeMention, extract_times, parse_timestamp
 
 REF = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # a Monday
 

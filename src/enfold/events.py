@@ -69,7 +69,7 @@ def _epoch(value: Any) -> float:
         try:
             dt = datetime.fromisoformat(text)
         except ValueError:
-            from enfold.write.timex import parse_timestamp
+            from enfold.text.times import parse_timestamp
 
             return parse_timestamp(text).timestamp()
         if dt.tzinfo is None:

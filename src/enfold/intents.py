@@ -68,10 +68,10 @@ from enfold.notify import (
 )
 from enfold.plan import AddEdge, AddNode, MergeNodes, Operation, UpdateNode, UpdatePlan
 from enfold.settings import Settings
-from enfold.write.annotate import has_resolution_cue
+from enfold.text.annotate import has_resolution_cue
+from enfold.text.phrases import terms
 from enfold.write.apply import ApplyResult, execute, label_similarity
 from enfold.write.calibration import thresholds_for
-from enfold.write.keyphrases import terms
 
 __all__ = [
     "CALIBRATION_KEY", "CATEGORIES", "DORMANT_DAYS", "EXPLICIT_SCORE", "FEEDBACK_KINDS", "OPEN",

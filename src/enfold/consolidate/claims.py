@@ -4,9 +4,9 @@ Two claims are *about the same thing* when they have
 
 * the same holder — the person with the HOLDS edge into the claim (the ``holder`` name when
   there is none); claims of different holders never merge, never supersede;
-* the same target, compared by :func:`enfold.write.claims.target_key` ("my job", "this job"
+* the same target, compared by :func:`enfold.text.claims.target_key` ("my job", "this job"
   and "jobs" all key to ``job``);
-* the same **predicate family** (:func:`enfold.write.claims.predicate_family`: attitude —
+* the same **predicate family** (:func:`enfold.text.claims.predicate_family`: attitude —
   love, hate, prefer; belief — think, believe, feel, doubt, worry, hope, expect; speech — say,
   claim, argue). The spec says "same predicate"; taken literally, "I love my job" (love) and
   "I hate this job" (hate) would never meet, and a knowledge update — the very case
@@ -32,8 +32,8 @@ from enfold.consolidate.clock import Stamp
 from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, Node, NodeKind
 from enfold.settings import Settings
+from enfold.text.claims import predicate_family, target_key
 from enfold.write.apply import merge_nodes, node_diff
-from enfold.write.claims import predicate_family, target_key
 
 ClaimKey = tuple[str, str, str]  # (holder, target key, predicate family)
 

@@ -13,9 +13,9 @@ from collections.abc import Container
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from enfold.write.claims import STANCE_WORDS
-from enfold.write.people import extract_people
-from enfold.write.timex import extract_times
+from enfold.text.claims import STANCE_WORDS
+from enfold.text.people import extract_people
+from enfold.text.times import extract_times
 
 _COMPARISON = re.compile(r"\b(both|in common|compare|compared|difference|differ|same as|"
                          r"versus|vs\.?|while|whereas|also)\b", re.IGNORECASE)
@@ -58,7 +58,7 @@ class QueryAnalysis:
 def analyze(query: str, *, at: datetime | None = None,
             known_keys: Container[str] = frozenset()) -> QueryAnalysis:
     """Rules over the question text; ``at`` is the date the question is asked;
-    ``known_keys``: the namespace's people as :func:`~enfold.write.people.name_key` keys
+    ``known_keys``: the namespace's people as :func:`~enfold.text.people.name_key` keys
     (the people index's), recognized even where a name could be an ordinary word."""
     people = tuple(dict.fromkeys(
         p.name for p in extract_people(query, None, known_keys=known_keys)

@@ -237,7 +237,7 @@ def _of_time(graph: WorkingGraph, event_id: str, window: tuple[float, float]) ->
 
 
 def _said_by(source: object, names: list[str]) -> bool:
-    from enfold.write.people import same_person
+    from enfold.text.people import same_person
 
     return isinstance(source, str) and any(same_person(source, n) for n in names)
 
@@ -284,7 +284,7 @@ def _is_opinion(graph: WorkingGraph, event_id: str) -> bool:
 
 
 def _person(graph: WorkingGraph, name: str) -> str | None:
-    from enfold.write.people import same_person
+    from enfold.text.people import same_person
 
     for pid in graph.of_kind(NodeKind.PERSON):
         if same_person(graph.nodes[pid].text, name):

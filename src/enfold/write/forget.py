@@ -37,10 +37,10 @@ from enfold.graph import WorkingGraph
 from enfold.intents import cached_links, goal_template, habit_label, symmetric
 from enfold.model import GROUNDED_KINDS, EdgeType, Node, NodeKind, OpRecord
 from enfold.settings import Settings
-from enfold.write.annotate import annotate
+from enfold.text.annotate import annotate
+from enfold.text.claims import extract_claims, predicate_family, target_key
+from enfold.text.phrases import key_phrases, make_label
 from enfold.write.apply import label_similarity
-from enfold.write.claims import extract_claims, predicate_family, target_key
-from enfold.write.keyphrases import key_phrases, make_label
 from enfold.write.people_index import PeopleIndex
 from enfold.write.planner_local import LocalPlanner, PlannerState, _central_text
 from enfold.write.traces import REDACTED, TEXT_ATTRS, Trace, redact_payload, strings

@@ -14,12 +14,12 @@ from collections.abc import Iterator
 
 from enfold.graph import WorkingGraph
 from enfold.model import Node, NodeKind
-from enfold.write.people import name_key, same_person, split_title
+from enfold.text.people import name_key, same_person, split_title
 
 
 def _keys(name: str) -> list[tuple[str, object]]:
     """Index keys of one name: itself (case-insensitive), its words without a title, and
-    the words :func:`~enfold.write.people.same_person` pairs a one-word name with."""
+    the words :func:`~enfold.text.people.same_person` pairs a one-word name with."""
     _, words = split_title(name)
     out: list[tuple[str, object]] = [("lower", name.lower()), ("words", tuple(words))]
     if len(words) == 1:

@@ -54,8 +54,8 @@ from enfold.plan import (
     UpdatePlan,
 )
 from enfold.settings import Settings
+from enfold.text.annotate import annotate
 from enfold.write import prompts as P
-from enfold.write.annotate import annotate
 from enfold.write.apply import validate_plan
 from enfold.write.context import ContextAssembler
 from enfold.write.people_index import PeopleIndex

@@ -31,13 +31,13 @@ from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, Node, NodeKind
 from enfold.plan import AddEdge, AddNode, Operation, UpdateNode, UpdatePlan
 from enfold.settings import Settings
-from enfold.write.annotate import Annotation, annotate
+from enfold.text.annotate import Annotation, annotate
+from enfold.text.claims import target_key
+from enfold.text.people import same_person
+from enfold.text.phrases import TermStats, key_phrases, make_label, terms, tokens
 from enfold.write.apply import label_similarity
 from enfold.write.calibration import thresholds_for
-from enfold.write.claims import target_key
 from enfold.write.context import ContextAssembler
-from enfold.write.keyphrases import TermStats, key_phrases, make_label, terms, tokens
-from enfold.write.people import same_person
 from enfold.write.people_index import PeopleIndex
 
 if TYPE_CHECKING:

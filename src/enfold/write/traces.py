@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
 from enfold.model import NodeKind, OpRecord
-from enfold.write.keyphrases import STOPWORDS
+from enfold.text.phrases import STOPWORDS
 
 __all__ = ["REDACTED", "TEXT_ATTRS", "TEXT_KEYS", "Trace", "redact_payload", "redact_record",
            "strings", "words"]

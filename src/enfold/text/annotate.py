@@ -2,7 +2,7 @@
 
 Step 2 of the write path (SPEC §4): everything the local planner and the intent layer need
 to know about an event's text, computed by pure functions without I/O. This module combines
-:mod:`~enfold.write.timex`, :mod:`~enfold.write.people` and :mod:`~enfold.write.claims` and
+:mod:`~enfold.text.times`, :mod:`~enfold.text.people` and :mod:`~enfold.text.claims` and
 adds three cue detectors of its own:
 
 * **Obligations** (SPEC §7 explicit intents): "I need to", "I have to", "I've got to",
@@ -31,9 +31,9 @@ from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from enfold.write.claims import ClaimCandidate, extract_claims
-from enfold.write.people import PersonMention, extract_people
-from enfold.write.timex import TimeMention, extract_times, parse_timestamp
+from enfold.text.claims import ClaimCandidate, extract_claims
+from enfold.text.people import PersonMention, extract_people
+from enfold.text.times import TimeMention, extract_times, parse_timestamp
 
 __all__ = ["Annotation", "Obligation", "annotate"]
 
@@ -128,7 +128,7 @@ def annotate(
 
     ``speaker`` is the event's source person (or None); ``known_people`` are names already in
     the namespace, which lets sentence-initial names be recognized; ``known_keys`` the same
-    as :func:`~enfold.write.people.name_key` keys (from an index of the namespace's people).
+    as :func:`~enfold.text.people.name_key` keys (from an index of the namespace's people).
     """
     times = extract_times(text, ts)
     return Annotation(

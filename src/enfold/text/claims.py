@@ -14,7 +14,7 @@ Recognized cues (holder → predicate):
   "my co-founder believes ...", "According to Sam, ...", "In Sam's opinion, ...".
 
 Holders: the speaker's name for first person ("speaker" when unknown); the person's name for
-reported speech; for an unnamed relation the handle :func:`enfold.write.people.relation_holder`
+reported speech; for an unnamed relation the handle :func:`enfold.text.people.relation_holder`
 gives, e.g. ``"Maya's co-founder"``. Pronoun holders ("she said") are not resolved and are
 skipped, as are questions, wishes ("I'd love to", "I hope you ...") and attitudes towards a bare
 pronoun ("I love it") which carry no target.
@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from enfold.write.people import (
+from enfold.text.people import (
     RELATION_NOUNS,
     canonical_relation,
     looks_like_name,
