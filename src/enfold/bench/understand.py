@@ -1,0 +1,189 @@
+"""How well the write path reads text it was not tuned on: people, time expressions and
+changes of mind, each scored against hand-written expectations (issue 19).
+
+The bundled sets come in two parts written for this purpose by authors who did not see the
+code: ``*-tune.jsonl`` (personal life, chat register) is the part rules and thresholds may be
+fitted on; ``*-measure.jsonl`` (work, formal and narrative registers) is only measured.
+
+* **people** — each sentence's expected people (named, or a kinship/role term used as a
+  person: "Mum", "the landlord", "my co-founder") against the mentions the annotator finds
+  (the speaker aside). Precision, recall and F1 over mentions, and how many of the listed
+  non-people (places, organisations, products, titles, pets) were taken for a person.
+* **time** — each item's one expression and its expected value (a day, a minute, a month or a
+  year) against the value of the mention that covers it; a miss when none does.
+* **supersede** — each item's events folded into a fresh namespace; a labelled pair (an older
+  and a newer event of one holder) is predicted a supersession when a claim resting on the
+  newer event supersedes one resting on the older. Precision and recall over the pairs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from datetime import datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from enfold.errors import InputError
+
+PARTS = ("tune", "measure")
+_DETERMINERS = re.compile(r"^(?:my|our|the|his|her|their|your|a|an)\s+", re.IGNORECASE)
+_TITLE = re.compile(r"^(?:dr|mr|mrs|ms|mx|prof|professor)\.?\s+", re.IGNORECASE)
+
+
+def bundled(kind: str, part: str) -> Path:
+    """The path of a bundled set, e.g. ``bundled("people", "measure")``."""
+    ref = resources.files("enfold").joinpath("bench", "data", "understanding",
+                                             f"{kind}-{part}.jsonl")
+    return Path(str(ref))
+
+
+def _rows(path: Path) -> Iterator[dict[str, Any]]:
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}:{n}: not JSON: {exc}") from exc
+            if not isinstance(row, dict):
+                raise InputError(f"{path}:{n}: expected a JSON object")
+            yield row
+
+
+def _ts(value: str) -> datetime:
+    return datetime.fromisoformat(value)
+
+
+def _norm(name: str) -> str:
+    """A person as compared: lower case, without determiner, title or possessive."""
+    n = " ".join(name.lower().replace("’", "'").split())
+    n = re.sub(r"'s$", "", n)
+    n = _DETERMINERS.sub("", n)
+    return _TITLE.sub("", n)
+
+
+def _matches(pred: str, gold: str) -> bool:
+    p, g = _norm(pred), _norm(gold)
+    if not p or not g:
+        return False
+    return p == g or p.split()[-1] == g.split()[-1] or p.split()[0] == g.split()[0]
+
+
+def run_people(path: Path) -> dict[str, Any]:
+    from enfold.text.people import extract_people
+
+    tp = fp = fn = leaked = not_people = 0
+    misses: list[dict[str, Any]] = []
+    for row in _rows(path):
+        text, speaker = str(row["text"]), row.get("speaker")
+        gold = [str(g) for g in row.get("people", [])]
+        traps = [str(t) for t in row.get("not_people", [])]
+        pred = []
+        for m in extract_people(text, speaker):
+            if m.role == "speaker" and m.start < 0:
+                continue  # the speaker, not mentioned in the text
+            pred.append(m.relation if m.relation and "'s " in m.name else m.name)
+        unmatched = list(gold)
+        wrong = []
+        for p in pred:
+            hit = next((g for g in unmatched if _matches(p, g)), None)
+            if hit is None:
+                wrong.append(p)
+            else:
+                unmatched.remove(hit)
+        tp += len(gold) - len(unmatched)
+        fn += len(unmatched)
+        fp += len(wrong)
+        not_people += len(traps)
+        leaked += sum(any(_matches(p, t) for p in wrong) for t in traps)
+        if unmatched or wrong:
+            misses.append({"id": row.get("id"), "text": text, "missed": unmatched,
+                           "wrong": wrong})
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4),
+            "people": tp + fn, "found": tp + fp, "not_people": not_people,
+            "not_people_taken": leaked, "errors": misses}
+
+
+def run_time(path: Path) -> dict[str, Any]:
+    from enfold.text.times import extract_times
+
+    right = day_right = n = 0
+    by_direction: dict[str, list[int]] = {}
+    misses: list[dict[str, Any]] = []
+    for row in _rows(path):
+        text, expression, expected = str(row["text"]), str(row["expression"]), \
+            str(row["expected"])
+        start = text.find(expression)
+        if start < 0:
+            raise InputError(f"{path}: {row.get('id')}: the expression is not in the text")
+        end = start + len(expression)
+        mentions = extract_times(text, _ts(str(row["ts"])))
+        got = next((m.value for m in mentions if m.start < end and start < m.end), None)
+        ok = got == expected
+        n += 1
+        right += ok
+        day_right += got is not None and got[:len(expected)][:10] == expected[:10]
+        tally = by_direction.setdefault(str(row.get("direction", "?")), [0, 0])
+        tally[0] += ok
+        tally[1] += 1
+        if not ok:
+            misses.append({"id": row.get("id"), "text": text, "ts": row["ts"],
+                           "expression": expression, "expected": expected, "got": got})
+    return {"accuracy": round(right / n, 4) if n else None,
+            "date_accuracy": round(day_right / n, 4) if n else None, "items": n,
+            "by_direction": {k: {"accuracy": round(a / b, 4), "items": b}
+                             for k, (a, b) in sorted(by_direction.items())},
+            "errors": misses}
+
+
+def run_supersede(path: Path, *, embedder: Any) -> dict[str, Any]:
+    from enfold.memory import Memory
+    from enfold.model import EdgeType, NodeKind
+    from enfold.store import open_store
+    from enfold.write.planner_local import LocalPlanner
+
+    tp = fp = fn = tn = 0
+    misses: list[dict[str, Any]] = []
+    for row in _rows(path):
+        mem = Memory(open_store("memory:"), namespace="probe", embedder=embedder,
+                     planners=[LocalPlanner(None, embedder)])
+        try:
+            ids = [mem.add(str(e["text"]), source=e.get("speaker"), ts=str(e["ts"]))
+                   for e in row["events"]]
+            mem.consolidate()
+            g = mem.graph()
+            rests: dict[str, set[str]] = {}  # claim id -> the events it rests on
+            for c in g.of_kind(NodeKind.CLAIM):
+                rests[c] = {e.dst for e in g.out_edges(c) if e.type is EdgeType.SUPPORTED_BY}
+            superseded: set[tuple[str, str]] = set()
+            for c in rests:
+                node = g.get(c)
+                newer = node.attrs.get("superseded_by") if node else None
+                if newer and newer in rests:
+                    superseded |= {(a, b) for a in rests[c] for b in rests[newer]}
+            for pair in row["pairs"]:
+                old, new = ids[int(pair["old"])], ids[int(pair["new"])]
+                predicted = (old, new) in superseded
+                truth = bool(pair["supersedes"])
+                tp += predicted and truth
+                fp += predicted and not truth
+                fn += truth and not predicted
+                tn += not predicted and not truth
+                if predicted != truth:
+                    misses.append({"id": row.get("id"), "pair": pair,
+                                   "old": row["events"][int(pair["old"])]["text"],
+                                   "new": row["events"][int(pair["new"])]["text"]})
+        finally:
+            mem.close()
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    return {"precision": round(precision, 4), "recall": round(recall, 4),
+            "pairs": tp + fp + fn + tn, "supersessions": tp + fn, "predicted": tp + fp,
+            "errors": misses}
