@@ -34,7 +34,7 @@ def one(text: str, ref: datetime = REF) -> TimeMention:
         ("Any plans this weekend?", "this weekend", "2023-05-13/2023-05-14", "week"),
         ("Next month will be busy", "Next month", "2023-06", "month"),
         ("Last year was rough", "Last year", "2022", "year"),
-        ("I moved here two weeks ago", "two weeks ago", "2023-04-24/2023-04-30", "week"),
+        ("I moved here two weeks ago", "two weeks ago", "2023-04-24", "day"),
         ("a couple of weeks ago we met", "a couple of weeks ago", "2023-04-24/2023-04-30", "week"),
         ("I'll know in 3 days", "in 3 days", "2023-05-11", "day"),
         ("in a month I'll be done", "in a month", "2023-06", "month"),
@@ -312,3 +312,29 @@ def test_phrases_in_days_and_weeks_resolve_as_dateparser_does_on_any_day() -> No
         for day in (date(2024, 1, 31), date(2026, 7, 14)):
             assert timex._library(phrase, day, "current_period") == \
                 timex._parse(phrase, day, "current_period"), (phrase, day)
+
+
+@pytest.mark.parametrize("text,ts,expression,value", [
+    # issue 19: a past-tense sentence about an arrangement points forward
+    ("Booked flights to Lisbon for May 14 to May 21", "2026-03-14T10:00:00", "May 14",
+     "2026-05-14"),
+    ("Booked flights to Lisbon for May 14 to May 21", "2026-03-14T10:00:00", "May 21",
+     "2026-05-21"),
+    ("Called the dentist: the appointment is April 2 at 3pm", "2026-03-20T09:00:00",
+     "April 2 at 3pm", "2026-04-02T15:00"),
+    ("We pushed the launch from October 20 to November 10", "2026-09-01T09:00:00",
+     "November 10", "2026-11-10"),
+    # a report of something done points back, across the new year
+    ("picked up the keys on dec 15, moving in properly soon", "2027-01-09T12:00:00",
+     "dec 15", "2026-12-15"),
+    # an explicit year always wins
+    ("the lease started on 1 June 2024", "2026-03-01T09:00:00", "1 June 2024", "2024-06-01"),
+    # no tense to read: the nearest occurrence
+    ("race day: March 22", "2025-12-05T09:00:00", "March 22", "2026-03-22"),
+    ("dinner tomorrow at 7:30?", "2025-06-30T16:00:00", "tomorrow at 7:30",
+     "2025-07-01T19:30"),
+])
+def test_tense_and_arrangement_decide_the_year(text: str, ts: str, expression: str,
+                                               value: str) -> None:
+    found = {m.expression: m.value for m in timex.extract_times(text, datetime.fromisoformat(ts))}
+    assert found.get(expression) == value, found

@@ -163,11 +163,11 @@ def run_supersede(path: Path, *, embedder: Any) -> dict[str, Any]:
             for c in g.of_kind(NodeKind.CLAIM):
                 rests[c] = {e.dst for e in g.out_edges(c) if e.type is EdgeType.SUPPORTED_BY}
             superseded: set[tuple[str, str]] = set()
-            for c in rests:
+            for c, events in rests.items():
                 node = g.get(c)
                 newer = node.attrs.get("superseded_by") if node else None
                 if newer and newer in rests:
-                    superseded |= {(a, b) for a in rests[c] for b in rests[newer]}
+                    superseded |= {(a, b) for a in events for b in rests[newer]}
             for pair in row["pairs"]:
                 old, new = ids[int(pair["old"])], ids[int(pair["new"])]
                 predicted = (old, new) in superseded

@@ -56,7 +56,7 @@ def _load() -> Language | None:
                 continue
             try:
                 _nlp = pkg.load()
-            except Exception as exc:  # a broken model install: say so, use the rules
+            except Exception as exc:  # noqa: BLE001 -- a broken model install: use the rules
                 log.warning("spaCy model %s failed to load (%s); reading text by rules",
                             module, exc)
                 continue

@@ -36,7 +36,7 @@ Conventions (documented choices, all tested):
 * **Ordinal day** ("the 15th"): past → latest 15th on/before ref; otherwise → next 15th on/after
   ref (months without that day are skipped).
 * **Year-less date** ("March 3rd") and **bare month** ("in June"): future → next occurrence
-  on/after ref; past → latest on/before; neutral → ref's own year. "last June" / "next June"
+  on/after ref; past → latest on/before; neutral → the nearest occurrence. "last June" / "next June"
   are the Junes strictly before / after ref's month.
 * **Time of day without a date** ("at 3pm"): ref's day; past → moved back a day if later than
   ref, future → moved forward a day if earlier than ref. A time next to a day mention ("at 3pm
@@ -44,8 +44,18 @@ Conventions (documented choices, all tested):
 * **Weeks are ISO weeks** (Monday–Sunday). "this/next/last weekend" are the Saturday–Sunday of
   ref's ISO week / the following / the preceding one; "the weekend" follows the direction rule.
   Weekend mentions carry granularity ``"week"`` (an interval) with a two-day value.
-* **Granularity follows the unit the speaker used**: "two weeks ago" is the ISO week containing
-  ref − 14 days, "3 months ago" a month, "in 3 days" a day.
+* **Granularity follows the unit the speaker used**: "3 months ago" is a month, "in 3 days" a
+  day; a counted number of weeks is a day ("two weeks ago" is ref − 14 days, "in two weeks"
+  ref + 14: what a calendar would hold), a vague one a week ("a couple of weeks ago").
+* **The parse decides the direction first** (:func:`_parsed_direction`): the tense of the verb
+  the expression hangs from, where a verb that arranges something ("booked", "moved ... to",
+  "pushed ... to") points forward whatever its tense. The clause words below decide when
+  there is no parse or no verb. A year-less date with no direction at all is the nearest
+  occurrence ("March 22" said on 5 December is next March).
+* **Clock times without am/pm** ("at 7:30", "at 9", "8:15 tonight"): evening words nearby
+  ("tonight", "dinner") make them pm, morning words am; otherwise 1–6 o'clock is pm.
+* **Holidays with a fixed date** (Christmas Eve, New Year's Day, Halloween, ...) follow the
+  year-less date rule; "the end of the month" is its last day, "mid-May" the 15th.
 * **Calendar arithmetic happens in ref's own time zone** (a naive ref is UTC); ``value`` is a
   local calendar value, ``start_ts``/``end_ts`` are converted to UTC. ``datetime`` mentions
   cover the minute named.
@@ -185,11 +195,14 @@ _NUMBER_WORDS = {
 _MONTH_ANY = (
     r"(?:(?i:jan(?:uary)?|feb(?:ruary)?|apr(?:il)?|june?|july?|aug(?:ust)?"
     r"|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-    r"|(?-i:May|MAY|Mar(?:ch)?|MAR(?:CH)?))"
+    r"|(?-i:May|MAY|Mar(?:ch)?|MAR(?:CH)?)"
+    # lower case "may 14", "march 8th": a day number after it makes it a month
+    r"|(?-i:may|mar(?:ch)?)(?=\.?\s+\d{1,2}(?:st|nd|rd|th)?\b(?![:.]\d)))"
 )
 _MONTH_FULL = (
     r"(?:(?i:january|february|april|june|july|august|september|october|november|december)"
-    r"|(?-i:May|March))"
+    r"|(?-i:May|March)|(?-i:may|march)(?=\s+(?:of\s+)?(?:19|20)\d\d\b)"
+    r"|(?<=mid-)(?-i:may|march)|(?<=mid )(?-i:may|march))"
 )
 _WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _NUM = (
@@ -241,7 +254,7 @@ _WEEKDAY_RE = (
 )
 _MONTH_BARE = (
     r"(?P<mbare>\b(?P<mb_mod>in|since|until|till|by|before|after|during|last|next|this|early"
-    r"|late|mid-?|end\s+of|beginning\s+of|start\s+of|of|from|through)\s+"
+    r"|late|mid-?|end\s+of|beginning\s+of|start\s+of|of|from|through)(?:(?<=-)|\s+)"
     rf"(?P<mb_m>{_MONTH_FULL})\b(?!\s*\d))"
 )
 _YEAR = (
@@ -255,10 +268,30 @@ _ORDINAL = (
 _CLOCK = (
     r"(?P<clock>\b(?:at\s+)?(?:(?P<ck_h>\d{1,2})(?::(?P<ck_m>[0-5]\d))?\s*"
     r"(?P<ck_ap>[ap])\.?m\b\.?|(?<=at\s)(?P<ck_h24>[01]?\d|2[0-3]):(?P<ck_m24>[0-5]\d)\b"
-    r"|(?P<ck_word>noon|midnight)\b))"
+    r"|(?P<ck_word>noon|midnight)\b"
+    # "8:15 tonight": a clock time next to a day word needs no "at"
+    r"|(?P<ck_hm>[01]?\d|2[0-3]):(?P<ck_mm>[0-5]\d)(?=\s+(?:tonight|today|tomorrow"
+    r"|last\s+night|this\s+(?:morning|afternoon|evening)))"
+    # "at 9": a bare hour after "at", not a count of something
+    r"|(?<=\bat\s)(?P<ck_hb>1[0-2]|[1-9])\b(?![:.,]\d)(?!\s*(?:%|percent|[ap]\.?m\b"
+    r"|years?|months?|weeks?|days?|hours?|h\b|minutes?|mins?|km|miles?|kg|lbs?|people"
+    r"|of\b|out\b|points?|-|/))))"
 )
+# Fixed-date holidays (month, day); the year follows the direction rule.
+_HOLIDAYS = {
+    "christmas eve": (12, 24), "christmas day": (12, 25), "christmas": (12, 25),
+    "boxing day": (12, 26), "new year's eve": (12, 31), "new years eve": (12, 31),
+    "new year's day": (1, 1), "new years day": (1, 1), "valentine's day": (2, 14),
+    "valentines day": (2, 14), "halloween": (10, 31), "bonfire night": (11, 5),
+    "st patrick's day": (3, 17), "st. patrick's day": (3, 17), "independence day": (7, 4),
+}
+_HOLIDAY = (r"(?P<holiday>\b(?:" + "|".join(
+    re.escape(h).replace("'", "['’]?").replace(r"\ ", r"\s+")
+    for h in sorted(_HOLIDAYS, key=len, reverse=True)) + r")(?![\w'’]))")
+_ENDOF = (r"(?P<endof>\b(?:the\s+)?end\s+of\s+(?P<eo_mod>the|this|next)\s+"
+          r"(?P<eo_u>month|year)\b)")
 _GRAMMAR = re.compile(
-    f"{_ISO}|{_DMY}|{_MDY}|{_MY}|{_AGO}|{_IN}|{_DAYWORD}|{_WEEKEND}|{_MODUNIT}|{_WEEKDAY_RE}"
+    f"{_HOLIDAY}|{_ENDOF}|{_ISO}|{_DMY}|{_MDY}|{_MY}|{_AGO}|{_IN}|{_DAYWORD}|{_WEEKEND}|{_MODUNIT}|{_WEEKDAY_RE}"
     f"|{_MONTH_BARE}|{_YEAR}|{_ORDINAL}|{_CLOCK}",
     re.IGNORECASE,
 )
@@ -350,7 +383,7 @@ def extract_times(text: str, ref: datetime) -> list[TimeMention]:
 
 _KEEP_MODIFIER = frozenset({"last", "next", "this", "early", "late", "mid", "mid-"})
 _KINDS = (
-    "iso", "dmy", "mdy", "my", "ago", "inn", "dayword", "weekend", "modunit", "weekday",
+    "holiday", "endof", "iso", "dmy", "mdy", "my", "ago", "inn", "dayword", "weekend", "modunit", "weekday",
     "mbare", "year", "ordinal", "clock",
 )
 
@@ -367,17 +400,85 @@ class _Raw:
     value: str
 
 
+# Verbs whose object is an arrangement in time: the time they carry lies ahead, whatever
+# the verb's tense ("booked flights for May 14", "pushed the launch to November 10").
+_ARRANGE = _words("""
+    book reserve schedule reschedule move push postpone delay bring plan arrange set fix
+    confirm order register enrol enroll sign invite pencil slot organise organize rebook
+""")
+_EVENT_NOUNS_AHEAD = _words("appointment deadline delivery due booking reservation")
+
+
+def _parsed_direction(text: str, start: int, end: int) -> str | None:
+    """The direction from the parse: the tense of the verb the expression hangs from.
+
+    A past verb points back ("picked up the keys on Dec 15"), unless it arranges something
+    (:data:`_ARRANGE`: "booked the tattoo for Jan 4"); a present or future verb, a modal or an
+    infinitive points forward ("the concert is March 8", "race day is March 22", "want to go
+    on Friday"). None without a parse or a verb to read."""
+    from enfold.text.nlp import parse
+
+    doc = parse(text)
+    if doc is None:
+        return None
+    span = doc.char_span(start, end, alignment_mode="expand")
+    if span is None or len(span) == 0:
+        return None
+    tok = span.root
+    seen = 0
+    via_noun = False  # the time belongs to a thing ("flights for May 14"), not to the verb
+    while tok.pos_ not in ("VERB", "AUX") and tok.head is not tok and seen < 12:
+        tok = tok.head
+        seen += 1
+        if tok.lemma_.lower() in _EVENT_NOUNS_AHEAD:
+            return "future"
+        via_noun = via_noun or tok.pos_ in ("NOUN", "PROPN")
+    if tok.pos_ not in ("VERB", "AUX"):
+        # A verbless note ("Booked flights for May 14"): an arranging word still says ahead.
+        if any(t.lemma_.lower() in _ARRANGE and t.tag_.startswith("VB") for t in span.sent):
+            return "future"
+        return None
+    verb = tok
+    # A verb chain: "want to go", "is going to be", "have been planning": read its top.
+    chain = [verb]
+    while verb.dep_ in ("xcomp", "aux", "auxpass") and verb.head is not verb:
+        verb = verb.head
+        chain.append(verb)
+    aux = [c for t in chain for c in t.children if c.dep_ in ("aux", "auxpass")]
+    preps = {t.lower_ for t in span.root.ancestors if t.dep_ == "prep"} | {
+        t.lower_ for t in span if t.dep_ == "prep"}
+    if any(t.lemma_.lower() in _ARRANGE for t in chain) and (
+            preps & {"for", "to", "until", "till", "from"} or via_noun):
+        return "future"
+    if any(a.tag_ == "MD" and a.lower_ not in ("would", "could", "might") for a in aux):
+        return "future"
+    if any(a.lower_ == "to" for a in aux) or any(
+            c.lower_ in ("going", "gonna") for c in chain):
+        return "future"
+    tenses = [t for c in [*chain, *aux] for t in c.morph.get("Tense")]
+    if "Past" in tenses:
+        return "past"
+    if "Pres" in tenses or any(c.tag_ in ("VBZ", "VBP") for c in chain):
+        return "future"
+    return None
+
+
 def _direction(text: str, start: int, end: int, deadline: bool) -> str:
     """Which way the clause around text[start:end] points: "future", "past" or "neutral"."""
     left = max((m.end() for m in _CLAUSE_BREAK.finditer(text, 0, start)), default=0)
     right_m = _CLAUSE_BREAK.search(text, end)
     right = right_m.start() if right_m else len(text)
     clause = text[left:start] + " " + text[end:right]
+    if deadline:
+        return "future"
+    parsed = _parsed_direction(text, start, end)
+    if parsed is not None:
+        return parsed
     if _FUTURE.search(clause):
         return "future"
     if any(w.group().lower() not in _NOT_PAST for w in _PAST.finditer(clause)):
         return "past"
-    return "future" if deadline else "neutral"
+    return "neutral"
 
 
 def _resolve(
@@ -410,10 +511,22 @@ def _resolve(
         future = kind == "inn" or "now" in g("ago_dir").lower()
         phrase = f"in {n} {unit.lower()}s" if future else f"{n} {unit.lower()}s ago"
         d = _library(phrase, ref.date(), "current_period")
-        return None if d is None else _by_unit(unit.lower(), d.date())
+        return None if d is None else _by_unit(unit.lower(), d.date(),
+                                                counted="couple" not in n_text.lower())
     if kind == "dayword":
         d = _library(re.sub(r"\s+", " ", g("dayword").lower()), ref.date(), "current_period")
         return None if d is None else _day(d.date())
+    if kind == "holiday":
+        key = re.sub(r"\s+", " ", g("holiday").lower().replace("’", "'"))
+        month, day = _HOLIDAYS.get(key) or _HOLIDAYS[key.replace("'", "")]
+        return _day(_shift_year(date(ref.year, month, day), ref.date(), direction))
+    if kind == "endof":
+        d = ref.date()
+        if g("eo_u").lower() == "year":
+            return _day(date(d.year + (g("eo_mod").lower() == "next"), 12, 31))
+        y, mo = (d.year, d.month) if g("eo_mod").lower() != "next" else (
+            d.year + d.month // 12, d.month % 12 + 1)
+        return _day(date(y, mo, calendar.monthrange(y, mo)[1]))
     if kind == "weekend":
         return _weekend(g("we_mod").lower(), ref.date(), direction)
     if kind == "modunit":
@@ -431,7 +544,11 @@ def _resolve(
             d = _library(wd, ref.date(), "past" if direction == "past" else "future")
         return None if d is None else _day(d.date())
     if kind == "mbare":
-        return _bare_month(g("mb_mod").lower(), _MONTHS[g("mb_m").lower()], ref.date(), direction)
+        mod, month = g("mb_mod").lower(), _MONTHS[g("mb_m").lower()]
+        found = _bare_month(mod, month, ref.date(), direction)
+        if mod.startswith("mid"):  # "mid-May": the 15th, as a calendar would put it
+            return _day(found[1].date().replace(day=15))
+        return found
     if kind == "year":
         return _year(int(g("yr")))
     if kind == "ordinal":
@@ -525,9 +642,9 @@ def _year(y: int) -> tuple[str, datetime, datetime, str]:
     return "year", _midnight(date(y, 1, 1)), _midnight(date(y + 1, 1, 1)), f"{y:04d}"
 
 
-def _by_unit(unit: str, d: date) -> tuple[str, datetime, datetime, str]:
-    if unit == "week":
-        return _week(d)
+def _by_unit(unit: str, d: date, counted: bool = False) -> tuple[str, datetime, datetime, str]:
+    if unit == "week":  # "two weeks ago" is a day, 14 days back; "next week" a week
+        return _day(d) if counted else _week(d)
     if unit == "month":
         return _month(d.year, d.month)
     if unit == "year":
@@ -542,6 +659,15 @@ def _shift_year(when: date, ref: date, direction: str) -> date:
         year += 1
     elif direction == "past" and when > ref:
         year -= 1
+    elif direction == "neutral":  # the nearest occurrence
+        options = []
+        for y in (ref.year - 1, ref.year, ref.year + 1):
+            try:
+                options.append(when.replace(year=y))
+            except ValueError:
+                continue
+        if options:
+            return min(options, key=lambda d: (abs((d - ref).days), d < ref))
     try:
         return when.replace(year=year)
     except ValueError:  # 29 February in a non-leap year: keep the library's year
@@ -602,8 +728,15 @@ def _clock(
     word = (m.group("ck_word") or "").lower()
     if word:
         hour, minute = (12, 0) if word == "noon" else (0, 0)
-    elif m.group("ck_h24") is not None:
-        hour, minute = int(m.group("ck_h24")), int(m.group("ck_m24"))
+    elif m.group("ck_h24") is not None or m.group("ck_hm") is not None \
+            or m.group("ck_hb") is not None:
+        if m.group("ck_hb") is not None:
+            hour, minute = int(m.group("ck_hb")), 0
+        elif m.group("ck_hm") is not None:
+            hour, minute = int(m.group("ck_hm")), int(m.group("ck_mm"))
+        else:
+            hour, minute = int(m.group("ck_h24")), int(m.group("ck_m24"))
+        hour = _half_day(hour, m.string, m.start("clock"), m.end("clock"))
     else:
         hour, minute = int(m.group("ck_h")), int(m.group("ck_m") or 0)
         if not 1 <= hour <= 12:
@@ -615,6 +748,23 @@ def _clock(
     elif direction == "past" and when > ref:
         when -= timedelta(days=1)
     return _minute(when)
+
+
+_EVENING = re.compile(r"\b(?:tonight|night|evening|dinner|supper|drinks|pub|pm)\b", re.IGNORECASE)
+_MORNING = re.compile(r"\b(?:morning|breakfast|am|dawn)\b", re.IGNORECASE)
+
+
+def _half_day(hour: int, text: str, start: int, end: int) -> int:
+    """The hour of a clock time written without am/pm: evening words nearby make it pm,
+    morning words am; without either, 1 to 6 o'clock is afternoon (nobody books 3 a.m.)."""
+    if not 1 <= hour <= 11:
+        return hour
+    near = text[max(0, start - 40):end + 40]
+    if _EVENING.search(near):
+        return hour + 12
+    if _MORNING.search(near):
+        return hour
+    return hour + 12 if hour <= 6 else hour
 
 
 _JOIN = re.compile(r"\s*,?\s*(?:on\s+|at\s+)?", re.IGNORECASE)
