@@ -98,10 +98,10 @@ def parse_many(texts: Sequence[str], batch_size: int = 64) -> list[Doc | None]:
                     _cache.popitem(last=False)
         out: list[Doc | None] = []
         for k in keys:
-            doc = _cache.get(k)
-            if doc is None:  # evicted by this very batch (more texts than the cache)
-                doc = nlp(k)
+            cached = _cache.get(k)
+            if cached is None:  # evicted by this very batch (more texts than the cache)
+                cached = nlp(k)
             else:
                 _cache.move_to_end(k)
-            out.append(doc)
+            out.append(cached)
         return out

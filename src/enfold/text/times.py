@@ -455,7 +455,7 @@ def _parsed_direction(text: str, start: int, end: int) -> str | None:
     if any(a.lower_ == "to" for a in aux) or any(
             c.lower_ in ("going", "gonna") for c in chain):
         return "future"
-    tenses = [t for c in [*chain, *aux] for t in c.morph.get("Tense")]
+    tenses = [t for c in [*chain, *aux] for t in c.morph.get("Tense", [])]
     if "Past" in tenses:
         return "past"
     if "Pres" in tenses or any(c.tag_ in ("VBZ", "VBP") for c in chain):
@@ -521,11 +521,11 @@ def _resolve(
         month, day = _HOLIDAYS.get(key) or _HOLIDAYS[key.replace("'", "")]
         return _day(_shift_year(date(ref.year, month, day), ref.date(), direction))
     if kind == "endof":
-        d = ref.date()
+        today = ref.date()
         if g("eo_u").lower() == "year":
-            return _day(date(d.year + (g("eo_mod").lower() == "next"), 12, 31))
-        y, mo = (d.year, d.month) if g("eo_mod").lower() != "next" else (
-            d.year + d.month // 12, d.month % 12 + 1)
+            return _day(date(today.year + (g("eo_mod").lower() == "next"), 12, 31))
+        y, mo = (today.year, today.month) if g("eo_mod").lower() != "next" else (
+            today.year + today.month // 12, today.month % 12 + 1)
         return _day(date(y, mo, calendar.monthrange(y, mo)[1]))
     if kind == "weekend":
         return _weekend(g("we_mod").lower(), ref.date(), direction)
