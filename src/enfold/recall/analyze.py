@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from enfold.text.claims import STANCE_WORDS
+from enfold.text.stance import view_holder
 from enfold.text.people import extract_people
 from enfold.text.times import extract_times
 
@@ -69,6 +70,11 @@ def analyze(query: str, *, at: datetime | None = None,
         holder = m.group("holder") or m.group("holder2")
         if holder and holder.lower() in ("you", "i", "we", "they", "he", "she"):
             holder = None
+    if holder:
+        holder = re.sub(r"['’]s$", "", holder)
+    parsed = view_holder(query)
+    if parsed is not None:
+        holder = parsed
     window = None
     expressions: tuple[str, ...] = ()
     if at is not None:
@@ -81,7 +87,7 @@ def analyze(query: str, *, at: datetime | None = None,
         query=query,
         people=people,
         holder=holder,
-        asks_opinion=bool(m) or bool(_OPINION_WORDS.search(query)),
+        asks_opinion=bool(m) or parsed is not None or bool(_OPINION_WORDS.search(query)),
         comparison=bool(_COMPARISON.search(query)) and len(people) >= 2,
         verification=bool(_VERIFY.search(query)),
         asks_when=bool(_WHEN.search(query)),

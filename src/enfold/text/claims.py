@@ -250,6 +250,11 @@ def extract_claims(text: str, speaker: str | None) -> list[ClaimCandidate]:
         claim = _build(text, m.start(), m.end(), holder, pred, "clause", False, me, speaker)
         if claim is not None:
             out.append(claim)
+    from enfold.text.stance import parsed_claims
+
+    for claim in parsed_claims(text, speaker, me):
+        if not any(c.start < claim.end and claim.start < c.end for c in out):
+            out.append(claim)
     return sorted(out, key=lambda c: c.start)
 
 

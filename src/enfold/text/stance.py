@@ -1,0 +1,298 @@
+"""Views read from the parse: who holds a view, what it is about, and how it is put.
+
+The cue patterns of :mod:`enfold.text.claims` were written for chat text with capitalised
+names; text in other registers states views in forms they miss ("gina reckons ...", "Doreen
+keeps insisting ...", "Zion is convinced ...", "Ahmad, who runs the bakery, keeps insisting
+...", "'It was the wiring,' said Priya", "my gut says ...", "Honestly, that thing is an
+eyesore"). Here the dependency parse finds them:
+
+* a **stance verb** (think, reckon, doubt, insist, swear, argue, blame, warn, predict, ...;
+  by lemma, whatever its tense or auxiliaries: "has been saying", "keeps insisting") whose
+  subject is a person — the holder — and whose clause or object is the view;
+* a **stance adjective** after a copula ("is convinced", "'m sure", "is worried",
+  "is optimistic") with a person as subject;
+* a **stance noun** owned by a person ("Anika's take is that ...", "Barnaby's criticism");
+* **first-person stance adverbs** ("honestly", "personally", "frankly", "imo", "tbh",
+  "probably") and the speaker's own **modal judgements** ("they should have asked", "it ought
+  to be"): the speaker's view.
+
+The holder is the subject's name: an apposition wins ("his coach, Petrov" → Petrov, "Gran
+(Edna)" → Edna), a lower-case name is capitalised ("gina" → Gina), "I"/"we" are the
+speaker, "she"/"he" the nearest person named before, and "my physio" the relation handle of
+:func:`enfold.text.people.relation_holder`. Subjects that are not people ("the report
+says", "research suggests") hold no view here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from enfold.text.claims import ClaimCandidate, _stance
+from enfold.text.people import canonical_relation, relation_holder, same_person
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span, Token
+
+__all__ = ["parsed_claims", "view_holder"]
+
+#: Stance verbs by lemma → the claim predicate they give.
+VERBS = {
+    **dict.fromkeys("think reckon guess suppose figure bet reckon imagine".split(), "think"),
+    **dict.fromkeys("believe suspect".split(), "believe"),
+    "feel": "feel", "find": "feel",
+    **dict.fromkeys("say tell mention write add note reply".split(), "say"),
+    **dict.fromkeys("insist swear claim maintain contend allege".split(), "claim"),
+    **dict.fromkeys("argue warn accuse blame complain criticise criticize object".split(),
+                    "argue"),
+    **dict.fromkeys("doubt question".split(), "doubt"),
+    **dict.fromkeys("worry fear".split(), "worry"),
+    "hope": "hope", "wish": "hope",
+    **dict.fromkeys("expect predict anticipate forecast".split(), "expect"),
+    **dict.fromkeys("love like enjoy adore".split(), "love"),
+    **dict.fromkeys("hate dislike despise detest loathe".split(), "hate"),
+    "prefer": "prefer",
+}
+#: Verbs of saying report an account as often as a view: they count only when the content
+#: is not a plain plan or event (see :func:`_reports_a_view`).
+_NEUTRAL_SPEECH = frozenset({"say", "tell", "mention", "write", "add", "note", "reply"})
+ADJECTIVES = {
+    **dict.fromkeys("sure certain convinced confident positive adamant".split(), "believe"),
+    **dict.fromkeys("worried afraid scared terrified concerned anxious nervous".split(),
+                    "worry"),
+    **dict.fromkeys("hopeful optimistic".split(), "hope"),
+    **dict.fromkeys("doubtful sceptical skeptical pessimistic unconvinced".split(), "doubt"),
+}
+NOUNS = {
+    **dict.fromkeys("take view opinion verdict position stance feeling sense belief".split(),
+                    "think"),
+    **dict.fromkeys("criticism complaint argument accusation objection".split(), "argue"),
+    **dict.fromkeys("prediction expectation forecast bet".split(), "expect"),
+    **dict.fromkeys("worry fear concern".split(), "worry"),
+    "hope": "hope", "gut": "feel", "guess": "think", "theory": "think",
+}
+ADVERBS = frozenset("honestly personally frankly imo imho tbh probably presumably surely "
+                    "obviously arguably".split())
+_FIRST = frozenset({"i", "we", "me", "us"})
+_THIRD = frozenset({"he", "she", "they", "him", "her", "them"})
+_MODALS = frozenset({"should", "ought", "shouldn't", "must"})
+
+
+def parsed_claims(text: str, speaker: str | None, me: str) -> list[ClaimCandidate]:
+    """The views the parse finds in ``text`` (``me`` is the speaker's holder name)."""
+    from enfold.text.nlp import parse
+
+    doc = parse(text)
+    if doc is None:
+        return []
+    out: list[ClaimCandidate] = []
+    for sent in doc.sents:
+        claim = _from_sentence(doc, sent, speaker, me)
+        if claim is not None:
+            out.append(claim)
+    return out
+
+
+def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str
+                   ) -> ClaimCandidate | None:
+    for tok in sent:
+        lemma = tok.lemma_.lower()
+        if tok.pos_ in ("VERB", "AUX") and lemma in VERBS and tok.dep_ != "amod":
+            subj = _subject(tok)
+            if subj is None or tok.tag_ == "VB" and tok.dep_ == "xcomp" and lemma == "like":
+                continue
+            content = _content(tok, sent)
+            if content is None:
+                continue
+            if lemma in _NEUTRAL_SPEECH and not _reports_a_view(content):
+                continue
+            holder = _holder(doc, subj, speaker, me)
+            if holder is not None:
+                return _claim(doc, sent, tok, content, holder, VERBS[lemma], me, speaker)
+        if tok.pos_ == "ADJ" and lemma in ADJECTIVES and tok.dep_ in ("acomp", "ROOT", "amod"):
+            head = tok.head if tok.dep_ == "acomp" else tok
+            subj = _subject(head)
+            if subj is None:
+                continue
+            holder = _holder(doc, subj, speaker, me)
+            if holder is not None:
+                content = _content(tok, sent) or _after(tok, sent)
+                return _claim(doc, sent, tok, content, holder, ADJECTIVES[lemma], me, speaker)
+        if tok.pos_ == "NOUN" and lemma in NOUNS:
+            owner = next((c for c in tok.children if c.dep_ == "poss"), None)
+            if owner is not None and (tok.dep_ in ("nsubj", "attr", "ROOT")
+                                      or tok.head.lemma_ in ("say", "tell")):
+                holder = _holder(doc, owner, speaker, me)
+                if holder is not None:
+                    return _claim(doc, sent, tok, _after(tok, sent), holder, NOUNS[lemma],
+                                  me, speaker)
+    for tok in sent:
+        if tok.lower_ in ADVERBS and tok.dep_ in ("advmod", "intj", "npadvmod", "ROOT", "dep"):
+            return _claim(doc, sent, tok, sent, me, "think", me, speaker)
+        if tok.lower_ in _MODALS and tok.dep_ == "aux":
+            subj = _subject(tok.head)
+            if subj is not None and subj.lower_ not in _FIRST:
+                return _claim(doc, sent, tok, sent, me, "think", me, speaker)
+    return None
+
+
+def _subject(verb: Token) -> Token | None:
+    """The subject of a verb, through the chain it sits in ("keeps insisting", "has been
+    saying": the subject of the chain's top)."""
+    tok = verb
+    for _ in range(4):
+        subj = next((c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        if subj is not None:
+            return subj
+        if tok.dep_ in ("xcomp", "acomp", "conj") and tok.head is not tok:
+            tok = tok.head
+            continue
+        break
+    return None
+
+
+def _content(verb: Token, sent: Span) -> Span | None:
+    """The view itself: the verb's clause complement, else what follows the verb."""
+    for c in verb.children:
+        if c.dep_ in ("ccomp", "xcomp") and c.i > verb.i:
+            return sent.doc[c.left_edge.i:c.right_edge.i + 1]
+    for c in verb.children:
+        if c.dep_ in ("dobj", "prep", "advcl", "attr") and c.i > verb.i:
+            return sent.doc[verb.i + 1:sent.end]
+    # "'It was the wiring,' said Priya": the clause before the verb.
+    quoted = [c for c in verb.children if c.dep_ == "ccomp" and c.i < verb.i]
+    if quoted:
+        c = quoted[0]
+        return sent.doc[c.left_edge.i:c.right_edge.i + 1]
+    return None
+
+
+def _after(tok: Token, sent: Span) -> Span:
+    rest = sent.doc[tok.i + 1:sent.end]
+    return rest if len(rest) else sent
+
+
+def _reports_a_view(content: Span) -> bool:
+    """Whether reported words are a view (an evaluation, a modal judgement, a comparison)
+    rather than an account ("she said she'd arrive at 6")."""
+    for t in content:
+        if t.pos_ == "ADJ" and t.dep_ in ("acomp", "attr", "amod", "oprd", "conj"):
+            return True
+        if t.tag_ in ("JJR", "JJS", "RBR", "RBS"):
+            return True
+        if t.lower_ in _MODALS or t.lower_ in ("never", "only", "always", "everyone",
+                                                "nobody", "literally"):
+            return True
+    return False
+
+
+def _holder(doc: Doc, subj: Token, speaker: str | None, me: str) -> str | None:
+    low = subj.lower_
+    if low in _FIRST:
+        return me
+    if low in _THIRD:
+        for t in reversed(doc[:subj.i]):
+            if t.ent_type_ == "PERSON" or t.tag_ == "NNP" and t.dep_ in ("nsubj", "poss"):
+                name = _name(t)
+                if name and not (speaker and same_person(name, speaker)):
+                    return name
+        return None
+    appos = next((c for c in subj.children if c.dep_ == "appos" and c.pos_ == "PROPN"), None)
+    if appos is not None:
+        return _name(appos)
+    rel = canonical_relation(low)
+    if rel is not None:
+        owner = next((c for c in subj.children if c.dep_ == "poss"), None)
+        named = next((c for c in subj.children if c.dep_ in ("appos", "compound", "npadvmod")
+                      and c.tag_ in ("NNP", "NN") and canonical_relation(c.lower_) is None
+                      and c.i > subj.i), None)
+        if named is not None:
+            return _name(named)
+        if owner is None or owner.lower_ in ("my", "our"):
+            return relation_holder(speaker, rel)
+        return None
+    if subj.pos_ == "PROPN" or subj.ent_type_ == "PERSON":
+        return _name(subj)
+    return None
+
+
+def _name(tok: Token) -> str | None:
+    parts = [c for c in tok.children if c.dep_ in ("compound", "flat") and c.i < tok.i] + [tok]
+    words = [p.text for p in sorted(parts, key=lambda p: p.i)]
+    name = " ".join(w[:1].upper() + w[1:] if w.islower() else w for w in words)
+    name = name.removesuffix("'s").removesuffix("’s")
+    return name if name and name[0].isalpha() else None
+
+
+def _claim(doc: Doc, sent: Span, cue: Token, content: Span, holder: str, pred: str, me: str,
+           speaker: str | None) -> ClaimCandidate:
+    words = [t.text for t in content if not t.is_punct]
+    negated = any(c.dep_ == "neg" for c in cue.children)
+    target = _target(content) or " ".join(words[:5])
+    is_me = holder == me or (speaker is not None and same_person(holder, speaker))
+    start = min(sent.start_char, content.start_char)
+    return ClaimCandidate(
+        holder=me if is_me else holder, holder_is_speaker=is_me, predicate=pred,
+        content=content.text.strip(" ,"), target=target,
+        stance=_stance(pred, "clause", negated, words), reported=not is_me,
+        start=start, end=max(sent.end_char, content.end_char))
+
+
+def _target(content: Span) -> str | None:
+    """What the view is about: the clause's subject noun phrase, else its first noun
+    phrase that is not a pronoun."""
+    root = content.root
+    subj = next((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if subj is not None and subj.pos_ != "PRON":
+        return content.doc[subj.left_edge.i:subj.i + 1].text
+    for chunk in content.noun_chunks:
+        if chunk.root.pos_ != "PRON":
+            return chunk.text
+    return None
+
+
+# Words a question uses to ask for someone's view beyond the stance words above: "How does
+# Bea rate the book?", "Does Karim trust the result?", "What's Derek's verdict?".
+_ASKING_VERBS = frozenset("""
+    trust rate find regard recommend suggest credit explain describe characterise characterize
+    see view judge consider make attribute object propose advise agree disagree support oppose
+    favour favor accept share react respond blame criticise criticize defend dismiss
+""".split())
+_ASKING_NOUNS = frozenset("""
+    concern attitude explanation verdict reaction assessment impression complaint advice
+    recommendation suggestion theory excuse worry fear hope doubt prediction criticism
+    argument objection take view opinion position stance feeling feelings thoughts sense
+""".split())
+
+
+def view_holder(question: str) -> str | None:
+    """The person whose view a question asks for, from its parse: a named person who is the
+    subject of a stance or judging verb ("What does Gina blame ...", "How did Lucia find
+    ...", "Does Karim trust ..."), of an adjective ("Is Ben hopeful ..."), or who owns a
+    noun for a view ("What's Rob's concern ...", "Pavel's view"). None otherwise ("When did
+    Sam leave?")."""
+    from enfold.text.nlp import parse
+
+    doc = parse(question)
+    if doc is None:
+        return None
+    for tok in doc:
+        if not _is_named(tok):
+            continue
+        head = tok.head
+        if tok.dep_ in ("nsubj", "nsubjpass"):
+            lemma = head.lemma_.lower()
+            if lemma in VERBS or lemma in _ASKING_VERBS:
+                return _name(tok)
+            if head.pos_ == "AUX" and any(c.dep_ == "acomp" and c.pos_ == "ADJ"
+                                          for c in head.children):
+                return _name(tok)  # "Is Ben hopeful about ...?"
+            if head.pos_ == "ADJ":
+                return _name(tok)
+        if tok.dep_ == "poss" and head.lemma_.lower() in (NOUNS.keys() | _ASKING_NOUNS):
+            return _name(tok)
+    return None
+
+
+def _is_named(tok: Token) -> bool:
+    return (tok.pos_ == "PROPN" or tok.ent_type_ == "PERSON") and tok.text[:1].isalpha() \
+        and tok.lower_ not in _FIRST | _THIRD
