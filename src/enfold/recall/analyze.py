@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from enfold.text.claims import STANCE_WORDS
-from enfold.text.stance import view_holder
 from enfold.text.people import extract_people
+from enfold.text.stance import view_holder
 from enfold.text.times import extract_times
 
 _COMPARISON = re.compile(r"\b(both|in common|compare|compared|difference|differ|same as|"

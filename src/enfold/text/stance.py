@@ -37,41 +37,40 @@ __all__ = ["parsed_claims", "view_holder"]
 
 #: Stance verbs by lemma → the claim predicate they give.
 VERBS = {
-    **dict.fromkeys("think reckon guess suppose figure bet reckon imagine".split(), "think"),
-    **dict.fromkeys("believe suspect".split(), "believe"),
+    **dict.fromkeys(["think", "reckon", "guess", "suppose", "figure", "bet", "reckon", "imagine"], "think"),
+    **dict.fromkeys(["believe", "suspect"], "believe"),
     "feel": "feel", "find": "feel",
-    **dict.fromkeys("say tell mention write add note reply".split(), "say"),
-    **dict.fromkeys("insist swear claim maintain contend allege".split(), "claim"),
-    **dict.fromkeys("argue warn accuse blame complain criticise criticize object".split(),
+    **dict.fromkeys(["say", "tell", "mention", "write", "add", "note", "reply"], "say"),
+    **dict.fromkeys(["insist", "swear", "claim", "maintain", "contend", "allege"], "claim"),
+    **dict.fromkeys(["argue", "warn", "accuse", "blame", "complain", "criticise", "criticize", "object"],
                     "argue"),
-    **dict.fromkeys("doubt question".split(), "doubt"),
-    **dict.fromkeys("worry fear".split(), "worry"),
+    **dict.fromkeys(["doubt", "question"], "doubt"),
+    **dict.fromkeys(["worry", "fear"], "worry"),
     "hope": "hope", "wish": "hope",
-    **dict.fromkeys("expect predict anticipate forecast".split(), "expect"),
-    **dict.fromkeys("love like enjoy adore".split(), "love"),
-    **dict.fromkeys("hate dislike despise detest loathe".split(), "hate"),
+    **dict.fromkeys(["expect", "predict", "anticipate", "forecast"], "expect"),
+    **dict.fromkeys(["love", "like", "enjoy", "adore"], "love"),
+    **dict.fromkeys(["hate", "dislike", "despise", "detest", "loathe"], "hate"),
     "prefer": "prefer",
 }
 #: Verbs of saying report an account as often as a view: they count only when the content
 #: is not a plain plan or event (see :func:`_reports_a_view`).
 _NEUTRAL_SPEECH = frozenset({"say", "tell", "mention", "write", "add", "note", "reply"})
 ADJECTIVES = {
-    **dict.fromkeys("sure certain convinced confident positive adamant".split(), "believe"),
-    **dict.fromkeys("worried afraid scared terrified concerned anxious nervous".split(),
+    **dict.fromkeys(["sure", "certain", "convinced", "confident", "positive", "adamant"], "believe"),
+    **dict.fromkeys(["worried", "afraid", "scared", "terrified", "concerned", "anxious", "nervous"],
                     "worry"),
-    **dict.fromkeys("hopeful optimistic".split(), "hope"),
-    **dict.fromkeys("doubtful sceptical skeptical pessimistic unconvinced".split(), "doubt"),
+    **dict.fromkeys(["hopeful", "optimistic"], "hope"),
+    **dict.fromkeys(["doubtful", "sceptical", "skeptical", "pessimistic", "unconvinced"], "doubt"),
 }
 NOUNS = {
-    **dict.fromkeys("take view opinion verdict position stance feeling sense belief".split(),
+    **dict.fromkeys(["take", "view", "opinion", "verdict", "position", "stance", "feeling", "sense", "belief"],
                     "think"),
-    **dict.fromkeys("criticism complaint argument accusation objection".split(), "argue"),
-    **dict.fromkeys("prediction expectation forecast bet".split(), "expect"),
-    **dict.fromkeys("worry fear concern".split(), "worry"),
+    **dict.fromkeys(["criticism", "complaint", "argument", "accusation", "objection"], "argue"),
+    **dict.fromkeys(["prediction", "expectation", "forecast", "bet"], "expect"),
+    **dict.fromkeys(["worry", "fear", "concern"], "worry"),
     "hope": "hope", "gut": "feel", "guess": "think", "theory": "think",
 }
-ADVERBS = frozenset("honestly personally frankly imo imho tbh probably presumably surely "
-                    "obviously arguably".split())
+ADVERBS = frozenset(["honestly", "personally", "frankly", "imo", "imho", "tbh", "probably", "presumably", "surely", "obviously", "arguably"])
 _FIRST = frozenset({"i", "we", "me", "us"})
 _THIRD = frozenset({"he", "she", "they", "him", "her", "them"})
 _MODALS = frozenset({"should", "ought", "shouldn't", "must"})
@@ -252,16 +251,8 @@ def _target(content: Span) -> str | None:
 
 # Words a question uses to ask for someone's view beyond the stance words above: "How does
 # Bea rate the book?", "Does Karim trust the result?", "What's Derek's verdict?".
-_ASKING_VERBS = frozenset("""
-    trust rate find regard recommend suggest credit explain describe characterise characterize
-    see view judge consider make attribute object propose advise agree disagree support oppose
-    favour favor accept share react respond blame criticise criticize defend dismiss
-""".split())
-_ASKING_NOUNS = frozenset("""
-    concern attitude explanation verdict reaction assessment impression complaint advice
-    recommendation suggestion theory excuse worry fear hope doubt prediction criticism
-    argument objection take view opinion position stance feeling feelings thoughts sense
-""".split())
+_ASKING_VERBS = frozenset(["trust", "rate", "find", "regard", "recommend", "suggest", "credit", "explain", "describe", "characterise", "characterize", "see", "view", "judge", "consider", "make", "attribute", "object", "propose", "advise", "agree", "disagree", "support", "oppose", "favour", "favor", "accept", "share", "react", "respond", "blame", "criticise", "criticize", "defend", "dismiss"])
+_ASKING_NOUNS = frozenset(["concern", "attitude", "explanation", "verdict", "reaction", "assessment", "impression", "complaint", "advice", "recommendation", "suggestion", "theory", "excuse", "worry", "fear", "hope", "doubt", "prediction", "criticism", "argument", "objection", "take", "view", "opinion", "position", "stance", "feeling", "feelings", "thoughts", "sense"])
 
 
 def view_holder(question: str) -> str | None:
