@@ -30,9 +30,12 @@ import re
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from enfold.text.claims import ClaimCandidate, extract_claims
+from enfold.text.claims import ClaimCandidate, extract_claims, speaker_view
 from enfold.text.people import PersonMention, extract_people
+from enfold.text.stance import reports_another
+from enfold.text.subjectivity import is_view
 from enfold.text.times import TimeMention, extract_times, parse_timestamp
 
 __all__ = ["Annotation", "Obligation", "annotate"]
@@ -122,20 +125,25 @@ _NEGATED = re.compile(
 
 def annotate(
     text: str, *, ts: datetime, speaker: str | None, known_people: Iterable[str] = (),
-    known_keys: Container[str] = frozenset(),
+    known_keys: Container[str] = frozenset(), vector: Any = None, embedder: str | None = None,
 ) -> Annotation:
     """Annotate one event's ``text``; relative times are resolved against ``ts``.
 
     ``speaker`` is the event's source person (or None); ``known_people`` are names already in
     the namespace, which lets sentence-initial names be recognized; ``known_keys`` the same
     as :func:`~enfold.text.people.name_key` keys (from an index of the namespace's people).
+    ``vector`` (the text's embedding by ``embedder``) lets the view classifier of
+    :mod:`enfold.text.subjectivity` read a bare evaluation as the speaker's view.
     """
     times = extract_times(text, ts)
+    claims = extract_claims(text, speaker)
+    if not claims and is_view(vector, embedder) and not reports_another(text):
+        claims = [speaker_view(text, speaker)]
     return Annotation(
         times=tuple(times),
         people=tuple(extract_people(text, speaker, known=known_people,
                                     known_keys=known_keys)),
-        claims=tuple(extract_claims(text, speaker)),
+        claims=tuple(claims),
         obligations=tuple(find_obligations(text, times, after=ts)),
         causal=has_causal_cue(text),
         resolution=has_resolution_cue(text),

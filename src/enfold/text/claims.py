@@ -258,6 +258,18 @@ def extract_claims(text: str, speaker: str | None) -> list[ClaimCandidate]:
     return sorted(out, key=lambda c: c.start)
 
 
+def speaker_view(text: str, speaker: str | None) -> ClaimCandidate:
+    """The whole text as the speaker's own view (a bare evaluation the view classifier
+    found: "that sunscreen is useless")."""
+    me = speaker.strip() if speaker and speaker.strip() else "speaker"
+    words = _WORD.findall(text)
+    target = _subject(words) or _phrase(words) or text[:40]
+    return ClaimCandidate(holder=me, holder_is_speaker=True, predicate="think",
+                          content=text.strip(), target=target,
+                          stance=_stance("think", "clause", False, words), reported=False,
+                          start=0, end=len(text))
+
+
 def _holder(m: re.Match[str], me: str) -> str | None:
     """The holder named by a cue match, or None when it is not a person."""
     gd = m.groupdict()

@@ -33,7 +33,7 @@ from enfold.text.people import canonical_relation, relation_holder, same_person
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
-__all__ = ["parsed_claims", "view_holder"]
+__all__ = ["parsed_claims", "reports_another", "view_holder"]
 
 #: Stance verbs by lemma → the claim predicate they give.
 VERBS = {
@@ -211,7 +211,27 @@ def _holder(doc: Doc, subj: Token, speaker: str | None, me: str) -> str | None:
         return None
     if subj.pos_ == "PROPN" or subj.ent_type_ == "PERSON":
         return _name(subj)
+    if subj.is_lower and subj.tag_ == "NN" and subj.is_alpha and not any(
+            c.dep_ in ("det", "poss", "amod", "compound") for c in subj.children):
+        return _name(subj)  # chat style: "gina reckons ...", "jess thinks ..."
     return None
+
+
+def reports_another(text: str) -> bool:
+    """Whether ``text`` reports someone else's view (a stance verb with a subject other than
+    the speaker), whoever that is: such a view is never the speaker's own."""
+    from enfold.text.nlp import parse
+
+    doc = parse(text)
+    if doc is None:
+        return False
+    for tok in doc:
+        if tok.pos_ in ("VERB", "AUX") and tok.lemma_.lower() in VERBS:
+            subj = _subject(tok)
+            if subj is not None and subj.lower_ not in _FIRST and subj.pos_ != "PRON" \
+                    or subj is not None and subj.lower_ in _THIRD:
+                return True
+    return False
 
 
 def _name(tok: Token) -> str | None:

@@ -89,7 +89,8 @@ class LocalPlanner:
     def __init__(self, settings: Settings | None = None, embedder: Embedder | None = None
                  ) -> None:
         self.s = settings or Settings()
-        cal = thresholds_for(getattr(embedder, "name", None))
+        self.embedder_name: str | None = getattr(embedder, "name", None)
+        cal = thresholds_for(self.embedder_name)
         self.assign_threshold = self.s.assign_threshold or cal["assign"]
         self.cluster_threshold = self.s.cluster_threshold or cal["cluster"]
         self.parent_threshold = cal["parent"]
@@ -107,6 +108,7 @@ class LocalPlanner:
             ts=datetime.fromtimestamp(event.ts, tz=UTC),
             speaker=event.attrs.get("source"),
             known_keys=PeopleIndex.of(graph).known.keys(),
+            vector=vec, embedder=self.embedder_name,
         )
         b = _Builder(event, graph)
         people = annotation_ops(b, ann)
