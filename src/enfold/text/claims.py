@@ -28,6 +28,7 @@ predicates ("love" and "hate" are both attitudes) for the same purpose.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -252,10 +253,33 @@ def extract_claims(text: str, speaker: str | None) -> list[ClaimCandidate]:
             out.append(claim)
     from enfold.text.stance import parsed_claims
 
-    for claim in parsed_claims(text, speaker, me):
-        if not any(c.start < claim.end and claim.start < c.end for c in out):
-            out.append(claim)
+    # The parse adds the views the patterns miss; where both read one, the patterns' wording
+    # stays, but a holder the parse names (a lower-case name, an apposition) beats the
+    # patterns' fallback to the speaker.
+    for p in parsed_claims(text, speaker, me):
+        if not _asserts(p):
+            continue
+        same = [i for i, c in enumerate(out) if p.start < c.end and c.start < p.end]
+        if not same:
+            out.append(p)
+        for i in same:
+            if out[i].holder_is_speaker and not p.holder_is_speaker:
+                out[i] = dataclasses.replace(out[i], holder=p.holder, holder_is_speaker=False,
+                                             reported=True)
     return sorted(out, key=lambda c: c.start)
+
+
+def _asserts(c: ClaimCandidate) -> bool:
+    """The checks the patterns make, applied to a view the parse found: a wish ("I'd love
+    to", "I hope you ..."), a bare pronoun as object ("I love it") or an open question ("not
+    sure what to do") asserts nothing."""
+    words = [w.lower() for w in _WORD.findall(c.content)]
+    if not words or words[0] in _NOT_ASSERTIONS:
+        return False
+    if c.predicate in ("love", "hate", "prefer") and (
+            words[0] == "to" or " ".join(words) in _BARE_PRONOUNS):
+        return False
+    return not (c.predicate == "hope" and words[0] in ("you", "you'll", "you're"))
 
 
 def speaker_view(text: str, speaker: str | None) -> ClaimCandidate:

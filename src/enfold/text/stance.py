@@ -104,6 +104,8 @@ def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str
                 continue
             if lemma in _NEUTRAL_SPEECH and not _reports_a_view(content):
                 continue
+            if _disbelief(tok):
+                continue  # "I can't believe I made so much money": surprise, not a view
             holder = _holder(doc, subj, speaker, me)
             if holder is not None:
                 return _claim(doc, sent, tok, content, holder, VERBS[lemma], me, speaker)
@@ -132,6 +134,12 @@ def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str
             if subj is not None and subj.lower_ not in _FIRST:
                 return _claim(doc, sent, tok, sent, me, "think", me, speaker)
     return None
+
+
+def _disbelief(verb: Token) -> bool:
+    children = {c.lower_ for c in verb.children}
+    return verb.lemma_.lower() == "believe" and bool(children & {"n't", "not"}) \
+        and bool(children & {"ca", "can", "could", "cannot"})
 
 
 def _subject(verb: Token) -> Token | None:
@@ -186,7 +194,7 @@ def _reports_a_view(content: Span) -> bool:
 
 def _holder(doc: Doc, subj: Token, speaker: str | None, me: str) -> str | None:
     low = subj.lower_
-    if low in _FIRST:
+    if low in _FIRST or low in ("my", "our"):
         return me
     if low in _THIRD:
         for t in reversed(doc[:subj.i]):
