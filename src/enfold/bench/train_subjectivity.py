@@ -1,5 +1,5 @@
-"""Fit the view/account classifier over sentence embeddings (``enfold bench
-train-subjectivity``).
+"""Fit the view/account classifiers over sentence embeddings (``enfold bench
+train-subjectivity``): one for statements, one for questions.
 
 A view with no stance word ("that sunscreen is useless", "Squirrel-proof, my foot") is what
 the parse cannot see; its meaning can. A logistic regression over the embedder's sentence
@@ -7,6 +7,9 @@ vectors tells a view from a plain account. It is fitted on sentences written for
 purpose (``subjectivity-train.jsonl``: 700 sentences, many domains and registers, by an
 author who did not see the probe) and the tune part of the collapse probe (its facts are
 accounts, its claims views). The measure part of the probe is never read here.
+
+The question model is fitted on the questions of the probe's tune part and of its older
+bundled set, labelled by what answers them (someone's view or the plain fact).
 
 The decision threshold is set for precision on views: a fact taken for an opinion would be
 kept from factual questions, which costs more than an opinion read as a fact (the cue and
@@ -51,6 +54,27 @@ def training_set() -> tuple[list[str], list[int]]:
     return texts, labels
 
 
+def question_set() -> tuple[list[str], list[int]]:
+    """Questions labelled by what answers them: someone's view (1) or a plain account (0),
+    from the collapse probe's tune part and its older bundled set."""
+    texts: list[str] = []
+    labels: list[int] = []
+    for path in (bundled("collapse", "tune"), _packaged_collapse()):
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    for q in json.loads(line)["queries"]:
+                        texts.append(str(q["q"]))
+                        labels.append(1 if q["expects"] == "claim" else 0)
+    return texts, labels
+
+
+def _packaged_collapse() -> Path:
+    from importlib import resources
+
+    return Path(str(resources.files("enfold").joinpath("bench", "data", "collapse.jsonl")))
+
+
 def fit(x: np.ndarray, y: np.ndarray, l2: float = L2) -> tuple[np.ndarray, float]:
     """L2-regularised logistic regression by L-BFGS."""
     n, d = x.shape
@@ -70,7 +94,14 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = L2) -> tuple[np.ndarray, float
 
 
 def train(embedder: Any, folds: int = 5, seed: int = 0) -> dict[str, Any]:
-    texts, labels = training_set()
+    """Both models: statements (view or account) and questions (asking for a view)."""
+    return {"embedder": embedder.name,
+            "statements": _train(embedder, *training_set(), folds=folds, seed=seed),
+            "questions": _train(embedder, *question_set(), folds=folds, seed=seed)}
+
+
+def _train(embedder: Any, texts: list[str], labels: list[int], *, folds: int, seed: int
+           ) -> dict[str, Any]:
     x = np.asarray(embedder.embed(texts), dtype=np.float64)
     y = np.asarray(labels, dtype=np.float64)
     order = np.random.default_rng(seed).permutation(len(y))
@@ -91,7 +122,7 @@ def train(embedder: Any, folds: int = 5, seed: int = 0) -> dict[str, Any]:
           "recall": round(float((picked & (y == 1)).sum() / max(1, (y == 1).sum())), 4),
           "accuracy": round(float(((scores >= 0.5) == (y == 1)).mean()), 4)}
     w, b = fit(x, y)
-    return {"embedder": embedder.name, "threshold": round(threshold, 4), "bias": b,
+    return {"threshold": round(threshold, 4), "bias": b,
             "weights": [round(float(v), 6) for v in w], "examples": len(y),
             "cross_validated": cv}
 
