@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -367,10 +368,11 @@ def tomi(ctx: click.Context, data: Path, embedder_name: str, stories: int | None
 
         systems, details = hg.run(data, embedder=embedder, progress=None if as_json else
                                   (lambda m: click.echo(m, err=True)))
-        config = {"embedder": embedder.name, "planner": "local", "data": str(data),
-                  "format": "hitom",
-                  "semantics": {"enfold": "strict", "enfold_generator": "generator"}}
-        result = write_result("hitom", config, systems, time.perf_counter() - t0, out,
+        hitom_config: dict[str, Any] = {
+            "embedder": embedder.name, "planner": "local", "data": str(data),
+            "format": "hitom",
+            "semantics": {"enfold": "strict", "enfold_generator": "generator"}}
+        result = write_result("hitom", hitom_config, systems, time.perf_counter() - t0, out,
                               extra=details)
         if as_json:
             click.echo(json.dumps(result))

@@ -296,7 +296,7 @@ def story_records(lines: Sequence[tuple[int, str]], *, source: str = "story") ->
         agents = (actor,) if actor else ()
         if action == "exit":
             room = g["room"]
-            witnesses = present(room) | {actor}
+            witnesses = present(room) | {str(actor)}
             room_of.pop(str(actor), None)
             records.append(Record(index, number, text, action, agents, room=room,
                                   witnesses=frozenset(witnesses)))

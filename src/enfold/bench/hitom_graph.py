@@ -173,7 +173,7 @@ def graph_records(items: Sequence[Item], *, embedder: Any,
             ingest_story(memory, lines, namespace=ns)
             graph = memory.graph(ns)
             records = rebuild_records(graph, f"story {n}")
-            counts["claims"] += len(graph.of_kind(NodeKind.CLAIM))
+            counts["claims"] += sum(1 for _ in graph.of_kind(NodeKind.CLAIM))
             memory.wipe(ns)
             counts["events"] += len(records)
             counts["records_mismatched"] += records != story_records(lines)
