@@ -62,8 +62,8 @@ from typing import Any, Literal
 from enfold.errors import InputError
 
 __all__ = ["MAX_ORDER", "SEMANTICS", "Answer", "BeliefTracker", "Item", "Record", "Rules",
-           "is_hitom", "load_hitom", "parse_question", "score", "story_key", "story_lines",
-           "story_records"]
+           "duplicate_conflicts", "is_hitom", "load_hitom", "parse_claim_content",
+           "parse_question", "score", "story_key", "story_lines", "story_records"]
 
 MAX_ORDER = 4
 
@@ -90,7 +90,11 @@ _CHOICE = re.compile(r"(?:^|,\s*)[A-Z]\.\s*([^,]+)")
 
 
 def is_hitom(path: Path) -> bool:
-    """Whether ``path`` is a Hi-ToM JSON file: ``{"data": [{"story", "question", ...}]}``."""
+    """Whether ``path`` is a Hi-ToM JSON file: ``{"data": [{"story", "question", ...}]}``.
+
+    A file whose content opens a JSON object and that is named ``*.json`` or names the data
+    set's fields near its start; :func:`load_hitom` then reports what is wrong with it.
+    """
     if not path.is_file():
         return False
     try:
@@ -100,7 +104,7 @@ def is_hitom(path: Path) -> bool:
         return False
     if not head.startswith(b"{"):
         return False
-    return b'"data"' in head and b'"story"' in head
+    return path.suffix.lower() == ".json" or (b'"data"' in head and b'"story"' in head)
 
 
 def load_hitom(path: str | Path) -> list[Item]:

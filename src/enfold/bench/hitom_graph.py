@@ -39,7 +39,8 @@ from enfold.bench.hitom import (
 from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, Node, NodeKind
 
-__all__ = ["PUBLISHED", "ingest_story", "rebuild_records", "run"]
+__all__ = ["PUBLISHED", "graph_records", "ingest_story", "rebuild_records", "render_summary",
+           "run"]
 
 _T0 = 1_700_000_000.0  # story time: one line a minute from here
 
