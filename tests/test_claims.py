@@ -121,11 +121,40 @@ def test_pronoun_and_extraposed_subjects() -> None:
         "I can't believe I made so much money",
         "I'm not sure what to do with it",
         "Having loved ones who support us is so important",
+        "Honestly said it was fine",  # an adverb, not a holder
+        "I told Mel about the trip",  # a named addressee needs "that"
         "That's what I said and how it went",
     ],
 )
 def test_no_claim(text: str) -> None:
     assert extract_claims(text, "Maya") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "holder", "predicate", "content", "addressee", "audience"),
+    [
+        ("Hannah privately told Charlotte that the carrot is in the blue_container.", "Hannah",
+         "say", "the carrot is in the blue_container", "Charlotte", "private"),
+        ("Charlotte publicly claimed that carrot is in the green_envelope.", "Charlotte",
+         "claim", "carrot is in the green_envelope", None, "public"),
+        ("Gina told Sam that the budget is fine", "Gina", "say", "the budget is fine", "Sam",
+         None),
+        ("Omar secretly believes the deal is off", "Omar", "believe", "the deal is off", None,
+         "private"),
+    ],
+)
+def test_communication_keeps_addressee_and_audience(
+    text: str, holder: str, predicate: str, content: str, addressee: str | None,
+    audience: str | None,
+) -> None:
+    c = one(text)
+    assert (c.holder, c.predicate, c.content) == (holder, predicate, content)
+    assert (c.addressee, c.audience) == (addressee, audience)
+
+
+def test_short_ly_names_hold_claims() -> None:
+    assert one("Emily thinks the plan is great").holder == "Emily"
+    assert one("Lily said that the office is loud").holder == "Lily"
 
 
 def test_several_claims_in_order() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -339,7 +340,8 @@ def cogeval(ctx: click.Context, scenarios: Path | None, embedder_name: str, thre
 
 @bench.command()
 @click.option("--data", type=click.Path(exists=True, path_type=Path), required=True,
-              help="A ToMi .txt file (its .trace beside it) or a directory of *.txt splits.")
+              help="A ToMi .txt file (its .trace beside it), a directory of *.txt splits, or "
+              "a Hi-ToM .json file (detected by its content).")
 @click.option("--embedder", "embedder_name", type=click.Choice(["hash", "minilm"]),
               default="hash", show_default=True,
               help="Embedder of the ingest (the answers do not depend on it).")
@@ -350,16 +352,36 @@ def cogeval(ctx: click.Context, scenarios: Path | None, embedder_name: str, thre
 @click.pass_context
 def tomi(ctx: click.Context, data: Path, embedder_name: str, stories: int | None,
          out: Path | None) -> None:
-    """ToMi belief tracking answered from the graph's participation records."""
+    """ToMi (or Hi-ToM) belief tracking answered from the graph's participation records."""
     import time
 
     from enfold.bench import tomi_graph as tg
+    from enfold.bench.hitom import is_hitom
     from enfold.bench.report import write_result
     from enfold.embed import make_embedder
 
     as_json = bool(getattr(ctx.find_root().obj, "as_json", False))
     t0 = time.perf_counter()
     embedder = make_embedder(embedder_name)
+    if is_hitom(data):
+        from enfold.bench import hitom_graph as hg
+
+        systems, details = hg.run(data, embedder=embedder, progress=None if as_json else
+                                  (lambda m: click.echo(m, err=True)))
+        hitom_config: dict[str, Any] = {
+            "embedder": embedder.name, "planner": "local", "data": str(data),
+            "format": "hitom",
+            "semantics": {"enfold": "strict", "enfold_generator": "generator"}}
+        result = write_result("hitom", hitom_config, systems, time.perf_counter() - t0, out,
+                              extra=details)
+        if as_json:
+            click.echo(json.dumps(result))
+            return
+        click.echo(hg.render_summary(systems, details))
+        click.echo(f"elapsed {result['elapsed_s']:.1f} s")
+        if out is not None:
+            click.echo(f"wrote {out} and {out.with_suffix('.md')}")
+        return
     systems, details = tg.run(data, embedder=embedder, stories=stories,
                               progress=None if as_json else
                               (lambda m: click.echo(m, err=True)))

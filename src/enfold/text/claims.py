@@ -11,7 +11,11 @@ Recognized cues (holder → predicate):
   "I love/like/enjoy/prefer/hate/can't stand X", "I'm sure/convinced/worried ...",
   "I'm (not) a fan of X", "I said ...", a trailing "..., I think"; "we" counts as the speaker;
 * reported — "Gina thinks/said/told me/believes ...", "Dr. Patel, my boss, argued ...",
-  "my co-founder believes ...", "According to Sam, ...", "In Sam's opinion, ...".
+  "my co-founder believes ...", "According to Sam, ...", "In Sam's opinion, ...";
+* communication to someone — "Hannah privately told Charlotte that ...", "Charlotte publicly
+  claimed that ...": the claim keeps its **addressee** (the person told, when named; a named
+  addressee needs "that" after it) and its **audience** — "public" or "private" when an adverb
+  (publicly/openly, privately/secretly) says so, else None.
 
 Holders: the speaker's name for first person ("speaker" when unknown); the person's name for
 reported speech; for an unnamed relation the handle :func:`enfold.text.people.relation_holder`
@@ -30,7 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from enfold.text.people import (
     RELATION_NOUNS,
@@ -68,6 +72,8 @@ class ClaimCandidate:
     reported: bool
     start: int
     end: int
+    addressee: str | None = None
+    audience: str | None = None
 
 
 # surface verb → (predicate, "clause" | "object" | "feel")
@@ -117,6 +123,7 @@ _RELATION = (
 )
 _ADV = (
     r"(?:(?:really|honestly|truly|personally|also|still|just|strongly|kind\s+of|kinda|sort\s+of"
+    r"|publicly|openly|privately|secretly"
     r"|totally|absolutely|actually|definitely|seriously|genuinely|firmly|always|never|do|does"
     r"|did|don['’]t|doesn['’]t|didn['’]t|do\s+not|does\s+not|did\s+not|can['’]t|cannot"
     r"|would|used\s+to|have|has|had|will|['’]d|['’]ve|['’]ll)\s+)*"
@@ -133,12 +140,15 @@ _CUE = re.compile(
     rf"|(?P<name>\b{_NAME})(?:,\s+(?:my|our)\s+(?i:{_REL}),)?)"
     rf"(?:{_COP}|(?P<contr>['’](?:ve|d|ll))?\s+(?P<adv>{_ADV})(?P<verb>{_VERB})\b"
     rf"(?P<obj>\s+(?:me|us|him|her|them)\b)?"
-    rf"|(?P<told>\s+(?:{_ADV})(?:told|tells)\s+(?:me|us|him|her|them)\b))"
+    rf"|(?P<told>\s+(?:{_ADV})(?:told|tells)\s+(?:(?:me|us|him|her|them)\b"
+    rf"|(?P<addressee>{_NAME})(?=\s+that\b))))"
 )
 _ACCORDING = re.compile(
     rf"\b(?:[Aa]ccording\s+to\s+(?:(?P<relphrase>{_RELATION})|(?P<name>{_NAME}))"
     rf"|[Ii]n\s+(?P<oname>{_NAME})['’]s\s+(?:opinion|view)),\s*"
 )
+# The channel of a communication, from the adverb of its cue.
+_AUDIENCE = re.compile(r"\b(?:(?P<public>publicly|openly)|(?P<private>privately|secretly))\b")
 _RELATIVE_BEFORE = re.compile(
     r"\b(?:what|how|which|that|when|where|why|whatever)\s+$", re.IGNORECASE
 )
@@ -305,8 +315,12 @@ def _holder(m: re.Match[str], me: str) -> str | None:
         rel = canonical_relation(gd["rel"], bool(gd.get("best")))
         return relation_holder(None if me == "speaker" else me, rel) if rel else None
     name = gd.get("name") or gd.get("oname")
-    if name and " " not in name and name.endswith(("ing", "ly")):
-        return None  # "Having loved ones ...", "Honestly said ..."
+    if name and " " not in name and (name.endswith("ing")
+                                     or (name.endswith("ly") and len(name) >= 7)):
+        # "Having loved ones ...", "Honestly said ...": a gerund or an adverb, not a holder.
+        # Short "-ly" words are names far more often than sentence-opening adverbs
+        # ("Emily said ...", "Lily thinks ..."; "Really" and "Totally" are stop words).
+        return None
     if name and looks_like_name(name):
         return " ".join(name.split())
     return None
@@ -345,7 +359,16 @@ def _from_cue(
         if m.group("obj") and pred != "say":
             return None  # "I love him", "she hates them": no target beyond a pronoun
         negated = bool(_NEGATION_ADV.search(adv))
-    return _build(text, m.start(), m.end(), holder, pred, kind, negated, me, speaker)
+    claim = _build(text, m.start(), m.end(), holder, pred, kind, negated, me, speaker)
+    if claim is None:
+        return None
+    addressee = m.group("addressee")
+    channel = _AUDIENCE.search(m.group(0))
+    audience = None if channel is None else "public" if channel.group("public") else "private"
+    if addressee is None and audience is None:
+        return claim
+    return replace(claim, addressee=" ".join(addressee.split()) if addressee else None,
+                   audience=audience)
 
 
 def _build(

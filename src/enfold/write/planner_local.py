@@ -380,11 +380,17 @@ def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
         b.edge(ev.id, EdgeType.MENTIONS, tid, f"mentions {tm.expression!r}")
     for c in ann.claims:
         holder = person(c.holder)
-        ref = b.add(NodeKind.CLAIM, c.content, [ev.id], {
+        claim_attrs: dict[str, Any] = {
             "holder": c.holder, "predicate": c.predicate, "stance": c.stance,
             "target": c.target, "target_key": target_key(c.target), "reported": c.reported,
             "valid_from": ev.ts, "superseded_by": None,
-        }, f"{'reported' if c.reported else 'first-person'} {c.predicate} of {c.holder}")
+        }
+        if c.addressee is not None:
+            claim_attrs["addressee"] = c.addressee
+        if c.audience is not None:
+            claim_attrs["audience"] = c.audience
+        ref = b.add(NodeKind.CLAIM, c.content, [ev.id], claim_attrs,
+                    f"{'reported' if c.reported else 'first-person'} {c.predicate} of {c.holder}")
         b.edge(holder, EdgeType.HOLDS, ref, "holder of the claim")
         b.edge(ref, EdgeType.SUPPORTED_BY, ev.id, "the utterance the claim rests on")
         named = next((p.name for p in ann.people if p.name.lower() in c.target.lower()), None)
