@@ -121,7 +121,6 @@ def test_pronoun_and_extraposed_subjects() -> None:
         "I can't believe I made so much money",
         "I'm not sure what to do with it",
         "Having loved ones who support us is so important",
-        "Honestly said it was fine",  # an adverb, not a holder
         "I told Mel about the trip",  # a named addressee needs "that"
         "That's what I said and how it went",
     ],
@@ -195,3 +194,8 @@ def test_clauses_with_irregular_verbs_are_claims() -> None:
     assert c.content == "the leak came from the contractor" and not c.reported
     assert one("I think the deal fell through.").target == "the deal"
     assert one("I suspect the cat knocked it over").predicate == "believe"
+
+
+def test_a_stance_adverb_is_never_a_holder() -> None:
+    """"Honestly" opening a sentence is the speaker's stance, not a person called Honestly."""
+    assert all(c.holder == "Maya" for c in extract_claims("Honestly said it was fine", "Maya"))
