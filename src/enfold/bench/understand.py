@@ -86,7 +86,7 @@ def run_people(path: Path) -> dict[str, Any]:
         for m in extract_people(text, speaker):
             if m.role == "speaker" and m.start < 0:
                 continue  # the speaker, not mentioned in the text
-            pred.append(m.relation if m.relation and "'s " in m.name else m.name)
+            pred.append(text[m.start:m.end] if m.start >= 0 else m.name)
         unmatched = list(gold)
         wrong = []
         for p in pred:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "RELATION_NOUNS",
@@ -225,6 +226,11 @@ def extract_people(
         elif rm.re is _RELATION_RE:
             s, e = rm.start(), rm.end("rel")
             found[(s, e)] = PersonMention(relation_holder(speaker, rel), s, e, "mentioned", rel)
+    from enfold.text.nlp import parse
+
+    doc = parse(text)
+    if doc is not None:
+        found = _with_parse(text, doc, found, speaker, known_keys)
     mentions = sorted(found.values(), key=lambda p: p.start)
     if not speaker:
         return mentions
@@ -232,6 +238,118 @@ def extract_people(
     others = [p for p in mentions if p not in own]
     start, end = (own[0].start, own[0].end) if own else (-1, -1)
     return [PersonMention(speaker.strip(), start, end, "speaker", None), *others]
+
+
+# Entity types that are not people, and prepositions that make a name a place ("in Leeds",
+# "from Toronto", "at the Royal Oak").
+_NOT_PERSON_ENTS = frozenset({"GPE", "LOC", "FAC", "ORG", "PRODUCT", "WORK_OF_ART", "EVENT",
+                              "LAW", "LANGUAGE", "NORP", "DATE", "TIME", "MONEY", "QUANTITY"})
+_PLACE_PREPS = frozenset({"in", "at", "from", "into", "near", "around", "across", "through",
+                          "outside", "inside", "via", "towards", "toward", "round"})
+_PLACE_ENTS = frozenset({"GPE", "LOC", "FAC"})
+# Kinship words that name a person on their own ("Mum called", "with grandpa", "Auntie Bev").
+_BARE_KIN = {"mum": "mom", "mom": "mom", "mummy": "mom", "mommy": "mom", "mam": "mom",
+             "dad": "dad", "daddy": "dad", "gran": "grandma", "granny": "grandma",
+             "grandma": "grandma", "nan": "grandma", "nana": "grandma", "nanna": "grandma",
+             "grandpa": "grandpa", "grandad": "grandpa", "granddad": "grandpa",
+             "auntie": "aunt", "aunty": "aunt", "aunt": "aunt", "uncle": "uncle"}
+# Roles that are people with any determiner ("the landlord", "our accountant").
+_ROLES = frozenset(["landlord", "landlady", "vet", "physio", "physiotherapist", "dentist", "accountant", "lawyer", "solicitor", "plumber", "electrician", "builder", "nurse", "gp", "doctor", "surgeon", "midwife", "trainer", "tutor", "babysitter", "nanny", "cleaner", "manager", "boss", "supervisor", "teacher", "headteacher", "coach", "therapist", "mentor", "neighbour", "neighbor", "co-founder", "cofounder", "colleague", "coworker", "flatmate", "roommate", "housemate", "partner", "husband", "wife", "boyfriend", "girlfriend", "fiance", "fiancé", "fiancee", "fiancée", "mother", "father", "brother", "sister", "son", "daughter", "cousin", "niece", "nephew", "grandmother", "grandfather", "stepmum", "stepmom", "stepdad", "mother-in-law", "father-in-law", "sister-in-law", "brother-in-law", "ceo", "cto", "director", "chair", "principal", "editor"])
+_OWNERS = frozenset({"my", "our", "the", "your", "his", "her", "their"})
+# What only a person does: a name the recogniser calls an organisation is still a person
+# when it says or thinks ("Tasha said", "Callum reckons").
+_SPEECH_LEMMAS = frozenset(["say", "tell", "think", "reckon", "believe", "feel", "ask", "reply", "text", "call", "email", "mention", "promise", "agree", "insist", "argue", "claim"])
+
+
+def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention],
+                speaker: str | None, known: Container[str]
+                ) -> dict[tuple[int, int], PersonMention]:
+    """The rule mentions checked and completed with the parse: a name the entity
+    recogniser calls a place, organisation, product or title is dropped when its position
+    agrees (a place preposition, or no sign of a person: not a PERSON entity, not the
+    subject of a verb, not possessed by someone); PERSON entities the rules missed are
+    added; kinship words used as names ("Mum", "grandpa") and roles with a determiner ("the
+    landlord", "our accountant") become people."""
+    out = dict(found)
+    for key, m in list(out.items()):
+        if m.relation is not None or name_key(m.name) in known:
+            continue
+        span = doc.char_span(m.start, m.end, alignment_mode="expand")
+        if span is None:
+            continue
+        labels = {t.ent_type_ for t in span if t.ent_type_}
+        root = span.root
+        if "PERSON" in labels:
+            continue
+        prep = root.head.lower_ if root.dep_ == "pobj" else None
+        owned = any(c.dep_ == "case" for c in root.children)  # "at Kat's": her place
+        if prep in _PLACE_PREPS | {"on", "up", "for"} and not owned:
+            del out[key]  # "a job at Stripe", "hours on Duolingo", "up Snowdon"
+            continue
+        if not labels & _NOT_PERSON_ENTS:
+            continue
+        place = prep in ("to", "from") and bool(labels & _PLACE_ENTS)
+        if root.dep_ in ("nsubj", "nsubjpass") and labels & {"ORG", "PRODUCT", "GPE"} \
+                and root.head.lemma_.lower() not in _SPEECH_LEMMAS:
+            place = True  # "Stripe sent the invoice", "Postgres is fine"
+        thing = bool(labels & {"PRODUCT", "WORK_OF_ART", "ORG"}) and root.dep_ in (
+            "dobj", "compound", "nmod") or bool(labels & {"PRODUCT", "WORK_OF_ART"}) \
+            and root.dep_ not in ("nsubj", "poss", "conj")
+        if place or thing or labels <= {"DATE", "TIME", "NORP", "LANGUAGE", "EVENT"}:
+            del out[key]
+    for ent in doc.ents:
+        if ent.label_ != "PERSON":
+            continue
+        start, end = ent.start_char, ent.end_char
+        words = ent.text
+        if words.endswith(("'s", "’s")):
+            end -= 2
+            words = words[:-2]
+        first = ent[0].lower_
+        if first in _BARE_KIN or canonical_relation(first) is not None or not words[:1].isupper():
+            continue  # kinship is read below; a lower-case "person" is a guess
+        if name_key(words) in _STOP and name_key(words) not in known:
+            continue
+        if any(s < end and start < e for s, e in out):
+            continue
+        out[(start, end)] = PersonMention(_canonical(words), start, end, "mentioned", None)
+    for tok in doc:
+        # A capitalised name opening a sentence as the subject of an action ("Rose is coming
+        # round", "Summer's getting married"), where the rules cannot tell it from any
+        # capitalised first word.
+        if tok.is_sent_start and tok.pos_ == "PROPN" and tok.dep_ == "nsubj" \
+                and tok.head.pos_ == "VERB" and tok.text[:1].isupper() \
+                and tok.ent_type_ not in _PLACE_ENTS and not any(
+                    s <= tok.idx < e for s, e in out):
+            end = tok.idx + len(tok.text)
+            out[(tok.idx, end)] = PersonMention(_canonical(tok.text), tok.idx, end,
+                                                "mentioned", None)
+    for tok in doc:
+        low = tok.lower_
+        owner = next((c for c in tok.children if c.dep_ in ("det", "poss")), None)
+        if low in _BARE_KIN and owner is None and tok.pos_ in ("PROPN", "NOUN"):
+            end = tok.idx + len(tok.text)
+            nxt = tok.nbor(1) if tok.i + 1 < len(doc) else None
+            if nxt is not None and nxt.pos_ == "PROPN" and nxt.text[:1].isupper():
+                end = nxt.idx + len(nxt.text)  # "Auntie Bev", "Uncle Ray"
+                name = _canonical(text[tok.idx:end])
+                mention = PersonMention(name, tok.idx, end, "mentioned", _BARE_KIN[low])
+            else:
+                mention = PersonMention(relation_holder(speaker, _BARE_KIN[low]), tok.idx, end,
+                                        "mentioned", _BARE_KIN[low])
+            for k in [k for k in out if k[0] < end and tok.idx < k[1]]:
+                del out[k]
+            out[(tok.idx, end)] = mention
+        elif low in _ROLES and owner is not None and owner.lower_ in _OWNERS \
+                and tok.pos_ == "NOUN" and tok.tag_ == "NN":
+            start, end = owner.idx, tok.idx + len(tok.text)
+            if any(s < end and start < e for s, e in out):
+                continue
+            rel = canonical_relation(low) or low
+            name = relation_holder(speaker, rel) if owner.lower_ in ("my", "our") \
+                else f"{owner.lower_} {low}"
+            out[(start, end)] = PersonMention(name, start, end, "mentioned", rel)
+    return out
 
 
 def _binds_name(text: str, rm: re.Match[str], known: Container[str]) -> bool:
