@@ -767,7 +767,7 @@ class Memory:
         each. ``at`` is when the question is asked (for "last week"); ``kinds`` limits the
         sections returned. Recalled nodes get their access statistics updated."""
         from enfold.events import to_epoch
-        from enfold.recall.analyze import analyze, with_question_vector
+        from enfold.recall.analyze import analyze
         from enfold.recall.controller import recall as run_recall
 
         if not isinstance(query, str) or not query.strip():
@@ -784,7 +784,6 @@ class Memory:
             qvec = None
             if self.embedder is not None:
                 qvec = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
-                analysis = with_question_vector(analysis, qvec, self.embedder.name)
 
             def lexical(q: str, knd: Iterable[NodeKind], n: int) -> list[tuple[str, float]]:
                 return self.store.search_text(ns, q, knd, n,

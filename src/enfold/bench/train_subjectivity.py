@@ -1,5 +1,5 @@
-"""Fit the view/account classifiers over sentence embeddings (``enfold bench
-train-subjectivity``): one for statements, one for questions.
+"""Fit the view/account classifier over sentence embeddings (``enfold bench
+train-subjectivity``).
 
 A view with no stance word ("that sunscreen is useless", "Squirrel-proof, my foot") is what
 the parse cannot see; its meaning can. A logistic regression over the embedder's sentence
@@ -8,8 +8,10 @@ purpose (``subjectivity-train.jsonl``: 700 sentences, many domains and registers
 author who did not see the probe) and the tune part of the collapse probe (its facts are
 accounts, its claims views). The measure part of the probe is never read here.
 
-The question model is fitted on the questions of the probe's tune part and of its older
-bundled set, labelled by what answers them (someone's view or the plain fact).
+A question model fitted the same way (on the probe's questions and on 500 written for the
+purpose, all naming a person) was tried and dropped: it learned that naming someone asks for
+a view, and fired on 137 of LoCoMo's 377 measured questions ("What are Joanna's hobbies?").
+Questions are read by the parse (:func:`enfold.text.stance.view_holder`) instead.
 
 The decision threshold is set for precision on views: a fact taken for an opinion would be
 kept from factual questions, which costs more than an opinion read as a fact (the cue and
@@ -54,27 +56,6 @@ def training_set() -> tuple[list[str], list[int]]:
     return texts, labels
 
 
-def question_set() -> tuple[list[str], list[int]]:
-    """Questions labelled by what answers them: someone's view (1) or a plain account (0),
-    from the collapse probe's tune part and its older bundled set."""
-    texts: list[str] = []
-    labels: list[int] = []
-    for path in (bundled("collapse", "tune"), _packaged_collapse()):
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    for q in json.loads(line)["queries"]:
-                        texts.append(str(q["q"]))
-                        labels.append(1 if q["expects"] == "claim" else 0)
-    return texts, labels
-
-
-def _packaged_collapse() -> Path:
-    from importlib import resources
-
-    return Path(str(resources.files("enfold").joinpath("bench", "data", "collapse.jsonl")))
-
-
 def fit(x: np.ndarray, y: np.ndarray, l2: float = L2) -> tuple[np.ndarray, float]:
     """L2-regularised logistic regression by L-BFGS."""
     n, d = x.shape
@@ -94,10 +75,9 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = L2) -> tuple[np.ndarray, float
 
 
 def train(embedder: Any, folds: int = 5, seed: int = 0) -> dict[str, Any]:
-    """Both models: statements (view or account) and questions (asking for a view)."""
+    """The statement model: a view or a plain account."""
     return {"embedder": embedder.name,
-            "statements": _train(embedder, *training_set(), folds=folds, seed=seed),
-            "questions": _train(embedder, *question_set(), folds=folds, seed=seed)}
+            "statements": _train(embedder, *training_set(), folds=folds, seed=seed)}
 
 
 def _train(embedder: Any, texts: list[str], labels: list[int], *, folds: int, seed: int

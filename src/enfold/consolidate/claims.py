@@ -27,6 +27,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 from enfold.consolidate.clock import Stamp
 from enfold.graph import WorkingGraph
@@ -136,20 +139,94 @@ def reconcile_group(graph: WorkingGraph, stamp: Stamp, index: ClaimIndex, key: C
                      "consolidation: the claim was made again")
             result.merged += 1
             continue
-        old = current.with_changes(attrs={**current.attrs, "superseded_by": nxt.id,
-                                          "superseded_at": when}, updated_at=stamp.at)
-        new = nxt.with_changes(attrs={**nxt.attrs, "supersedes": current.id},
-                               updated_at=stamp.at)
-        graph.put_node(old)
-        graph.put_node(new)
         reason = (f"consolidation: {key[0]}'s {key[2]} about {key[1]!r} changed from "
                   f"{stance} to {new_stance}")
-        stamp.op(graph, "SUPERSEDE", old.id, {"superseded_by": None, "stance": stance},
-                 {"superseded_by": new.id, "superseded_at": when}, reason)
-        before, after = node_diff(nxt, new)
-        stamp.op(graph, "UPDATE_NODE", new.id, before, after, reason)
+        current = supersede(graph, stamp, current, nxt, reason)
         result.superseded += 1
-        current = new
+
+
+def supersede(graph: WorkingGraph, stamp: Stamp, current: Node, nxt: Node, reason: str
+              ) -> Node:
+    """Record that ``nxt`` supersedes ``current`` (both kept); the updated newer claim."""
+    when = valid_from(graph, nxt)
+    old = current.with_changes(attrs={**current.attrs, "superseded_by": nxt.id,
+                                      "superseded_at": when}, updated_at=stamp.at)
+    new = nxt.with_changes(attrs={**nxt.attrs, "supersedes": current.id}, updated_at=stamp.at)
+    graph.put_node(old)
+    graph.put_node(new)
+    stamp.op(graph, "SUPERSEDE", old.id,
+             {"superseded_by": None, "stance": current.attrs.get("stance")},
+             {"superseded_by": new.id, "superseded_at": when}, reason)
+    before, after = node_diff(nxt, new)
+    stamp.op(graph, "UPDATE_NODE", new.id, before, after, reason)
+    return new
+
+
+#: How alike two utterances must be (cosine of their event vectors) for a claim that says
+#: a view changed ("she changed her mind", "I no longer think ...") to supersede the
+#: holder's earlier claim, and for an opposite stance alone to do so.
+REVISION_SIMILARITY = 0.2
+OPPOSITE_SIMILARITY = 0.45
+
+
+def _utterance_similarity(graph: WorkingGraph, a: Node, b: Node) -> float:
+    def vecs(n: Node) -> list[Any]:
+        out = []
+        for e in graph.out_edges(n.id):
+            if e.type is EdgeType.SUPPORTED_BY:
+                v = graph.event_vectors.get(e.dst)
+                if v is not None:
+                    out.append(v)
+        return out
+
+    best = -1.0
+    for u in vecs(a):
+        for v in vecs(b):
+            nu, nv = float(np.linalg.norm(u)), float(np.linalg.norm(v))
+            if nu and nv:
+                best = max(best, float(u @ v) / (nu * nv))
+    return best
+
+
+def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
+           result: ClaimResult) -> None:
+    """Changes of mind across targets and wordings: a newer claim that says the view
+    changed, or takes the opposite stance, supersedes the same holder's most similar
+    earlier claim when their utterances are alike enough (the key of
+    :func:`reconcile_group` needs the same target words; people rephrase)."""
+    claims = graph.by_kind[NodeKind.CLAIM]
+    for cid in dict.fromkeys(graph.resolve(c) for c in claim_ids):
+        if cid not in claims:
+            continue
+        new = graph.nodes[cid]
+        if _superseded(graph, new) or new.attrs.get("supersedes"):
+            continue
+        holder = holder_of(graph, new)
+        when = valid_from(graph, new)
+        stance = new.attrs.get("stance") or "neutral"
+        revises = bool(new.attrs.get("revises"))
+        best: tuple[float, Node] | None = None
+        for other_id in claims:
+            if other_id == cid:
+                continue
+            other = graph.nodes[other_id]
+            if _superseded(graph, other) or holder_of(graph, other) != holder \
+                    or valid_from(graph, other) >= when:
+                continue
+            old_stance = other.attrs.get("stance") or "neutral"
+            opposite = {stance, old_stance} == {"positive", "negative"}
+            if not (revises or opposite):
+                continue
+            sim = _utterance_similarity(graph, new, other)
+            need = REVISION_SIMILARITY if revises else OPPOSITE_SIMILARITY
+            if sim >= need and (best is None or sim > best[0]):
+                best = (sim, other)
+        if best is not None:
+            why = "says the view changed" if revises else "takes the opposite stance"
+            supersede(graph, stamp, best[1], new,
+                      f"consolidation: a later claim of the same holder {why} "
+                      f"(utterance similarity {best[0]:.2f})")
+            result.superseded += 1
 
 
 def reconcile_claims(
@@ -170,4 +247,5 @@ def reconcile_claims(
         keys = sorted({k for k in found if k is not None})
     for key in keys:
         reconcile_group(graph, stamp, index, key, result)
+    revise(graph, stamp, graph.by_kind[NodeKind.CLAIM] if claims is None else claims, result)
     return result

@@ -5,6 +5,7 @@ When at least ``fact_min_events`` events that share a person (PARTICIPATES from 
 MENTIONS of them) and a concept (GROUNDS or REINFORCES into it) fall within
 ``fact_window_days``, a Fact node is formed:
 
+* only plain accounts count: an event a claim rests on (someone's view) supports no fact;
 * its statement is extractive — the most central supporting event's text (closest to the
   events' centroid), trimmed, prefixed by the person: ``"Maya — Long run along the river…"``
   — or, in LLM mode, one sentence from the optional ``writer``;
@@ -64,7 +65,13 @@ class FactResult:
 
 
 def event_pairs(graph: WorkingGraph, event_id: str) -> tuple[list[str], list[str]]:
-    """(people, concepts) an event is tied to: PARTICIPATES/MENTIONS; GROUNDS/REINFORCES."""
+    """(people, concepts) an event is tied to: PARTICIPATES/MENTIONS; GROUNDS/REINFORCES.
+    An utterance a claim rests on is someone's view, not evidence of what happened: it
+    supports no fact (the semantic collapse the claim layer exists to prevent)."""
+    claims = graph.by_kind[NodeKind.CLAIM]
+    if any(e.type is EdgeType.SUPPORTED_BY and e.src in claims
+           for e in graph.in_edges(event_id)):
+        return [], []
     people_ids = graph.by_kind[NodeKind.PERSON]
     concepts = graph.by_kind[NodeKind.CONCEPT]
     people = [e.src for e in graph.in_edges(event_id)

@@ -8,17 +8,14 @@ source events; names are anchors. The result is a plain value the controller act
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Container
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from enfold.text.claims import STANCE_WORDS
 from enfold.text.people import extract_people
 from enfold.text.stance import view_holder
-from enfold.text.subjectivity import is_view
 from enfold.text.times import extract_times
 
 _COMPARISON = re.compile(r"\b(both|in common|compare|compared|difference|differ|same as|"
@@ -99,15 +96,3 @@ def analyze(query: str, *, at: datetime | None = None,
         time_expressions=expressions,
     )
 
-
-def with_question_vector(analysis: QueryAnalysis, vector: Any, embedder: str | None
-                         ) -> QueryAnalysis:
-    """What the question's meaning adds to its rules: a question the view model reads as
-    asking for someone's view ("Does Karim trust the test?", "What does Ngozi put the mark
-    down to?") asks for the claims of the person it names, when no rule found a holder."""
-    if analysis.holder or not analysis.people or vector is None:
-        return analysis
-    if not is_view(vector, embedder, "questions"):
-        return analysis
-    return dataclasses.replace(analysis, holder=analysis.people[0], asks_opinion=True,
-                               notes=[*analysis.notes, "view question (model)"])

@@ -34,7 +34,7 @@ from typing import Any
 
 from enfold.text.claims import ClaimCandidate, extract_claims, speaker_view
 from enfold.text.people import PersonMention, extract_people
-from enfold.text.stance import reports_another
+from enfold.text.stance import reports_another, revision
 from enfold.text.subjectivity import is_view
 from enfold.text.times import TimeMention, extract_times, parse_timestamp
 
@@ -69,6 +69,7 @@ class Annotation:
     obligations: tuple[Obligation, ...]
     causal: bool
     resolution: bool
+    revises: bool = False  # the text says a view changed ("changed her mind", "no longer")
 
 
 _SUBJ = r"(?:\b[Ii]|\b[Ww]e)"
@@ -137,6 +138,10 @@ def annotate(
     """
     times = extract_times(text, ts)
     claims = extract_claims(text, speaker)
+    me = speaker.strip() if speaker and speaker.strip() else "speaker"
+    changed = revision(text, speaker, me)
+    if not claims and changed is not None:
+        claims = [changed]  # "Sophie's changed her mind": a view, whatever its wording
     if not claims and is_view(vector, embedder) and not reports_another(text):
         claims = [speaker_view(text, speaker)]
     return Annotation(
@@ -144,6 +149,7 @@ def annotate(
         people=tuple(extract_people(text, speaker, known=known_people,
                                     known_keys=known_keys)),
         claims=tuple(claims),
+        revises=changed is not None,
         obligations=tuple(find_obligations(text, times, after=ts)),
         causal=has_causal_cue(text),
         resolution=has_resolution_cue(text),

@@ -300,8 +300,11 @@ def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention]
     for ent in doc.ents:
         if ent.label_ != "PERSON":
             continue
-        start, end = ent.start_char, ent.end_char
-        words = ent.text
+        toks = [t for t in ent if t.pos_ == "PROPN"]  # "Tell Sam": the name is "Sam"
+        if not toks or toks[-1].i - toks[0].i + 1 != len(toks):
+            continue
+        start, end = toks[0].idx, toks[-1].idx + len(toks[-1].text)
+        words = text[start:end]
         if words.endswith(("'s", "’s")):
             end -= 2
             words = words[:-2]
@@ -334,8 +337,8 @@ def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention]
                 end = nxt.idx + len(nxt.text)  # "Auntie Bev", "Uncle Ray"
                 name = _canonical(text[tok.idx:end])
                 mention = PersonMention(name, tok.idx, end, "mentioned", _BARE_KIN[low])
-            else:
-                mention = PersonMention(relation_holder(speaker, _BARE_KIN[low]), tok.idx, end,
+            else:  # used as a name ("Mum called"): named as written, like the stream's "Mum"
+                mention = PersonMention(tok.text[:1].upper() + tok.text[1:], tok.idx, end,
                                         "mentioned", _BARE_KIN[low])
             for k in [k for k in out if k[0] < end and tok.idx < k[1]]:
                 del out[k]
@@ -343,9 +346,10 @@ def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention]
         elif low in _ROLES and owner is not None and owner.lower_ in _OWNERS \
                 and tok.pos_ == "NOUN" and tok.tag_ == "NN":
             start, end = owner.idx, tok.idx + len(tok.text)
-            if any(s < end and start < e for s, e in out):
-                continue
             rel = canonical_relation(low) or low
+            if any(s < end and start < e for s, e in out) or any(
+                    m.relation == rel for m in out.values()):
+                continue  # "Dana, my boss": the rules bound it to the name
             name = relation_holder(speaker, rel) if owner.lower_ in ("my", "our") \
                 else f"{owner.lower_} {low}"
             out[(start, end)] = PersonMention(name, start, end, "mentioned", rel)

@@ -33,7 +33,7 @@ from enfold.text.people import canonical_relation, relation_holder, same_person
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
-__all__ = ["parsed_claims", "reports_another", "view_holder"]
+__all__ = ["parsed_claims", "reports_another", "revises_view", "view_holder"]
 
 #: Stance verbs by lemma → the claim predicate they give.
 VERBS = {
@@ -277,9 +277,10 @@ def _target(content: Span) -> str | None:
     return None
 
 
-# Words a question uses to ask for someone's view beyond the stance words above: "How does
-# Bea rate the book?", "Does Karim trust the result?", "What's Derek's verdict?".
-_ASKING_VERBS = frozenset(["trust", "rate", "find", "regard", "recommend", "suggest", "credit", "explain", "describe", "characterise", "characterize", "see", "view", "judge", "consider", "make", "attribute", "object", "propose", "advise", "agree", "disagree", "support", "oppose", "favour", "favor", "accept", "share", "react", "respond", "blame", "criticise", "criticize", "defend", "dismiss"])
+# The verbs a question asks for a view with: the stance verbs that are not plain reporting
+# ("add", "write", "mention" ask what was said or done), and verbs of judging: "How does Bea
+# rate the book?", "Does Karim trust the result?", "Who does Matteo hold responsible?".
+_ASKING_VERBS = frozenset(["think", "reckon", "guess", "suppose", "figure", "bet", "imagine", "believe", "suspect", "feel", "insist", "swear", "claim", "maintain", "contend", "allege", "argue", "warn", "accuse", "blame", "complain", "criticise", "criticize", "object", "doubt", "question", "worry", "fear", "hope", "wish", "expect", "predict", "anticipate", "forecast", "love", "like", "enjoy", "adore", "hate", "dislike", "despise", "detest", "loathe", "prefer", "say", "trust", "rate", "regard", "recommend", "suggest", "credit", "judge", "consider", "attribute", "agree", "disagree", "oppose", "favour", "favor", "dismiss", "defend", "hold"])
 _ASKING_NOUNS = frozenset(["concern", "attitude", "explanation", "verdict", "reaction", "assessment", "impression", "complaint", "advice", "recommendation", "suggestion", "theory", "excuse", "worry", "fear", "hope", "doubt", "prediction", "criticism", "argument", "objection", "take", "view", "opinion", "position", "stance", "feeling", "feelings", "thoughts", "sense"])
 
 
@@ -300,8 +301,11 @@ def view_holder(question: str) -> str | None:
         head = tok.head
         if tok.dep_ in ("nsubj", "nsubjpass"):
             lemma = head.lemma_.lower()
-            if lemma in VERBS or lemma in _ASKING_VERBS:
+            if lemma in _ASKING_VERBS or lemma == "make" and any(
+                    c.lower_ == "of" for c in head.children):  # "What does X make of ..."
                 return _name(tok)
+            if lemma == "find" and any(c.lower_ == "how" for c in head.children):
+                return _name(tok)  # "How did Lucia find Fushimi Inari?"
             if head.pos_ == "AUX" and any(c.dep_ == "acomp" and c.pos_ == "ADJ"
                                           for c in head.children):
                 return _name(tok)  # "Is Ben hopeful about ...?"
@@ -315,3 +319,77 @@ def view_holder(question: str) -> str | None:
 def _is_named(tok: Token) -> bool:
     return (tok.pos_ == "PROPN" or tok.ent_type_ == "PERSON") and tok.text[:1].isalpha() \
         and tok.lower_ not in _FIRST | _THIRD
+
+
+_CHANGE_NOUNS = frozenset({"mind", "view", "opinion", "tune", "position", "stance"})
+
+
+def revises_view(text: str) -> bool:
+    """Whether ``text`` says a view changed (see :func:`revision`)."""
+    return _revision_cue(text) is not None
+
+
+def revision(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
+    """A text that says a view changed, as the claim of whoever changed it ("Sophie's
+    changed her mind, she wants to elope now" → Sophie's); None when it says no such thing
+    or names no holder."""
+    cue = _revision_cue(text)
+    if cue is None:
+        return None
+    tok = cue
+    subj = None
+    for _ in range(4):
+        subj = _subject(tok)
+        if subj is not None or tok.head is tok:
+            break
+        tok = tok.head
+    holder = me if subj is None else _holder(cue.doc, subj, speaker, me)
+    if holder is None:
+        return None
+    sent = cue.sent
+    return _claim(cue.doc, sent, cue, sent, holder, "think", me, speaker)
+
+
+def _revision_cue(text: str) -> Token | None:
+    """The word that says a view changed: "changed her mind", "now thinks", "no longer",
+    "I take it back", "on second thought", "I used to think ...", "came round to", "not
+    anymore", "I stand corrected", "won me over". Read from the parse (lemmas and their
+    relations), so tense and person do not matter."""
+    from enfold.text.nlp import parse
+
+    doc = parse(text)
+    if doc is None:
+        return None
+    for tok in doc:
+        lemma = tok.lemma_.lower()
+        kids = {c.lemma_.lower() for c in tok.children}
+        if lemma == "change" and any(c.lemma_.lower() in _CHANGE_NOUNS for c in tok.children
+                                     if c.dep_ in ("dobj", "nsubj", "nsubjpass")):
+            return tok
+        if tok.lower_ == "longer" and tok.i > 0 and tok.nbor(-1).lower_ == "no":
+            return tok
+        if lemma == "take" and "back" in kids:
+            return tok
+        if lemma == "thought" and tok.i > 0 and tok.nbor(-1).lower_ == "second":
+            return tok
+        if lemma == "use" and tok.lower_ == "used" and any(
+                c.dep_ == "xcomp" and c.lemma_.lower() in VERBS for c in tok.children):
+            return tok
+        if lemma in ("come", "bring") and kids & {"round", "around"}:
+            return tok
+        if lemma == "convince" and any(c.lower_ in ("me", "us") for c in tok.children):
+            return tok  # "you've convinced me"
+        if lemma in ("reconsider", "rethink", "convert") or lemma == "correct" and \
+                tok.head.lemma_.lower() == "stand":
+            return tok
+        if lemma == "win" and "over" in kids:
+            return tok
+        if tok.lower_ == "after" and tok.i + 1 < len(doc) and tok.nbor(1).lower_ == "all":
+            return tok  # "going short after all"
+        if tok.lower_ in ("anymore", "any more") and any(
+                t.dep_ == "neg" for t in tok.head.children):
+            return tok
+        if lemma == "now" and tok.head.lemma_.lower() in VERBS | ADJECTIVES.keys() | {
+                "agree", "be"} and tok.dep_ == "advmod":
+            return tok
+    return None

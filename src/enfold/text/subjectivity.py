@@ -5,8 +5,6 @@ a bare evaluation ("that sunscreen is useless", "Worst 34 quid I've ever spent")
 word, and its meaning is the only sign. The models (``data/subjectivity_model.json``, fitted
 by ``enfold bench train-subjectivity`` on sentences written for the purpose) belong to one
 embedder: with any other, :func:`view_probability` gives None and only the readers decide.
-A second model reads questions: whether one asks for someone's view ("Does Karim trust the
-result?") or for what happened.
 """
 
 from __future__ import annotations
@@ -29,28 +27,26 @@ def _models() -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     models: dict[str, Any] = json.loads(raw)
-    for kind in ("statements", "questions"):
-        models[kind]["w"] = np.asarray(models[kind]["weights"], dtype=np.float32)
+    models["statements"]["w"] = np.asarray(models["statements"]["weights"], dtype=np.float32)
     return models
 
 
-def view_probability(vector: Any, embedder: str | None, kind: str = "statements"
-                     ) -> float | None:
-    """P(view) of a statement (or, with ``kind="questions"``, that a question asks for a
-    view) from its ``embedder`` vector; None when the model is for another embedder (or
-    there is no vector)."""
+def view_probability(vector: Any, embedder: str | None) -> float | None:
+    """P(view) of a statement from its ``embedder`` vector; None when the model is for
+    another embedder (or there is no vector)."""
     models = _models()
     if models is None or vector is None or embedder != models["embedder"]:
         return None
-    model = models[kind]
+    model = models["statements"]
     v = np.asarray(vector, dtype=np.float32)
     if v.shape != model["w"].shape:
         return None
     return float(1.0 / (1.0 + np.exp(-(float(v @ model["w"]) + float(model["bias"])))))
 
 
-def is_view(vector: Any, embedder: str | None, kind: str = "statements") -> bool:
+def is_view(vector: Any, embedder: str | None) -> bool:
     """Whether the model reads the text as a view (at its precision-first threshold)."""
-    p = view_probability(vector, embedder, kind)
+    p = view_probability(vector, embedder)
     models = _models()
-    return p is not None and models is not None and p >= float(models[kind]["threshold"])
+    return p is not None and models is not None \
+        and p >= float(models["statements"]["threshold"])

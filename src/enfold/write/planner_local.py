@@ -383,7 +383,7 @@ def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
         claim_attrs: dict[str, Any] = {
             "holder": c.holder, "predicate": c.predicate, "stance": c.stance,
             "target": c.target, "target_key": target_key(c.target), "reported": c.reported,
-            "valid_from": ev.ts, "superseded_by": None,
+            "valid_from": ev.ts, "superseded_by": None, "revises": ann.revises,
         }
         if c.addressee is not None:
             claim_attrs["addressee"] = c.addressee
