@@ -316,7 +316,8 @@ KIND_FIELDS: Mapping[NodeKind, tuple[str, ...]] = {
     _K.TIME: ("value", "granularity", "start", "end", "expressions"),
     _K.PERSON: ("aliases",),
     _K.CLAIM: ("holder", "predicate", "stance", "target", "target_key", "valid_from",
-               "superseded_by", "reported", "addressee", "audience", "revises"),
+               "superseded_by", "reported", "addressee", "audience", "revises",
+               "states_facts"),
     _K.FACT: ("first", "last", "support"),
 }
 

@@ -278,8 +278,12 @@ def _facts_first(graph: WorkingGraph, evidence: list[str], fused: Scores,
 
 
 def _is_opinion(graph: WorkingGraph, event_id: str) -> bool:
-    """Whether an event is the utterance of a claim (a claim rests on it)."""
-    return any(e.type is EdgeType.SUPPORTED_BY and e.src in graph.by_kind[NodeKind.CLAIM]
+    """Whether an event is the utterance of a claim (a claim rests on it) and nothing
+    more: an utterance that also states particulars (an amount, a date, a count) answers
+    factual questions too."""
+    claims = graph.by_kind[NodeKind.CLAIM]
+    return any(e.type is EdgeType.SUPPORTED_BY and e.src in claims
+               and not graph.nodes[e.src].attrs.get("states_facts")
                for e in graph.in_edges(event_id))
 
 

@@ -70,6 +70,9 @@ class Annotation:
     causal: bool
     resolution: bool
     revises: bool = False  # the text says a view changed ("changed her mind", "no longer")
+    # The text also states checkable particulars (an amount, a date, a count): a view mixed
+    # with an account ("the new A string was £12 and sounds much brighter").
+    states_facts: bool = False
 
 
 _SUBJ = r"(?:\b[Ii]|\b[Ww]e)"
@@ -137,12 +140,13 @@ def annotate(
     :mod:`enfold.text.subjectivity` read a bare evaluation as the speaker's view.
     """
     times = extract_times(text, ts)
-    claims = extract_claims(text, speaker)
+    looks_like_a_view = is_view(vector, embedder)
+    claims = extract_claims(text, speaker, view=looks_like_a_view)
     me = speaker.strip() if speaker and speaker.strip() else "speaker"
     changed = revision(text, speaker, me)
     if not claims and changed is not None:
         claims = [changed]  # "Sophie's changed her mind": a view, whatever its wording
-    if not claims and is_view(vector, embedder) and not reports_another(text):
+    if not claims and looks_like_a_view and not reports_another(text):
         claims = [speaker_view(text, speaker)]
     return Annotation(
         times=tuple(times),
@@ -150,10 +154,21 @@ def annotate(
                                     known_keys=known_keys)),
         claims=tuple(claims),
         revises=changed is not None,
+        states_facts=bool(claims) and (bool(times) or _has_particulars(text)),
         obligations=tuple(find_obligations(text, times, after=ts)),
         causal=has_causal_cue(text),
         resolution=has_resolution_cue(text),
     )
+
+
+_PARTICULARS = frozenset({"MONEY", "QUANTITY", "CARDINAL", "PERCENT", "DATE", "TIME"})
+
+
+def _has_particulars(text: str) -> bool:
+    from enfold.text.nlp import parse
+
+    doc = parse(text)
+    return doc is not None and any(e.label_ in _PARTICULARS for e in doc.ents)
 
 
 def find_obligations(

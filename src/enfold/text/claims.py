@@ -241,7 +241,8 @@ _NEGATORS = _words(
 )
 
 
-def extract_claims(text: str, speaker: str | None) -> list[ClaimCandidate]:
+def extract_claims(text: str, speaker: str | None, *, view: bool = False
+                   ) -> list[ClaimCandidate]:
     """Find the opinions and reported statements in ``text`` said by ``speaker``.
 
     Plain factual statements ("We shipped the release on Tuesday") yield nothing. Claims come
@@ -266,7 +267,7 @@ def extract_claims(text: str, speaker: str | None) -> list[ClaimCandidate]:
     # The parse adds the views the patterns miss; where both read one, the patterns' wording
     # stays, but a holder the parse names (a lower-case name, an apposition) beats the
     # patterns' fallback to the speaker.
-    for p in parsed_claims(text, speaker, me):
+    for p in parsed_claims(text, speaker, me, view=view):
         if not _asserts(p):
             continue
         same = [i for i, c in enumerate(out) if p.start < c.end and c.start < p.end]

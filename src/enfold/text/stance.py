@@ -37,12 +37,14 @@ __all__ = ["parsed_claims", "reports_another", "revises_view", "view_holder"]
 
 #: Stance verbs by lemma → the claim predicate they give.
 VERBS = {
-    **dict.fromkeys(["think", "reckon", "guess", "suppose", "figure", "bet", "reckon", "imagine"], "think"),
-    **dict.fromkeys(["believe", "suspect"], "believe"),
+    **dict.fromkeys(["think", "reckon", "guess", "suppose", "figure", "bet", "imagine"],
+                    "think"),
+    **dict.fromkeys(["believe", "suspect", "convince"], "believe"),
     "feel": "feel", "find": "feel",
     **dict.fromkeys(["say", "tell", "mention", "write", "add", "note", "reply"], "say"),
     **dict.fromkeys(["insist", "swear", "claim", "maintain", "contend", "allege"], "claim"),
-    **dict.fromkeys(["argue", "warn", "accuse", "blame", "complain", "criticise", "criticize", "object"],
+    **dict.fromkeys(["argue", "warn", "accuse", "blame", "complain", "criticise", "criticize",
+                     "object"],
                     "argue"),
     **dict.fromkeys(["doubt", "question"], "doubt"),
     **dict.fromkeys(["worry", "fear"], "worry"),
@@ -76,8 +78,12 @@ _THIRD = frozenset({"he", "she", "they", "him", "her", "them"})
 _MODALS = frozenset({"should", "ought", "shouldn't", "must"})
 
 
-def parsed_claims(text: str, speaker: str | None, me: str) -> list[ClaimCandidate]:
-    """The views the parse finds in ``text`` (``me`` is the speaker's holder name)."""
+def parsed_claims(text: str, speaker: str | None, me: str, *, view: bool = False
+                  ) -> list[ClaimCandidate]:
+    """The views the parse finds in ``text`` (``me`` is the speaker's holder name).
+    ``view``: the view classifier reads the whole text as a view, so reported words count
+    as a view even when their content shows no sign of one ("Kwame keeps saying he'll go
+    under 3:30")."""
     from enfold.text.nlp import parse
 
     doc = parse(text)
@@ -85,13 +91,46 @@ def parsed_claims(text: str, speaker: str | None, me: str) -> list[ClaimCandidat
         return []
     out: list[ClaimCandidate] = []
     for sent in doc.sents:
-        claim = _from_sentence(doc, sent, speaker, me)
+        claim = _from_sentence(doc, sent, speaker, me, view) or _chat_report(
+            doc, sent, speaker, me)
         if claim is not None:
             out.append(claim)
     return out
 
 
-def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str
+#: Third-person forms of the stance verbs, for chat text the tagger misreads ("ruben
+#: reckons ..." comes out as two proper nouns).
+_THIRD_FORMS = frozenset(
+    f for lemma in VERBS for f in (lemma + "s", lemma + "es", lemma[:-1] + "ies"))
+
+
+def _chat_report(doc: Doc, sent: Span, speaker: str | None, me: str) -> ClaimCandidate | None:
+    """"gina reckons ...", "kwame keeps saying ...": a lower-case word that is not a
+    function word, then a third-person stance verb (or "keeps" and one), opening a clause."""
+    toks = list(sent)
+    for i, tok in enumerate(toks[:-2]):
+        verb_at = i + 2 if toks[i + 1].lower_ in ("keeps", "kept") else i + 1
+        verb = toks[verb_at]
+        if verb.lower_ in _THIRD_FORMS:
+            lemma = next(v for v in VERBS if verb.lower_ in (v + "s", v + "es", v[:-1] + "ies"))
+        elif verb_at == i + 2 and verb.lower_.endswith("ing") \
+                and verb.lower_[:-3] in VERBS.keys() | {v[:-1] for v in VERBS}:
+            lemma = next(v for v in VERBS if verb.lower_[:-3] in (v, v[:-1]))
+        else:
+            continue
+        if not (tok.is_alpha and tok.is_lower and not tok.is_stop and len(tok) > 2):
+            continue
+        if i > 0 and not (toks[i - 1].is_punct or toks[i - 1].lower_ in ("and", "but", "so")):
+            continue
+        rest = doc[verb.i + 1:sent.end]
+        holder = _name(tok)
+        if not len(rest) or holder is None:
+            return None
+        return _claim(doc, sent, verb, rest, holder, VERBS[lemma], me, speaker)
+    return None
+
+
+def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str, view: bool = False
                    ) -> ClaimCandidate | None:
     for tok in sent:
         lemma = tok.lemma_.lower()
@@ -102,7 +141,7 @@ def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str
             content = _content(tok, sent)
             if content is None:
                 continue
-            if lemma in _NEUTRAL_SPEECH and not _reports_a_view(content):
+            if lemma in _NEUTRAL_SPEECH and not (view or _reports_a_view(content)):
                 continue
             if _disbelief(tok):
                 continue  # "I can't believe I made so much money": surprise, not a view
@@ -206,6 +245,12 @@ def _holder(doc: Doc, subj: Token, speaker: str | None, me: str) -> str | None:
     appos = next((c for c in subj.children if c.dep_ == "appos" and c.pos_ == "PROPN"), None)
     if appos is not None:
         return _name(appos)
+    if subj.pos_ == "NOUN" and subj.head is not subj:
+        # "Noor the trainer says ...": the name parsed as a modifier of the verb
+        named = next((c for c in subj.head.children if c.dep_ in ("npadvmod", "nmod")
+                      and c.pos_ == "PROPN" and c.i < subj.i), None)
+        if named is not None:
+            return _name(named)
     rel = canonical_relation(low)
     if rel is not None:
         owner = next((c for c in subj.children if c.dep_ == "poss"), None)
@@ -219,9 +264,10 @@ def _holder(doc: Doc, subj: Token, speaker: str | None, me: str) -> str | None:
         return None
     if subj.pos_ == "PROPN" or subj.ent_type_ == "PERSON":
         return _name(subj)
-    if subj.is_lower and subj.tag_ == "NN" and subj.is_alpha and not any(
-            c.dep_ in ("det", "poss", "amod", "compound") for c in subj.children):
-        return _name(subj)  # chat style: "gina reckons ...", "jess thinks ..."
+    kin = any(c.dep_ == "compound" and canonical_relation(c.lower_) for c in subj.children)
+    if subj.is_lower and subj.tag_ == "NN" and subj.is_alpha and (kin or not any(
+            c.dep_ in ("det", "poss", "amod", "compound") for c in subj.children)):
+        return _name(subj)  # chat style: "gina reckons ...", "my mum brigitte is ..."
     return None
 
 

@@ -384,6 +384,7 @@ def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
             "holder": c.holder, "predicate": c.predicate, "stance": c.stance,
             "target": c.target, "target_key": target_key(c.target), "reported": c.reported,
             "valid_from": ev.ts, "superseded_by": None, "revises": ann.revises,
+            "states_facts": ann.states_facts,
         }
         if c.addressee is not None:
             claim_attrs["addressee"] = c.addressee
