@@ -254,11 +254,25 @@ _BARE_KIN = {"mum": "mom", "mom": "mom", "mummy": "mom", "mommy": "mom", "mam": 
              "grandpa": "grandpa", "grandad": "grandpa", "granddad": "grandpa",
              "auntie": "aunt", "aunty": "aunt", "aunt": "aunt", "uncle": "uncle"}
 # Roles that are people with any determiner ("the landlord", "our accountant").
-_ROLES = frozenset(["landlord", "landlady", "vet", "physio", "physiotherapist", "dentist", "accountant", "lawyer", "solicitor", "plumber", "electrician", "builder", "nurse", "gp", "doctor", "surgeon", "midwife", "trainer", "tutor", "babysitter", "nanny", "cleaner", "manager", "boss", "supervisor", "teacher", "headteacher", "coach", "therapist", "mentor", "neighbour", "neighbor", "co-founder", "cofounder", "colleague", "coworker", "flatmate", "roommate", "housemate", "partner", "husband", "wife", "boyfriend", "girlfriend", "fiance", "fiancé", "fiancee", "fiancée", "mother", "father", "brother", "sister", "son", "daughter", "cousin", "niece", "nephew", "grandmother", "grandfather", "stepmum", "stepmom", "stepdad", "mother-in-law", "father-in-law", "sister-in-law", "brother-in-law", "ceo", "cto", "director", "chair", "principal", "editor"])
+_ROLES = frozenset([
+    "landlord", "landlady", "vet", "physio", "physiotherapist", "dentist", "accountant",
+    "lawyer", "solicitor", "plumber", "electrician", "builder", "nurse", "gp", "doctor",
+    "surgeon", "midwife", "trainer", "tutor", "babysitter", "nanny", "cleaner", "manager",
+    "boss", "supervisor", "teacher", "headteacher", "coach", "therapist", "mentor",
+    "neighbour", "neighbor", "co-founder", "cofounder", "colleague", "coworker", "flatmate",
+    "roommate", "housemate", "partner", "husband", "wife", "boyfriend", "girlfriend", "fiance",
+    "fiancé", "fiancee", "fiancée", "mother", "father", "brother", "sister", "son", "daughter",
+    "cousin", "niece", "nephew", "grandmother", "grandfather", "stepmum", "stepmom", "stepdad",
+    "mother-in-law", "father-in-law", "sister-in-law", "brother-in-law", "ceo", "cto",
+    "director", "chair", "principal", "editor",
+])
 _OWNERS = frozenset({"my", "our", "the", "your", "his", "her", "their"})
 # What only a person does: a name the recogniser calls an organisation is still a person
 # when it says or thinks ("Tasha said", "Callum reckons").
-_SPEECH_LEMMAS = frozenset(["say", "tell", "think", "reckon", "believe", "feel", "ask", "reply", "text", "call", "email", "mention", "promise", "agree", "insist", "argue", "claim"])
+_SPEECH_LEMMAS = frozenset([
+    "say", "tell", "think", "reckon", "believe", "feel", "ask", "reply", "text", "call",
+    "email", "mention", "promise", "agree", "insist", "argue", "claim",
+])
 
 
 def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention],

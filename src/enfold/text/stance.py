@@ -58,21 +58,29 @@ VERBS = {
 #: is not a plain plan or event (see :func:`_reports_a_view`).
 _NEUTRAL_SPEECH = frozenset({"say", "tell", "mention", "write", "add", "note", "reply"})
 ADJECTIVES = {
-    **dict.fromkeys(["sure", "certain", "convinced", "confident", "positive", "adamant"], "believe"),
-    **dict.fromkeys(["worried", "afraid", "scared", "terrified", "concerned", "anxious", "nervous"],
-                    "worry"),
+    **dict.fromkeys([
+        "sure", "certain", "convinced", "confident", "positive", "adamant",
+    ], "believe"),
+    **dict.fromkeys([
+        "worried", "afraid", "scared", "terrified", "concerned", "anxious", "nervous",
+    ], "worry"),
     **dict.fromkeys(["hopeful", "optimistic"], "hope"),
     **dict.fromkeys(["doubtful", "sceptical", "skeptical", "pessimistic", "unconvinced"], "doubt"),
 }
 NOUNS = {
-    **dict.fromkeys(["take", "view", "opinion", "verdict", "position", "stance", "feeling", "sense", "belief"],
-                    "think"),
+    **dict.fromkeys([
+        "take", "view", "opinion", "verdict", "position", "stance", "feeling", "sense",
+        "belief",
+    ], "think"),
     **dict.fromkeys(["criticism", "complaint", "argument", "accusation", "objection"], "argue"),
     **dict.fromkeys(["prediction", "expectation", "forecast", "bet"], "expect"),
     **dict.fromkeys(["worry", "fear", "concern"], "worry"),
     "hope": "hope", "gut": "feel", "guess": "think", "theory": "think",
 }
-ADVERBS = frozenset(["honestly", "personally", "frankly", "imo", "imho", "tbh", "probably", "presumably", "surely", "obviously", "arguably"])
+ADVERBS = frozenset([
+    "honestly", "personally", "frankly", "imo", "imho", "tbh", "probably", "presumably",
+    "surely", "obviously", "arguably",
+])
 _FIRST = frozenset({"i", "we", "me", "us"})
 _THIRD = frozenset({"he", "she", "they", "him", "her", "them"})
 _MODALS = frozenset({"should", "ought", "shouldn't", "must"})
@@ -326,8 +334,24 @@ def _target(content: Span) -> str | None:
 # The verbs a question asks for a view with: the stance verbs that are not plain reporting
 # ("add", "write", "mention" ask what was said or done), and verbs of judging: "How does Bea
 # rate the book?", "Does Karim trust the result?", "Who does Matteo hold responsible?".
-_ASKING_VERBS = frozenset(["think", "reckon", "guess", "suppose", "figure", "bet", "imagine", "believe", "suspect", "feel", "insist", "swear", "claim", "maintain", "contend", "allege", "argue", "warn", "accuse", "blame", "complain", "criticise", "criticize", "object", "doubt", "question", "worry", "fear", "hope", "wish", "expect", "predict", "anticipate", "forecast", "love", "like", "enjoy", "adore", "hate", "dislike", "despise", "detest", "loathe", "prefer", "say", "trust", "rate", "regard", "recommend", "suggest", "credit", "judge", "consider", "attribute", "agree", "disagree", "oppose", "favour", "favor", "dismiss", "defend", "hold"])
-_ASKING_NOUNS = frozenset(["concern", "attitude", "explanation", "verdict", "reaction", "assessment", "impression", "complaint", "advice", "recommendation", "suggestion", "theory", "excuse", "worry", "fear", "hope", "doubt", "prediction", "criticism", "argument", "objection", "take", "view", "opinion", "position", "stance", "feeling", "feelings", "thoughts", "sense"])
+_ASKING_VERBS = frozenset({
+    "think", "reckon", "guess", "suppose", "figure", "bet", "imagine", "believe",
+    "suspect", "feel", "insist", "swear", "claim", "maintain", "contend", "allege",
+    "argue", "warn", "accuse", "blame", "complain", "criticise", "criticize", "object",
+    "doubt", "question", "worry", "fear", "hope", "wish", "expect", "predict",
+    "anticipate", "forecast", "love", "like", "enjoy", "adore", "hate", "dislike",
+    "despise", "detest", "loathe", "prefer", "say", "trust", "rate", "regard",
+    "recommend", "suggest", "credit", "judge", "consider", "attribute", "agree",
+    "disagree", "oppose", "favour", "favor", "dismiss", "defend", "hold", "compare",
+    "explain",
+})
+_ASKING_NOUNS = frozenset({
+    "concern", "attitude", "explanation", "verdict", "reaction", "assessment",
+    "impression", "complaint", "advice", "recommendation", "suggestion", "theory",
+    "excuse", "worry", "fear", "hope", "doubt", "prediction", "criticism", "argument",
+    "objection", "take", "view", "opinion", "position", "stance", "feeling", "feelings",
+    "thoughts", "sense",
+})
 
 
 def view_holder(question: str) -> str | None:
@@ -347,6 +371,11 @@ def view_holder(question: str) -> str | None:
         head = tok.head
         if tok.dep_ in ("nsubj", "nsubjpass"):
             lemma = head.lemma_.lower()
+            if any(c.dep_ in ("dobj", "attr") and c.lemma_.lower() in _ASKING_NOUNS
+                   for c in head.children):
+                return _name(tok)  # "What concern does Efua have?", "What excuse ..."
+            if lemma == "put" and any(c.lower_ == "down" for c in head.children):
+                return _name(tok)  # "What does Ngozi put the mark down to?"
             if lemma in _ASKING_VERBS or lemma == "make" and any(
                     c.lower_ == "of" for c in head.children):  # "What does X make of ..."
                 return _name(tok)
@@ -363,8 +392,12 @@ def view_holder(question: str) -> str | None:
 
 
 def _is_named(tok: Token) -> bool:
-    return (tok.pos_ == "PROPN" or tok.ent_type_ == "PERSON") and tok.text[:1].isalpha() \
-        and tok.lower_ not in _FIRST | _THIRD
+    """A person's name in a question: a proper noun or PERSON entity, or a capitalised word
+    inside the sentence that the tagger took for something else ("Is Precious ...")."""
+    if not tok.text[:1].isalpha() or tok.lower_ in _FIRST | _THIRD:
+        return False
+    return tok.pos_ == "PROPN" or tok.ent_type_ == "PERSON" or (
+        tok.text[:1].isupper() and not tok.is_sent_start and tok.pos_ in ("NOUN", "ADJ"))
 
 
 _CHANGE_NOUNS = frozenset({"mind", "view", "opinion", "tune", "position", "stance"})
