@@ -152,6 +152,78 @@ def locomo(ctx: click.Context, data: Path, embedder_name: str, conversations: in
     click.echo(f"{details}; elapsed {result['elapsed_s']:.1f} s")
 
 
+@bench.command()
+@click.option("--only", default=",".join(["people", "time", "supersede", "questions"]),
+              show_default=True, metavar="SET,SET,…", help="The sets to run.")
+@click.option("--part", type=click.Choice(["tune", "measure", "both"]), default="both",
+              show_default=True, help="The tune part, the measure part, or both.")
+@click.option("--embedder", "embedder_name", type=click.Choice(["hash", "minilm"]),
+              default="minilm", show_default=True, help="Embedder for the supersede set.")
+@click.option("--errors", is_flag=True, help="Also list the tune part's errors.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the JSON result here and a Markdown table beside it (.md).")
+@click.pass_context
+def understand(ctx: click.Context, only: str, part: str, embedder_name: str, errors: bool,
+               out: Path | None) -> None:
+    """How the write path reads text it was not tuned on: people, time expressions, view
+    questions and changes of mind, on the bundled sets (see enfold.bench.understand)."""
+    import time
+
+    from enfold.bench import understand as ub
+    from enfold.bench.report import write_result
+    from enfold.embed import make_embedder
+
+    t0 = time.perf_counter()
+    kinds = [k.strip() for k in only.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in ub.SETS]
+    if unknown:
+        raise click.UsageError(f"unknown set(s): {', '.join(unknown)}")
+    embedder = make_embedder(embedder_name) if "supersede" in kinds else None
+    systems: dict[str, dict[str, Any]] = {}
+    listed: list[dict[str, Any]] = []
+    for kind in kinds:
+        for p in ub.SETS[kind]:
+            if part != "both" and p != part:
+                continue
+            scores = ub.run(kind, ub.bundled(kind, p), embedder=embedder)
+            wrong = scores.pop("errors")
+            if p == "tune":
+                listed += [{"set": kind, **e} for e in wrong]
+            systems[f"{kind}/{p}"] = scores
+    config = {"embedder": embedder.name if embedder else None, "planner": "local",
+              "sets": kinds, "part": part}
+    result = write_result("understand", config, systems, time.perf_counter() - t0, out)
+    if getattr(ctx.find_root().obj, "as_json", False):
+        click.echo(json.dumps(result))
+        return
+    for name, m in systems.items():
+        click.echo(f"{name:<20}" + "  ".join(f"{k}={v}" for k, v in m.items()
+                                             if not isinstance(v, dict)))
+    if errors:
+        for e in listed:
+            click.echo(json.dumps(e, ensure_ascii=False))
+    click.echo(f"elapsed {result['elapsed_s']:.1f} s")
+
+
+@bench.command("train-subjectivity")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the model here (default: print its summary). The packaged model is "
+                   "src/enfold/data/subjectivity_model.json.")
+def train_subjectivity(out: Path | None) -> None:
+    """Fit the view/account classifier over MiniLM sentence vectors (see
+    enfold.bench.train_subjectivity)."""
+    from enfold.bench import train_subjectivity as ts
+    from enfold.embed import make_embedder
+
+    model = ts.train(make_embedder("minilm"))
+    stats = model["statements"]
+    click.echo(f"examples {stats['examples']}  threshold {stats['threshold']}  "
+               f"cross-validated {stats['cross_validated']}")
+    if out is not None:
+        ts.save(model, out)
+        click.echo(f"wrote {out}")
+
+
 @bench.command("train-recall")
 @click.option("--locomo", "locomo_file", type=click.Path(exists=True, dir_okay=False,
                                                          path_type=Path), default=None,

@@ -11,6 +11,9 @@ fitted on; ``*-measure.jsonl`` (work, formal and narrative registers) is only me
   non-people (places, organisations, products, titles, pets) were taken for a person.
 * **time** — each item's one expression and its expected value (a day, a minute, a month or a
   year) against the value of the mention that covers it; a miss when none does.
+* **questions** — does a question ask for a named person's view (``recall.analyze``'s
+  holder)? Precision and recall over 500 questions that all name a person, half asking for
+  a view and half for a fact (one part only: measured, never tuned on).
 * **supersede** — each item's events folded into a fresh namespace; a labelled pair (an older
   and a newer event of one holder) is predicted a supersession when a claim resting on the
   newer event supersedes one resting on the older. Precision and recall over the pairs.
@@ -29,6 +32,8 @@ from typing import Any
 from enfold.errors import InputError
 
 PARTS = ("tune", "measure")
+#: The sets and the parts each has.
+SETS = {"people": PARTS, "time": PARTS, "supersede": PARTS, "questions": ("measure",)}
 _DETERMINERS = re.compile(r"^(?:my|our|the|his|her|their|your|a|an)\s+", re.IGNORECASE)
 _TITLE = re.compile(r"^(?:dr|mr|mrs|ms|mx|prof|professor)\.?\s+", re.IGNORECASE)
 
@@ -187,3 +192,36 @@ def run_supersede(path: Path, *, embedder: Any) -> dict[str, Any]:
     return {"precision": round(precision, 4), "recall": round(recall, 4),
             "pairs": tp + fp + fn + tn, "supersessions": tp + fn, "predicted": tp + fp,
             "errors": misses}
+
+
+def run_questions(path: Path) -> dict[str, Any]:
+    from enfold.recall.analyze import analyze
+
+    tp = fp = fn = tn = 0
+    misses: list[dict[str, Any]] = []
+    for row in _rows(path):
+        got = analyze(str(row["q"])).holder
+        view = row["label"] == "view"
+        tp += got is not None and view
+        fp += got is not None and not view
+        fn += got is None and view
+        tn += got is None and not view
+        if (got is not None) != view:
+            misses.append({"id": row.get("id"), "q": row["q"], "label": row["label"],
+                           "holder": got})
+    return {"precision": round(tp / (tp + fp), 4) if tp + fp else 0.0,
+            "recall": round(tp / (tp + fn), 4) if tp + fn else 0.0,
+            "questions": tp + fp + fn + tn, "views": tp + fn, "errors": misses}
+
+
+def run(kind: str, path: Path, *, embedder: Any = None) -> dict[str, Any]:
+    """One set's scores (``errors`` lists what was missed, for the tune part's reader)."""
+    if kind == "people":
+        return run_people(path)
+    if kind == "time":
+        return run_time(path)
+    if kind == "questions":
+        return run_questions(path)
+    if kind == "supersede":
+        return run_supersede(path, embedder=embedder)
+    raise InputError(f"unknown set {kind!r} (one of {', '.join(SETS)})")
