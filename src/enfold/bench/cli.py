@@ -153,7 +153,7 @@ def locomo(ctx: click.Context, data: Path, embedder_name: str, conversations: in
 
 
 @bench.command()
-@click.option("--only", default=",".join(["people", "time", "supersede", "questions"]),
+@click.option("--only", default="people,time,supersede,questions",
               show_default=True, metavar="SET,SET,…", help="The sets to run.")
 @click.option("--part", type=click.Choice(["tune", "measure", "both"]), default="both",
               show_default=True, help="The tune part, the measure part, or both.")
