@@ -9,6 +9,10 @@ chunks, folding after each chunk as in normal use). Measured in the same run:
 * ``ms_per_event_last_1k`` — the same over the last 1,000 events only, when the graph is
   at its largest: if folding cost grows with the graph, this column grows with the size;
   ``ms_per_event_curve`` — ms/event over successive tenths of each size;
+* ``annotate_only_ms_per_text`` — the text readers alone (the spaCy parse, times, people,
+  claims, obligations: :func:`enfold.text.annotate.annotate`) on the ingest's first 2,000
+  texts with an empty parse cache, and ``annotate_to_embed_cost``, its ratio to the
+  embedder's own cost per text;
 * ``embed_only_texts_per_s`` — the embedder alone on exactly the texts, in exactly the
   batches, that the write path sent it (recorded by a timing wrapper), and its ratio to the
   ingest rate; ``folding_share`` = 1 − (time inside the embedder) / (ingest time);
@@ -463,6 +467,8 @@ class SizeResult:
     embed_s: float
     embed_only_s: float
     embedded_texts: int
+    annotate_only_s: float
+    annotated_texts: int
     rss_mb: float | None
     peak_rss_mb: float | None
     nodes: int
@@ -490,6 +496,11 @@ class SizeResult:
         return 1000.0 * self.embed_only_s / self.embedded_texts \
             if self.embed_only_s and self.embedded_texts else None
 
+    @property
+    def annotate_only_ms(self) -> float | None:
+        return 1000.0 * self.annotate_only_s / self.annotated_texts \
+            if self.annotate_only_s and self.annotated_texts else None
+
 
 def make_embedder(name: str) -> Embedder:
     from enfold.embed import make_embedder as _make
@@ -514,6 +525,22 @@ def warm_up(embedder: Embedder) -> None:
     with Memory.open("memory:", embedder=embedder, planner="local") as mem:
         mem.add_many(synthetic_events(50, seed=12345))
     _warmed.add(embedder.name)
+
+
+def annotate_only(events: Sequence[dict[str, Any]], limit: int = 2000) -> tuple[float, int]:
+    """Seconds the text readers (:func:`enfold.text.annotate.annotate`: the spaCy parse,
+    times, people, claims, obligations) take for the first ``limit`` of the ingest's texts,
+    called directly with the parse cache emptied, and how many texts that was."""
+    from enfold.text import nlp
+    from enfold.text.annotate import annotate
+    from enfold.text.times import parse_timestamp
+
+    nlp._cache.clear()
+    chosen = list(events[:limit])
+    t0 = time.perf_counter()
+    for e in chosen:
+        annotate(str(e["text"]), ts=parse_timestamp(e["ts"]), speaker=e.get("source"))
+    return time.perf_counter() - t0, len(chosen)
 
 
 def embed_only(embedder: Embedder, batches: Sequence[Sequence[str]]) -> float:
@@ -599,7 +626,8 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
                 size=size, events=done, completed=done == size, ingest_s=t_end - t_start,
                 last_s=t_end - tail[1], last_n=done - tail[0], curve=_curve(marks, size, chunk),
                 embed_s=timed.seconds, embed_only_s=0.0,
-                embedded_texts=sum(len(b) for b in ingested), rss_mb=rss,
+                embedded_texts=sum(len(b) for b in ingested), annotate_only_s=0.0,
+                annotated_texts=0, rss_mb=rss,
                 peak_rss_mb=hwm, nodes=sum(by_kind.values()), edges=sum(by_type.values()),
                 nodes_by_kind=by_kind, edges_by_type=by_type, db_mb=0.0,
                 words_per_text=sum(len(e["text"].split()) for e in events[:done])
@@ -620,6 +648,7 @@ def measure_size(size: int, embedder_name: str, seed: int, *, chunk: int = CHUNK
     # A fresh embedder of the same kind, cold like the one the ingest started with.
     alone = make_embedder(embedder_name)
     result.embed_only_s = embed_only(alone, ingested)
+    result.annotate_only_s, result.annotated_texts = annotate_only(events[:done])
     if result.live is not None:
         result.live.embed_only_s = embed_only(alone, result.live.batches)
     del events, drawn, past, after, live, ingested, timed, inner, mem
@@ -720,6 +749,11 @@ def system_metrics(results: Sequence[SizeResult]) -> dict[str, Any]:
         "stage_ms_per_event_last_1k": by_size(lambda r: r.stages_last),
         "fold_ms_per_event_last_1k": by_size(lambda r: rnd(r.fold_ms_last)),
         "embed_only_ms_per_text": by_size(lambda r: rnd(r.embed_only_ms, 4)),
+        # the text readers alone (parse, times, people, claims) on the ingest's texts
+        "annotate_only_ms_per_text": by_size(lambda r: rnd(r.annotate_only_ms, 4)),
+        "annotate_to_embed_cost": by_size(
+            lambda r: rnd(r.annotate_only_ms / r.embed_only_ms)
+            if r.annotate_only_ms and r.embed_only_ms else None),
         "fold_to_embed_cost": by_size(
             lambda r: rnd(r.fold_ms_last / r.embed_only_ms) if r.embed_only_ms else None),
         "embed_ms_per_event": by_size(lambda r: rnd(1000.0 * r.embed_s / r.events)),

@@ -188,6 +188,16 @@ def _utterance_similarity(graph: WorkingGraph, a: Node, b: Node) -> float:
     return best
 
 
+def _held(graph: WorkingGraph, holder: str, claims: Iterable[str]) -> list[str]:
+    """The claims of ``holder`` (a person id: through its HOLDS edges, so the cost follows
+    the holder's claims, not the namespace's; a bare name: by scanning)."""
+    if holder.startswith("name:"):
+        return [c for c in claims if holder_of(graph, graph.nodes[c]) == holder]
+    kinds = graph.by_kind[NodeKind.CLAIM]
+    return [e.dst for e in graph.out_edges(holder)
+            if e.type is EdgeType.HOLDS and e.dst in kinds]
+
+
 def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
            result: ClaimResult) -> None:
     """Changes of mind across targets and wordings: a newer claim that says the view
@@ -206,7 +216,7 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
         stance = new.attrs.get("stance") or "neutral"
         revises = bool(new.attrs.get("revises"))
         best: tuple[float, Node] | None = None
-        for other_id in claims:
+        for other_id in _held(graph, holder, claims):
             if other_id == cid:
                 continue
             other = graph.nodes[other_id]

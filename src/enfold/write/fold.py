@@ -54,7 +54,7 @@ class Planner(Protocol):
 #: bookkeeping after the plan), ``apply`` (validating and applying the plan), ``intents``
 #: (the intent layer), ``consolidate`` (the automatic passes) and ``commit`` (writing each
 #: group to the store).
-STAGES = ("embed", "plan", "apply", "intents", "consolidate", "commit")
+STAGES = ("embed", "parse", "plan", "apply", "intents", "consolidate", "commit")
 
 
 @dataclass
@@ -75,6 +75,18 @@ class FoldReport:
 
 def text_hash(model: str, text: str) -> str:
     return hashlib.sha256(f"{model}\x00{text}".encode()).hexdigest()
+
+
+def prepare_parses(events: Sequence[Node]) -> None:
+    """Parse a batch of event texts in one pass of the pipeline (spaCy batches them far
+    faster than one by one); the readers then find them cached. A failure here only costs
+    speed: each reader parses its text again, or reads it by rules."""
+    from enfold.text.nlp import parse_many
+
+    try:
+        parse_many([e.text for e in events])
+    except Exception as exc:  # noqa: BLE001 - never let the parse stop folding
+        log.warning("batch parse failed (%s); texts are parsed one by one", exc)
 
 
 def embed_events(
@@ -177,7 +189,9 @@ class Folder:
                 raise
             except Exception:  # noqa: BLE001 - retried one by one, then probed
                 vectors = embed_each(events, self.embedder, self.store, ns)
-            self._spent("embed", t0)
+            t0 = self._spent("embed", t0)
+            prepare_parses(events)
+            self._spent("parse", t0)
             i = 0
             while i < len(events):
                 i = self._fold_group(events, vectors, i, report)
