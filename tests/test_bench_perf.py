@@ -45,8 +45,8 @@ def test_perf_smoke_run_through_the_cli(tmp_path: Path) -> None:
     assert 0 < metrics["folding_share"]["200"] < 1
     # The stage split accounts for the last events' wall time, stage by stage.
     stages = metrics["stage_ms_per_event_last_1k"]["200"]
-    assert set(stages) == {"embed", "plan", "apply", "intents", "consolidate", "commit",
-                           "other"}
+    assert set(stages) == {"embed", "parse", "plan", "apply", "intents", "consolidate",
+                           "commit", "other"}
     assert all(stages[k] > 0 for k in ("plan", "apply", "intents", "commit"))
     assert sum(stages.values()) == pytest.approx(metrics["ms_per_event_last_1k"]["200"],
                                                  abs=0.02)

@@ -305,8 +305,8 @@ def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention]
         if prep in _PLACE_PREPS | {"on", "up", "for"} and not owned:
             del out[key]  # "a job at Stripe", "hours on Duolingo", "up Snowdon"
             continue
-        if not labels & _NOT_PERSON_ENTS:
-            continue
+        if not labels & _NOT_PERSON_ENTS or prep == "with" and not labels & _PLACE_ENTS:
+            continue  # "ran 5 km with Priya": company is a person, whatever the label
         place = prep in ("to", "from") and bool(labels & _PLACE_ENTS)
         if root.dep_ in ("nsubj", "nsubjpass") and labels & {"ORG", "PRODUCT", "GPE"} \
                 and root.head.lemma_.lower() not in _SPEECH_LEMMAS:
