@@ -188,6 +188,11 @@ def _utterance_similarity(graph: WorkingGraph, a: Node, b: Node) -> float:
     return best
 
 
+def _head(claim: Node) -> str:
+    key = str(claim.attrs.get("target_key") or target_key(str(claim.attrs.get("target") or "")))
+    return key.split()[-1] if key.split() else ""
+
+
 def _held(graph: WorkingGraph, holder: str, claims: Iterable[str]) -> list[str]:
     """The claims of ``holder`` (a person id: through its HOLDS edges, so the cost follows
     the holder's claims, not the namespace's; a bare name: by scanning)."""
@@ -228,7 +233,10 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
             if not (revises or opposite):
                 continue
             sim = _utterance_similarity(graph, new, other)
-            need = REVISION_SIMILARITY if revises else OPPOSITE_SIMILARITY
+            # The same thing named two ways ("the new apartment", "this apartment"): the
+            # targets' head words meet, so an opposite stance needs no more.
+            same_head = _head(new) == _head(other) != ""
+            need = REVISION_SIMILARITY if revises or same_head else OPPOSITE_SIMILARITY
             if sim >= need and (best is None or sim > best[0]):
                 best = (sim, other)
         if best is not None:

@@ -307,6 +307,10 @@ def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention]
             continue
         if not labels & _NOT_PERSON_ENTS or prep == "with" and not labels & _PLACE_ENTS:
             continue  # "ran 5 km with Priya": company is a person, whatever the label
+        if labels & _PLACE_ENTS and root.dep_ in ("compound", "amod", "nmod") or any(
+                c.dep_ == "det" and c.lower_ == "the" for c in root.children):
+            del out[key]  # "the new Sichuan place", "the Boston Children's team"
+            continue
         place = prep in ("to", "from") and bool(labels & _PLACE_ENTS)
         if root.dep_ in ("nsubj", "nsubjpass") and labels & {"ORG", "PRODUCT", "GPE"} \
                 and root.head.lemma_.lower() not in _SPEECH_LEMMAS:
