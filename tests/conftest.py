@@ -14,6 +14,7 @@ import itertools
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,3 +77,16 @@ def other_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     kind = request.node.callspec.params.get("store_url", "sqlite")
     return make_store_url("postgres" if kind == "sqlite" else "sqlite", request, tmp_path,
                           "other")
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Any:
+    """The packaged MiniLM embedder, loaded once for the session (skips without it)."""
+    from enfold.embed import make_embedder
+
+    try:
+        emb = make_embedder("minilm")
+        emb.embed(["warm up"])
+    except Exception as exc:  # noqa: BLE001 - the extra is not installed here
+        pytest.skip(f"MiniLM is not available: {exc}")
+    return emb

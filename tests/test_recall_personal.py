@@ -29,18 +29,6 @@ pytestmark = pytest.mark.minilm
 DATA = Path(__file__).parent / "data" / "recall"
 
 
-@pytest.fixture(scope="module")
-def minilm() -> Any:
-    from enfold.embed import make_embedder
-
-    try:
-        emb = make_embedder("minilm")
-        emb.embed(["warm up"])
-    except Exception as exc:  # noqa: BLE001 - the extra is not installed here
-        pytest.skip(f"MiniLM is not available: {exc}")
-    return emb
-
-
 def _ranks(name: str, embedder: Any) -> tuple[list[int], dict[str, Any]]:
     data = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
     m = Memory.open("memory:", embedder=embedder, planner="local")

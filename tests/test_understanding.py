@@ -17,18 +17,6 @@ from enfold.text.people import extract_people
 TS = 1_773_500_000  # 2026-03-14
 
 
-@pytest.fixture(scope="module")
-def minilm() -> Any:
-    from enfold.embed import make_embedder
-
-    try:
-        emb = make_embedder("minilm")
-        emb.embed(["warm up"])
-    except Exception as exc:  # noqa: BLE001 - the extra is not installed here
-        pytest.skip(f"MiniLM is not available: {exc}")
-    return emb
-
-
 def people(text: str, speaker: str | None = "Maya") -> list[str]:
     return [text[p.start:p.end] for p in extract_people(text, speaker) if p.start >= 0
             and p.role != "speaker"]
@@ -179,7 +167,6 @@ def test_the_understanding_scorers_run_on_the_bundled_sets(kind: str) -> None:
         pytest.skip("folds streams: covered by the change-of-mind tests above")
     for part in understand.SETS[kind]:
         scores = understand.run(kind, understand.bundled(kind, part))
-        assert scores["errors"] is not None
         if kind == "time":
             assert scores["accuracy"] >= 0.85
         else:

@@ -536,7 +536,7 @@ def annotate_only(events: Sequence[dict[str, Any]], limit: int = 2000) -> tuple[
     from enfold.text.annotate import annotate
     from enfold.text.times import parse_timestamp
 
-    nlp._cache.clear()
+    nlp.clear_cache()
     chosen = list(events[:limit])
     t0 = time.perf_counter()
     for i in range(0, len(chosen), 256):  # parsed in the batches folding uses

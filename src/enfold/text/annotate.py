@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from enfold.text.claims import ClaimCandidate, extract_claims, speaker_view
+from enfold.text.claims import ClaimCandidate, extract_claims, holder_name, speaker_view
 from enfold.text.people import PersonMention, extract_people
 from enfold.text.stance import reports_another, revision
 from enfold.text.subjectivity import is_view
@@ -142,7 +142,7 @@ def annotate(
     times = extract_times(text, ts)
     looks_like_a_view = is_view(vector, embedder)
     claims = extract_claims(text, speaker, view=looks_like_a_view)
-    me = speaker.strip() if speaker and speaker.strip() else "speaker"
+    me = holder_name(speaker)
     changed = revision(text, speaker, me)
     if not claims and changed is not None:
         claims = [changed]  # "Sophie's changed her mind": a view, whatever its wording

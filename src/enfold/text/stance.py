@@ -33,7 +33,7 @@ from enfold.text.people import canonical_relation, relation_holder, same_person
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
-__all__ = ["parsed_claims", "reports_another", "revises_view", "view_holder"]
+__all__ = ["parsed_claims", "reports_another", "revision", "view_holder"]
 
 #: Stance verbs by lemma → the claim predicate they give.
 VERBS = {
@@ -106,10 +106,11 @@ def parsed_claims(text: str, speaker: str | None, me: str, *, view: bool = False
     return out
 
 
-#: Third-person forms of the stance verbs, for chat text the tagger misreads ("ruben
-#: reckons ..." comes out as two proper nouns).
-_THIRD_FORMS = frozenset(
-    f for lemma in VERBS for f in (lemma + "s", lemma + "es", lemma[:-1] + "ies"))
+#: Third-person and -ing forms of the stance verbs → their lemma, for chat text the tagger
+#: misreads ("ruben reckons ..." comes out as two proper nouns).
+_THIRD_FORMS = {f: lemma for lemma in VERBS for f in (lemma + "s", lemma + "es",
+                                                       lemma[:-1] + "ies")}
+_ING_FORMS = {f: lemma for lemma in VERBS for f in (lemma + "ing", lemma[:-1] + "ing")}
 
 
 def _chat_report(doc: Doc, sent: Span, speaker: str | None, me: str) -> ClaimCandidate | None:
@@ -119,12 +120,9 @@ def _chat_report(doc: Doc, sent: Span, speaker: str | None, me: str) -> ClaimCan
     for i, tok in enumerate(toks[:-2]):
         verb_at = i + 2 if toks[i + 1].lower_ in ("keeps", "kept") else i + 1
         verb = toks[verb_at]
-        if verb.lower_ in _THIRD_FORMS:
-            lemma = next(v for v in VERBS if verb.lower_ in (v + "s", v + "es", v[:-1] + "ies"))
-        elif verb_at == i + 2 and verb.lower_.endswith("ing") \
-                and verb.lower_[:-3] in VERBS.keys() | {v[:-1] for v in VERBS}:
-            lemma = next(v for v in VERBS if verb.lower_[:-3] in (v, v[:-1]))
-        else:
+        lemma = _THIRD_FORMS.get(verb.lower_) or (
+            _ING_FORMS.get(verb.lower_) if verb_at == i + 2 else None)
+        if lemma is None:
             continue
         if not (tok.is_alpha and tok.is_lower and not tok.is_stop and len(tok) > 2):
             continue
@@ -334,17 +332,12 @@ def _target(content: Span) -> str | None:
 # The verbs a question asks for a view with: the stance verbs that are not plain reporting
 # ("add", "write", "mention" ask what was said or done), and verbs of judging: "How does Bea
 # rate the book?", "Does Karim trust the result?", "Who does Matteo hold responsible?".
-_ASKING_VERBS = frozenset({
-    "think", "reckon", "guess", "suppose", "figure", "bet", "imagine", "believe",
-    "suspect", "feel", "insist", "swear", "claim", "maintain", "contend", "allege",
-    "argue", "warn", "accuse", "blame", "complain", "criticise", "criticize", "object",
-    "doubt", "question", "worry", "fear", "hope", "wish", "expect", "predict",
-    "anticipate", "forecast", "love", "like", "enjoy", "adore", "hate", "dislike",
-    "despise", "detest", "loathe", "prefer", "say", "trust", "rate", "regard",
-    "recommend", "suggest", "credit", "judge", "consider", "attribute", "agree",
-    "disagree", "oppose", "favour", "favor", "dismiss", "defend", "hold", "compare",
-    "explain",
-})
+# ("find" only as "How did X find ...", below; "convince" is a passive's, not a question's).
+_ASKING_VERBS = (VERBS.keys() - _NEUTRAL_SPEECH - {"find", "convince"}) | {
+    "say", "trust", "rate", "regard", "recommend", "suggest", "credit", "judge", "consider",
+    "attribute", "agree", "disagree", "oppose", "favour", "favor", "dismiss", "defend",
+    "hold", "compare", "explain",
+}
 _ASKING_NOUNS = frozenset({
     "concern", "attitude", "explanation", "verdict", "reaction", "assessment",
     "impression", "complaint", "advice", "recommendation", "suggestion", "theory",
@@ -401,11 +394,6 @@ def _is_named(tok: Token) -> bool:
 
 
 _CHANGE_NOUNS = frozenset({"mind", "view", "opinion", "tune", "position", "stance"})
-
-
-def revises_view(text: str) -> bool:
-    """Whether ``text`` says a view changed (see :func:`revision`)."""
-    return _revision_cue(text) is not None
 
 
 def revision(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
