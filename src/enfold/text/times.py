@@ -469,8 +469,8 @@ def _direction(text: str, start: int, end: int, deadline: bool) -> str:
     right_m = _CLAUSE_BREAK.search(text, end)
     right = right_m.start() if right_m else len(text)
     clause = text[left:start] + " " + text[end:right]
-    if deadline:
-        return "future"
+    # A past verb wins over a deadline cue: "Filed three updates before noon" reports work
+    # done, it sets no deadline (the clause rules below had the same order).
     parsed = _parsed_direction(text, start, end)
     if parsed is not None:
         return parsed
@@ -478,7 +478,7 @@ def _direction(text: str, start: int, end: int, deadline: bool) -> str:
         return "future"
     if any(w.group().lower() not in _NOT_PAST for w in _PAST.finditer(clause)):
         return "past"
-    return "neutral"
+    return "future" if deadline else "neutral"
 
 
 def _resolve(
