@@ -55,6 +55,10 @@ class Settings:
                                  "(0 = use the embedder's calibration)", "§4")
     cluster_threshold: float = _s(0.0, "cosine for pending events to cluster "
                                   "(0 = use the embedder's calibration)", "§4")
+    group_events: bool = _s(True, "consolidation groups the recent unfolded events by average "
+                            "linkage (enfold.consolidate.group)", "§6")
+    group_threshold: float = _s(0.0, "mean cosine at which grouping joins two groups "
+                                "(0: the embedder's calibration)", "§6")
     cluster_min_events: int = _s(3, "pending events needed to form a concept", "§4")
     cluster_window_days: float = _s(30.0, "window within which pending events cluster", "§4")
     pending_max: int = _s(500, "pending (unfolded) events kept as cluster candidates", "§4")

@@ -10,6 +10,11 @@ concepts (distractors have none). Method, per threshold:
   for its own concept. Threshold maximizing F0.5 likewise.
 * ``parent`` — pairs of gold concept centroids: positive when they share a hierarchy parent.
   Threshold maximizing F0.5.
+* ``group`` — the cut of consolidation's average-linkage grouping
+  (:mod:`enfold.consolidate.group`): each scenario's events clustered at once, groups of at
+  least three kept, scored by event-overlap F1 against the gold concepts
+  (:func:`enfold.bench.metrics.event_overlap_f1`); the cut with the best mean F1 over a
+  grid of 0.05–0.60, on this data and issue 20's tuning scenarios (``cogeval-tune``).
 
 The result, with the data and the method, is recorded in ``enfold/data/calibration.json``.
 """
@@ -47,8 +52,9 @@ def best_threshold(pos: Sequence[float], neg: Sequence[float], beta: float = 1.0
     return best
 
 
-def _groups() -> list[dict[str, Any]]:
-    """Labelled groups: texts with gold concept labels and sibling sets (bundled data)."""
+def _groups(extra: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Labelled groups: texts with gold concept labels and sibling sets (bundled data, and
+    the packaged scenario folders named in ``extra``)."""
     data = resources.files("enfold") / "data"
     out: list[dict[str, Any]] = []
     events = [json.loads(x) for x in (data / "demo.jsonl").read_text("utf-8").splitlines()
@@ -61,13 +67,15 @@ def _groups() -> list[dict[str, Any]]:
         "labels": [by_event.get(e["id"]) for e in events],
         "parents": [h["children"] for h in gold.get("hierarchy", [])],
     })
-    folder = resources.files("enfold") / "bench" / "data" / "cogeval"
-    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
+    root = resources.files("enfold") / "bench" / "data"
+    entries = [(name, e) for name in ("cogeval", *extra)
+               for e in sorted((root / name).iterdir(), key=lambda p: p.name)]
+    for folder, entry in entries:
         if not entry.name.endswith(".json"):
             continue
         sc = json.loads(entry.read_text("utf-8"))
         out.append({
-            "name": f"cogeval/{sc['id']}",
+            "name": f"{folder}/{sc['id']}",
             "texts": [e["text"] for e in sc["events"]],
             "labels": [e.get("gold_concept") for e in sc["events"]],
             "parents": [h["children"] for h in sc["gold"].get("hierarchy", [])],
@@ -108,6 +116,7 @@ def calibrate(embedder: Any) -> dict[str, Any]:
             cos = float(ca @ cb / ((np.linalg.norm(ca) * np.linalg.norm(cb)) or 1.0))
             sib = any(a in p and b in p for p in grp["parents"])
             (par_pos if sib else par_neg).append(cos)
+    group = best_group_cut(embedder)
     cluster = best_threshold(pair_pos, pair_neg, beta=0.5)
     assign = best_threshold(cen_pos, cen_neg, beta=0.5)
     parent = best_threshold(par_pos, par_neg, beta=0.5)
@@ -116,10 +125,45 @@ def calibrate(embedder: Any) -> dict[str, Any]:
         "method": __doc__.split("Method, per threshold:")[1].split("The result")[0].strip()
         if __doc__ else "",
         "pairs": {"positive": len(pair_pos), "negative": len(pair_neg)},
-        "result": {"cluster": cluster, "assign": assign, "parent": parent},
+        "result": {"cluster": cluster, "assign": assign, "parent": parent, "group": group},
         "thresholds": {"cluster": cluster["threshold"], "assign": assign["threshold"],
-                       "parent": parent["threshold"]},
+                       "parent": parent["threshold"], "group": group["threshold"]},
     }
+
+
+def best_group_cut(embedder: Any, grid: Sequence[float] = tuple(
+        round(0.05 + 0.025 * i, 3) for i in range(23))) -> dict[str, Any]:
+    """The average-linkage cut with the best mean event-overlap F1 (see the module doc)."""
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.spatial.distance import squareform
+
+    from enfold.bench.metrics import event_overlap_f1
+
+    data = []
+    for grp in _groups(extra=("cogeval-tune",)):
+        vecs = np.asarray(embedder.embed(grp["texts"]), dtype=np.float64)
+        vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        dist = np.clip(1.0 - vecs @ vecs.T, 0.0, 2.0)
+        np.fill_diagonal(dist, 0.0)
+        tree = linkage(squareform(dist, checks=False), method="average")
+        labels = grp["labels"]
+        gold = [[i for i, x in enumerate(labels) if x == c]
+                for c in sorted({x for x in labels if x is not None})]
+        data.append((tree, gold))
+    best: dict[str, Any] = {"threshold": 0.3, "f": -1.0, "scenarios": len(data)}
+    for t in grid:
+        scores = []
+        for tree, gold in data:
+            cut = fcluster(tree, t=1.0 - t, criterion="distance")
+            groups: dict[int, list[int]] = {}
+            for i, lab in enumerate(cut):
+                groups.setdefault(int(lab), []).append(i)
+            found = [g for g in groups.values() if len(g) >= 3]
+            scores.append(event_overlap_f1(found, gold)["f1"])
+        f = float(np.mean(scores))
+        if f > best["f"]:
+            best = {"threshold": float(t), "f": f, "scenarios": len(data)}
+    return best
 
 
 def record(results: dict[str, dict[str, Any]], path: Path) -> None:

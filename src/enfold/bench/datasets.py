@@ -37,7 +37,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, V
 from enfold.errors import InputError
 
 __all__ = [
-    "LOCOMO_CATEGORIES", "ClaimUtterance", "CollapseItem", "CollapseQuery", "DemoEvent",
+    "COGEVAL_SETS", "LOCOMO_CATEGORIES", "ClaimUtterance", "CollapseItem", "CollapseQuery", "DemoEvent",
     "DemoGold", "GoldChain", "GoldConcept", "GoldGraph", "GoldIntent", "GoldParent", "GoldRelation",
     "LocomoConversation", "LocomoQA", "LocomoTurn", "Scenario", "ScenarioEvent", "Utterance",
     "load_cogeval", "load_collapse", "load_demo", "load_locomo",
@@ -338,19 +338,27 @@ def _scenario(path: PathLike | Traversable) -> Scenario:
     return scenario
 
 
-def load_cogeval(path: PathLike | None = None) -> list[Scenario]:
+#: The packaged scenario sets: the six bundled ones, and the development scenarios written
+#: for issue 20, split into a part to tune on and a part only measured.
+COGEVAL_SETS = {"bundled": "cogeval", "tune": "cogeval-tune", "measure": "cogeval-measure"}
+
+
+def load_cogeval(path: PathLike | None = None, *, part: str = "bundled") -> list[Scenario]:
     """Load CogEval-Bench scenarios from a ``.json`` file or a directory of them.
 
-    Without a path, the six packaged scenarios are loaded. Scenarios come back sorted by file
-    name; scenario ids must be unique across the directory.
+    Without a path, the packaged set ``part`` is loaded (:data:`COGEVAL_SETS`; "bundled" is
+    the six scenarios). Scenarios come back sorted by file name; scenario ids must be unique
+    across the directory.
     """
     files: Sequence[PathLike | Traversable]
     if path is None:
-        found = [f for f in _packaged("bench", "data", "cogeval").iterdir()
+        if part not in COGEVAL_SETS:
+            raise InputError(f"unknown cogeval set {part!r}; one of {', '.join(COGEVAL_SETS)}")
+        found = [f for f in _packaged("bench", "data", COGEVAL_SETS[part]).iterdir()
                  if f.name.endswith(".json")]
         found.sort(key=lambda f: f.name)
         files = found
-        where = "packaged cogeval data"
+        where = f"packaged cogeval data ({part})"
     else:
         p = Path(path)
         files = sorted(p.glob("*.json")) if p.is_dir() else [p]

@@ -7,6 +7,8 @@ that each one can be checked by hand on a toy input.
 CogEval-Bench (CogniFold, Appendix F.4):
 
 - :func:`gold_f1`, :func:`gold_f1_sensitivity` — concept emergence against the gold concepts;
+- :func:`event_overlap_f1`, :func:`bcubed` — concept recovery by grounding events, without
+  labels;
 - :func:`purity` — how coherent the events grounding each concept are;
 - :func:`chain_discovery`, :func:`clustering_coefficient`, :func:`modularity`,
   :func:`edge_type_entropy` — relationship topology;
@@ -146,6 +148,54 @@ def gold_f1_sensitivity(
         out[float(t)] = {"precision": res["precision"], "recall": res["recall"],
                          "f1": res["f1"], "n_matches": len(res["matches"])}
     return out
+
+
+def event_overlap_f1(system: Sequence[Iterable[Hashable]], gold: Sequence[Iterable[Hashable]],
+                     threshold: float = 0.3) -> dict[str, Any]:
+    """Label-free concept recovery: system concepts matched to gold concepts by their events.
+
+    Each concept is the set of events it rests on. The Jaccard matrix of the two sides is
+    solved as a one-to-one assignment (Hungarian algorithm, maximizing the total overlap of
+    the pairs that reach ``threshold``); a pair counts at Jaccard ``>= threshold``.
+    Precision is matches / system concepts, recall is matches / gold concepts.
+    ``matches`` lists ``(system_index, gold_index, jaccard)``.
+    """
+    sys_sets = [set(s) for s in system]
+    gold_sets = [set(g) for g in gold]
+    jac = np.zeros((len(sys_sets), len(gold_sets)))
+    for i, a in enumerate(sys_sets):
+        for j, b in enumerate(gold_sets):
+            union = len(a | b)
+            jac[i, j] = len(a & b) / union if union else 0.0
+    return _gold_f1_from_cos(jac, threshold)
+
+
+def bcubed(system: Mapping[Hashable, Hashable], gold: Mapping[Hashable, Hashable]
+           ) -> dict[str, float]:
+    """B-cubed precision, recall and F1 of a clustering of items against the gold one.
+
+    ``system`` and ``gold`` map every item to its cluster; the items are the gold's keys (an
+    item the system leaves out is a cluster of its own). For each item, precision is the
+    share of its system cluster that shares its gold cluster, recall the share of its gold
+    cluster that shares its system cluster; both are averaged over items (Bagga & Baldwin).
+    """
+    items = list(gold)
+    if not items:
+        return {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+    sys_of = {i: system.get(i, ("__alone__", i)) for i in items}
+    by_sys: dict[Hashable, set[Hashable]] = {}
+    by_gold: dict[Hashable, set[Hashable]] = {}
+    for i in items:
+        by_sys.setdefault(sys_of[i], set()).add(i)
+        by_gold.setdefault(gold[i], set()).add(i)
+    p = r = 0.0
+    for i in items:
+        s, g = by_sys[sys_of[i]], by_gold[gold[i]]
+        both = len(s & g)
+        p += both / len(s)
+        r += both / len(g)
+    precision, recall = p / len(items), r / len(items)
+    return {"precision": precision, "recall": recall, "f1": _f1(precision, recall)}
 
 
 def purity(groups: Sequence[Any]) -> float:

@@ -44,6 +44,7 @@ from enfold.consolidate.decay import (
     decay_edges,
 )
 from enfold.consolidate.facts import FactWriter, consolidate_facts
+from enfold.consolidate.group import GroupResult, group_unfolded
 from enfold.consolidate.merge import compress
 from enfold.consolidate.reinforce import accumulate
 from enfold.consolidate.schedule import SEQ_KEY, Scheduler
@@ -71,6 +72,8 @@ class ConsolidationReport:
     linked: int = 0
     facts: int = 0
     facts_extended: int = 0
+    grouped: int = 0  # unfolded events settled by grouping (joined or formed a concept)
+    formed: int = 0  # concepts grouping formed
     claims_merged: int = 0
     claims_superseded: int = 0
     duration_s: float = 0.0
@@ -86,7 +89,7 @@ class ConsolidationReport:
         """How many things the pass changed (0: the graph is as it was)."""
         return (self.merged + self.reinforced + self.decayed + self.pruned + self.linked
                 + self.facts + self.facts_extended + self.claims_merged
-                + self.claims_superseded)
+                + self.claims_superseded + self.grouped)
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "changed": self.changed}
@@ -95,6 +98,15 @@ class ConsolidationReport:
 def _kind_subset(graph: WorkingGraph, ids: Iterable[str], kind: NodeKind) -> list[str]:
     members = graph.by_kind[kind]
     return sorted(i for i in ids if i in members)
+
+
+def _group(graph: WorkingGraph, settings: Settings, stamp: Stamp, cut: float,
+           events: list[str] | None) -> GroupResult:
+    from enfold.write.planner_local import LocalPlanner
+
+    state = LocalPlanner(settings).state(graph)
+    return group_unfolded(graph, settings, stamp, threshold=cut, terms=state.terms,
+                          recent=[*state.pending, *state.recent], events=events)
 
 
 def consolidate(
@@ -142,6 +154,7 @@ def consolidate(
     visited = {"concepts": 0, "events": 0, "claims": 0, "edges": 0}
     threshold = (assign_threshold if assign_threshold is not None
                  else settings.assign_threshold or thresholds_for(embedder_name)["assign"])
+    group_cut = settings.group_threshold or thresholds_for(embedder_name)["group"]
     was_paused, sched.paused = sched.paused, True
     try:
         # 1. claims
@@ -164,6 +177,16 @@ def consolidate(
             visited["events"] += acc.visited
             report.reinforced += acc.reinforced
             attached.update(ev for ev, _ in acc.attached)
+            grp = _group(graph, settings, stamp, group_cut, events) if settings.group_events \
+                else None
+            if grp is not None:
+                report.grouped += len(grp.attached)
+                report.formed += len(grp.formed)
+                attached.update(ev for ev, _ in grp.attached)
+                acc.attached += grp.attached
+                acc.reinforced += len(grp.attached)
+                if grp.attached:
+                    near.invalidate()
             mres = compress(graph, settings, stamp, region=scope, centroids=near)
             visited["concepts"] += mres.visited
             report.merged += mres.merged

@@ -13,7 +13,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-DEFAULTS = {"assign": 0.55, "cluster": 0.45, "parent": 0.35}
+DEFAULTS = {"assign": 0.55, "cluster": 0.45, "parent": 0.35, "group": 0.45}
 
 
 @lru_cache(maxsize=1)
@@ -28,7 +28,7 @@ def recorded() -> dict[str, Any]:
 
 
 def thresholds_for(embedder_name: str | None) -> dict[str, float]:
-    """{"assign", "cluster", "parent"} thresholds for an embedder (by name prefix)."""
+    """{"assign", "cluster", "parent", "group"} thresholds for an embedder (by name prefix)."""
     if not embedder_name:
         return dict(DEFAULTS)
     entries = recorded().get("embedders", {})
