@@ -17,6 +17,7 @@ from enfold.bench.cogeval import METRICS, concept_partition
 from enfold.bench.tomi import parse_tomi, story_events
 from enfold.bench.tomi_graph import ingest_story, rebuild_events
 from enfold.embed import make_embedder
+from enfold.errors import InputError
 from enfold.memory import Memory
 from enfold.model import EdgeType, NodeKind
 from enfold.store import open_store
@@ -153,7 +154,27 @@ def test_cogeval_cli_smoke(tmp_path: Path) -> None:
     f1s = list(enfold["gold_f1_sensitivity"].values())
     assert f1s == sorted(f1s, reverse=True)  # a stricter threshold never matches more
     assert result["published"]["purity"] == 0.361
+    assert result["published"]["gold_f1"] == 0.358
+    for key in ("event_f1", "event_precision", "event_recall", "bcubed_f1",
+                "gold_f1_described"):
+        assert 0.0 <= one[key] <= 1.0
+    d = list(enfold["gold_f1_described_sensitivity"].values())
+    assert d == sorted(d, reverse=True)
+    assert one["unfolded_events"] <= one["events"]
+    assert len(one["labels"]) == one["concepts"]
     assert out.with_suffix(".md").exists()
+
+
+def test_cogeval_development_sets_are_packaged_apart() -> None:
+    from enfold.bench.datasets import load_cogeval
+
+    tune = {s.id for s in load_cogeval(None, part="tune")}
+    measure = {s.id for s in load_cogeval(None, part="measure")}
+    bundled = {s.id for s in load_cogeval(None)}
+    assert len(tune) == 2 and len(measure) == 2
+    assert not (tune & measure) and not ((tune | measure) & bundled)
+    with pytest.raises(InputError, match="unknown cogeval set"):
+        load_cogeval(None, part="heldout")
 
 
 def test_concept_partition_is_a_partition() -> None:

@@ -613,3 +613,48 @@ def test_after_a_restart_unconsolidated_events_are_dirty_again(tmp_path: Path) -
     sched = Scheduler.of(m2.graph(), m2.settings)
     assert later in sched.dirty and not set(first) & set(sched.dirty)
     m2.close()
+
+
+# ----------------------------------------------------------------- grouping (issue 20)
+_BREAD = ["Fed the sourdough starter with rye flour before bed.",
+          "Sourdough starter doubled overnight; rye flour works.",
+          "Baked the first sourdough loaf from the rye starter.",
+          "Sourdough loaf crumb looked open; starter is strong now."]
+_OTHER = ["Invoice 1142 paid by wire transfer.", "Parking garage closes early Sunday."]
+
+
+def test_grouping_forms_a_theme_from_unfolded_events_and_is_idempotent() -> None:
+    with bare() as m:
+        ids = m.add_many([{"text": t, "ts": T0 + i * HOUR, "source": "Ana"}
+                          for i, t in enumerate([*_BREAD, *_OTHER])])
+        report = full_pass(m)
+        g = m.graph()
+        concepts = list(g.of_kind(NodeKind.CONCEPT))
+        assert report.formed == 1 and len(concepts) == 1
+        theme = g.nodes[concepts[0]]
+        assert set(theme.grounded_in) == set(ids[:4])  # the distractors stay unfolded
+        assert "sourdough" in theme.text.lower()
+        assert_grounding_reachable(g)
+        again = full_pass(m)
+        assert again.grouped == 0 and again.formed == 0
+
+
+def test_grouping_joins_a_loose_event_to_the_theme_of_its_group() -> None:
+    # Accumulation (cosine to the centroid) is kept from attaching it first.
+    with bare(Settings(assign_threshold=0.999)) as m:
+        ids = m.add_many([{"text": t, "ts": T0 + i * HOUR, "source": "Ana"}
+                          for i, t in enumerate(_BREAD)])
+        m.apply(concept_plan(ids[:3], "Sourdough"))
+        report = full_pass(m)
+        g = m.graph()
+        (cid,) = g.of_kind(NodeKind.CONCEPT)
+        assert report.grouped == 1 and report.reinforced == 0
+        assert ids[3] in g.nodes[cid].grounded_in
+
+
+def test_grouping_can_be_switched_off() -> None:
+    with bare(Settings(group_events=False)) as m:
+        m.add_many([{"text": t, "ts": T0 + i * HOUR, "source": "Ana"}
+                    for i, t in enumerate(_BREAD)])
+        report = full_pass(m)
+        assert report.formed == 0 and not list(m.graph().of_kind(NodeKind.CONCEPT))

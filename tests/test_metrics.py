@@ -237,3 +237,29 @@ def test_percentiles() -> None:
     assert percentiles([7.0]) == {"p50": 7.0, "p95": 7.0, "p99": 7.0}
     with pytest.raises(InputError):
         percentiles([])
+
+
+def test_event_overlap_matches_one_to_one_by_jaccard() -> None:
+    from enfold.bench.metrics import event_overlap_f1
+
+    gold = [["a", "b", "c", "d"], ["e", "f", "g"]]
+    # S0 overlaps gold 0 at 3/4; S1 overlaps gold 0 at 2/5 and gold 1 at 1/4 (< 0.3);
+    # S2 is gold 1 with one extra event (3/4).
+    system = [["a", "b", "c"], ["c", "d", "g"], ["e", "f", "g", "x"]]
+    res = event_overlap_f1(system, gold, threshold=0.3)
+    assert sorted((i, j) for i, j, _ in res["matches"]) == [(0, 0), (2, 1)]
+    assert res["precision"] == pytest.approx(2 / 3) and res["recall"] == 1.0
+    assert event_overlap_f1([], gold)["f1"] == 0.0
+
+
+def test_bcubed_by_hand() -> None:
+    from enfold.bench.metrics import bcubed
+
+    gold = {"a": 1, "b": 1, "c": 2, "d": 2}
+    assert bcubed({"a": "x", "b": "x", "c": "y", "d": "y"}, gold)["f1"] == 1.0
+    # one system cluster for all: precision 1/2 for every item, recall 1.
+    merged = bcubed({k: "x" for k in gold}, gold)
+    assert merged["precision"] == pytest.approx(0.5) and merged["recall"] == 1.0
+    # items the system leaves out are clusters of their own: precision 1, recall 1/2.
+    alone = bcubed({}, gold)
+    assert alone["precision"] == 1.0 and alone["recall"] == pytest.approx(0.5)

@@ -16,7 +16,7 @@ This step looks at the recent events together, as a batch clustering does:
 3. in each group of at least ``cluster_min_events`` events that holds unfolded ones: when
    some of its events already belong to concepts, the unfolded ones **reinforce** the
    concept most of them belong to; when none do, the group **forms a concept** of its own,
-   labelled like the planner's (:func:`enfold.text.labels.concept_label`).
+   labelled like the planner's (:func:`enfold.text.phrases.key_phrases`).
 
 Everything goes through the executor (one UpdatePlan per group), so provenance, centroids,
 counts and the op log follow the same code as on the write path. A second pass at the same
@@ -39,8 +39,7 @@ from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, NodeKind
 from enfold.plan import AddEdge, AddNode, Operation, UpdatePlan
 from enfold.settings import Settings
-from enfold.text.labels import concept_label
-from enfold.text.phrases import TermStats
+from enfold.text.phrases import TermStats, key_phrases, make_label
 from enfold.write.apply import execute
 
 __all__ = ["POOL_MAX", "GroupResult", "group_unfolded"]
@@ -136,8 +135,9 @@ def group_unfolded(
                    for m in loose]
         else:
             texts = [graph.nodes[m].text for m in members]
-            label, keywords = concept_label(texts, terms, k=settings.label_max_terms)
-            ops = [AddNode(ref="theme", kind=NodeKind.CONCEPT, text=label[:4000], attrs={
+            keywords = key_phrases(texts, terms, k=settings.label_max_terms)
+            ops = [AddNode(ref="theme", kind=NodeKind.CONCEPT, text=make_label(keywords)[:4000],
+                           attrs={
                 "keywords": keywords,
                 "summary": _central(graph, members, vecs[rows]),
                 "aliases": [],

@@ -39,7 +39,7 @@ from enfold.model import GROUNDED_KINDS, EdgeType, Node, NodeKind, OpRecord
 from enfold.settings import Settings
 from enfold.text.annotate import annotate
 from enfold.text.claims import extract_claims, predicate_family, target_key
-from enfold.text.labels import concept_label
+from enfold.text.phrases import key_phrases, make_label
 from enfold.write.apply import label_similarity
 from enfold.write.people_index import PeopleIndex
 from enfold.write.planner_local import LocalPlanner, PlannerState, _central_text
@@ -309,10 +309,10 @@ class _Forgetting:
         keywords = attrs.get("keywords")
         if trace.taints_any([text, *strings(keywords)]):
             texts = [self.g.nodes[e].text for e in members[:_LABEL_EVENTS]]
-            if not texts:
+            phrases = key_phrases(texts, self.terms().terms, k=self.s.label_max_terms)
+            if not phrases:
                 return None
-            text, phrases = concept_label(texts, self.terms().terms, k=self.s.label_max_terms)
-            attrs["keywords"] = phrases
+            text, attrs["keywords"] = make_label(phrases), phrases
             trace.support(" ".join(phrases))
         summary = attrs.get("summary")
         if isinstance(summary, str) and trace.taints(summary):

@@ -33,9 +33,8 @@ from enfold.plan import AddEdge, AddNode, Operation, UpdateNode, UpdatePlan
 from enfold.settings import Settings
 from enfold.text.annotate import Annotation, annotate
 from enfold.text.claims import target_key
-from enfold.text.labels import concept_label
 from enfold.text.people import same_person
-from enfold.text.phrases import TermStats, make_label, terms, tokens
+from enfold.text.phrases import TermStats, key_phrases, make_label, terms, tokens
 from enfold.write.apply import label_similarity
 from enfold.write.calibration import thresholds_for
 from enfold.write.context import ContextAssembler
@@ -170,8 +169,8 @@ class LocalPlanner:
             return None
         members = [*close, ev.id]
         texts = [g.nodes[m].text for m in members]
-        label, phrases = concept_label(texts, st.terms, k=self.s.label_max_terms)
-        ref = b.add(NodeKind.CONCEPT, label, members, {
+        phrases = key_phrases(texts, st.terms, k=self.s.label_max_terms)
+        ref = b.add(NodeKind.CONCEPT, make_label(phrases), members, {
             "keywords": phrases,
             "summary": _central_text(g, members, vec),
             "aliases": [],
@@ -215,7 +214,7 @@ class LocalPlanner:
                 continue
             label = make_label(shared)
             if max(label_similarity(label, sibling.text),
-                   label_similarity(label, concept_label(texts, self.state(g).terms)[0])
+                   label_similarity(label, make_label(key_phrases(texts, self.state(g).terms)))
                    ) >= self.s.merge_threshold:
                 continue
             both = list(dict.fromkeys([*sibling.grounded_in, *members]))
