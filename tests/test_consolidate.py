@@ -623,8 +623,11 @@ _BREAD = ["Fed the sourdough starter with rye flour before bed.",
 _OTHER = ["Invoice 1142 paid by wire transfer.", "Parking garage closes early Sunday."]
 
 
+GROUPING = Settings(group_events=True)
+
+
 def test_grouping_forms_a_theme_from_unfolded_events_and_is_idempotent() -> None:
-    with bare() as m:
+    with bare(GROUPING) as m:
         ids = m.add_many([{"text": t, "ts": T0 + i * HOUR, "source": "Ana"}
                           for i, t in enumerate([*_BREAD, *_OTHER])])
         report = full_pass(m)
@@ -641,7 +644,7 @@ def test_grouping_forms_a_theme_from_unfolded_events_and_is_idempotent() -> None
 
 def test_grouping_joins_a_loose_event_to_the_theme_of_its_group() -> None:
     # Accumulation (cosine to the centroid) is kept from attaching it first.
-    with bare(Settings(assign_threshold=0.999)) as m:
+    with bare(Settings(group_events=True, assign_threshold=0.999)) as m:
         ids = m.add_many([{"text": t, "ts": T0 + i * HOUR, "source": "Ana"}
                           for i, t in enumerate(_BREAD)])
         m.apply(concept_plan(ids[:3], "Sourdough"))
@@ -652,8 +655,8 @@ def test_grouping_joins_a_loose_event_to_the_theme_of_its_group() -> None:
         assert ids[3] in g.nodes[cid].grounded_in
 
 
-def test_grouping_can_be_switched_off() -> None:
-    with bare(Settings(group_events=False)) as m:
+def test_grouping_is_off_by_default() -> None:
+    with bare() as m:
         m.add_many([{"text": t, "ts": T0 + i * HOUR, "source": "Ana"}
                     for i, t in enumerate(_BREAD)])
         report = full_pass(m)
