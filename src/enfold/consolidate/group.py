@@ -39,7 +39,8 @@ from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, NodeKind
 from enfold.plan import AddEdge, AddNode, Operation, UpdatePlan
 from enfold.settings import Settings
-from enfold.text.phrases import TermStats, key_phrases, make_label
+from enfold.text.phrases import TermStats, make_label
+from enfold.text.themes import theme_phrases
 from enfold.write.apply import execute
 
 __all__ = ["POOL_MAX", "GroupResult", "group_unfolded"]
@@ -135,7 +136,7 @@ def group_unfolded(
                    for m in loose]
         else:
             texts = [graph.nodes[m].text for m in members]
-            keywords = key_phrases(texts, terms, k=settings.label_max_terms)
+            keywords = theme_phrases(texts, terms, k=settings.label_max_terms)
             ops = [AddNode(ref="theme", kind=NodeKind.CONCEPT, text=make_label(keywords)[:4000],
                            attrs={
                 "keywords": keywords,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 _TOKEN = re.compile(r"(?<![A-Za-z0-9])(?:[A-Za-z][A-Za-z0-9'’-]*[A-Za-z0-9]|[A-Za-z])")
 
@@ -72,13 +72,19 @@ def _surface_forms(texts: Iterable[str]) -> dict[str, Counter[str]]:
     return forms
 
 
-def key_phrases(texts: Sequence[str], stats: TermStats, k: int = 3) -> list[str]:
-    """The k most distinctive phrases of ``texts`` (surface forms, best first)."""
+def key_phrases(texts: Sequence[str], stats: TermStats, k: int = 3, *,
+                skip: Collection[str] = (), names: Collection[str] = ()) -> list[str]:
+    """The k most distinctive phrases of ``texts`` (surface forms, best first).
+
+    ``skip``: lowercase words no phrase may hold (times, numbers); ``names``: lowercase words
+    of names. A phrase made only of names never comes first while a phrase with another word
+    is there to lead: a theme is not a name alone.
+    """
     if not texts:
         return []
     coverage: Counter[str] = Counter()
     for text in texts:
-        coverage.update(terms(text))
+        coverage.update(t for t in terms(text) if not skip or not set(t.split(" ")) & set(skip))
     n = len(texts)
     min_cover = 2 if n >= 2 and any(c >= 2 for c in coverage.values()) else 1
     scored: list[tuple[float, str]] = []
@@ -100,6 +106,19 @@ def key_phrases(texts: Sequence[str], stats: TermStats, k: int = 3) -> list[str]
         chosen.append(term)
         if len(chosen) == k:
             break
+    if names and chosen:
+        def named(term: str) -> bool:
+            return all(w in names for w in term.split(" "))
+
+        if named(chosen[0]):
+            lead = next((t for t in chosen if not named(t)), None)
+            if lead is None:  # the best phrase with another word, even from one event
+                lead = max((t for t in coverage if not named(t)),
+                           key=lambda t: ((coverage[t] / n) * stats.idf(t), t), default=None)
+                if lead is not None:
+                    chosen = chosen[:k - 1]
+            if lead is not None:
+                chosen = [lead, *(t for t in chosen if t != lead)]
     forms = _surface_forms(texts)
     return [forms[t].most_common(1)[0][0] if t in forms else t for t in chosen]
 

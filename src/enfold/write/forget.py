@@ -39,7 +39,8 @@ from enfold.model import GROUNDED_KINDS, EdgeType, Node, NodeKind, OpRecord
 from enfold.settings import Settings
 from enfold.text.annotate import annotate
 from enfold.text.claims import extract_claims, predicate_family, target_key
-from enfold.text.phrases import key_phrases, make_label
+from enfold.text.phrases import make_label
+from enfold.text.themes import theme_phrases
 from enfold.write.apply import label_similarity
 from enfold.write.people_index import PeopleIndex
 from enfold.write.planner_local import LocalPlanner, PlannerState, _central_text
@@ -309,7 +310,7 @@ class _Forgetting:
         keywords = attrs.get("keywords")
         if trace.taints_any([text, *strings(keywords)]):
             texts = [self.g.nodes[e].text for e in members[:_LABEL_EVENTS]]
-            phrases = key_phrases(texts, self.terms().terms, k=self.s.label_max_terms)
+            phrases = theme_phrases(texts, self.terms().terms, k=self.s.label_max_terms)
             if not phrases:
                 return None
             text, attrs["keywords"] = make_label(phrases), phrases

@@ -34,7 +34,8 @@ from enfold.settings import Settings
 from enfold.text.annotate import Annotation, annotate
 from enfold.text.claims import target_key
 from enfold.text.people import same_person
-from enfold.text.phrases import TermStats, key_phrases, make_label, terms, tokens
+from enfold.text.phrases import TermStats, make_label, terms, tokens
+from enfold.text.themes import theme_phrases
 from enfold.write.apply import label_similarity
 from enfold.write.calibration import thresholds_for
 from enfold.write.context import ContextAssembler
@@ -169,7 +170,7 @@ class LocalPlanner:
             return None
         members = [*close, ev.id]
         texts = [g.nodes[m].text for m in members]
-        phrases = key_phrases(texts, st.terms, k=self.s.label_max_terms)
+        phrases = theme_phrases(texts, st.terms, k=self.s.label_max_terms)
         ref = b.add(NodeKind.CONCEPT, make_label(phrases), members, {
             "keywords": phrases,
             "summary": _central_text(g, members, vec),
@@ -214,7 +215,7 @@ class LocalPlanner:
                 continue
             label = make_label(shared)
             if max(label_similarity(label, sibling.text),
-                   label_similarity(label, make_label(key_phrases(texts, self.state(g).terms)))
+                   label_similarity(label, make_label(theme_phrases(texts, self.state(g).terms)))
                    ) >= self.s.merge_threshold:
                 continue
             both = list(dict.fromkeys([*sibling.grounded_in, *members]))
