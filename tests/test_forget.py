@@ -442,10 +442,11 @@ def test_forget_rebuilds_what_only_the_event_worded(world: Memory) -> None:
     assert "zanzibar" not in node.text.lower() and node.text != "Zanzibar running club"
     assert not any("zanzibar" in k.lower() for k in node.attrs["keywords"])
     assert node.attrs["summary"] == m.get(ev[2]).text
-    # The intent: the clause of the remaining event that states it; its history keeps the
-    # entry, without the words.
+    # The intent: the goal stated by the remaining event, and that event's clause; its
+    # history keeps the entry, without the words.
     intent = m.get(todo)
-    assert intent.text == "I need to change the router password before the weekend"
+    assert intent.text == "Change the router password before the weekend"
+    assert intent.attrs["clause"] == "I need to change the router password before the weekend"
     assert intent.attrs["status"] == "pending" and intent.attrs["category"] == "follow_up"
     assert intent.attrs["history"][0]["reason"] == "[forgotten]"
     # The intent no remaining event states goes.

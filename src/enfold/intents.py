@@ -68,6 +68,7 @@ from enfold.notify import (
 )
 from enfold.plan import AddEdge, AddNode, MergeNodes, Operation, UpdateNode, UpdatePlan
 from enfold.settings import Settings
+from enfold.text import goals
 from enfold.text.annotate import has_resolution_cue
 from enfold.text.phrases import terms
 from enfold.write.apply import ApplyResult, execute, label_similarity
@@ -392,9 +393,10 @@ def densest_group(links: Links, min_size: int = 3) -> tuple[list[str], float]:
     return [], 0.0
 
 
-def habit_label(concept: Node) -> str:
-    """A habit's label: its concept's (the LLM's label in llm mode)."""
-    return f"Keep up: {concept.text}"
+def habit_label(concept: Node, texts: Sequence[str] = ()) -> str:
+    """A habit's label: "Keep <the activity its occurrences report>" (``texts``), else
+    "Keep up: <the concept's label>" (the LLM's label in llm mode)."""
+    return goals.habit_label(concept.text, texts)
 
 
 def goal_template(graph: WorkingGraph, group: Sequence[str], links: Links) -> str:
@@ -459,6 +461,12 @@ def past_forms(verb: str) -> frozenset[str]:
             and verb[-2] in _VOWELS and verb[-3] not in _VOWELS):
         forms.add(verb + verb[-1] + "ed")  # submit → submitted, plan → planned
     return frozenset(forms)
+
+
+def _stated(node: Node) -> str:
+    """The words an obligation was stated in (its label is written as a goal)."""
+    clause = node.attrs.get("clause")
+    return clause if isinstance(clause, str) and clause else node.text
 
 
 @functools.lru_cache(maxsize=4096)
@@ -902,7 +910,7 @@ class _Tx:
         cats = explicit if category in explicit else {category}
         due = node.attrs.get("due")
         mine = self.key_terms(node.text)
-        verb = obligation_verb(node.text)
+        verb = obligation_verb(_stated(node))
         for other in self.live(habits="habit" in cats):
             iid = other.id
             if iid == node.id or category_of(other) not in cats or status_of(other) not in OPEN:
@@ -919,7 +927,7 @@ class _Tx:
             shared = mine & theirs
             theirs_c = {e.src for e in self.g.in_edges(iid) if e.type is EdgeType.TRIGGERS}
             shared_concept = bool(theirs_c & set(support))
-            same_action = verb is not None and verb == obligation_verb(other.text) \
+            same_action = verb is not None and verb == obligation_verb(_stated(other)) \
                 and bool(shared - {verb})
             overlap = len(shared) / max(1, len(mine | theirs))
             if (same_action or overlap >= 0.5 or (shared_concept and len(shared) >= 2)
@@ -1032,7 +1040,7 @@ class _Tx:
         for node in self.live(habits=False):  # a habit is kept up, never "done"
             if ev.id in self.g.grounded(node.id):
                 continue
-            verb = obligation_verb(node.text) if node.attrs.get("source") == "obligation" \
+            verb = obligation_verb(_stated(node)) if node.attrs.get("source") == "obligation" \
                 else None
             if cues or (verb is not None and past_forms(verb) & words):
                 candidates.append((node, verb))
@@ -1103,7 +1111,7 @@ class _Tx:
             return
         if not self.emerges("habit", score):
             return
-        label = habit_label(concept)
+        label = habit_label(concept, [self.g.nodes[d].text for d in days])
         ops: list[Operation] = [AddNode(
             ref="habit", kind=NodeKind.INTENT, text=label, grounded_in=days,
             reasoning=(f"{len(days)} occurrences on distinct days within "

@@ -312,7 +312,7 @@ class Node:
 KIND_FIELDS: Mapping[NodeKind, tuple[str, ...]] = {
     _K.EVENT: ("ts", "ingested_at", "source", "event_kind", "meta", "external_id", "seq"),
     _K.CONCEPT: ("summary", "aliases", "strength", "event_count", "keywords"),
-    _K.INTENT: ("category", "status", "score", "due", "history"),
+    _K.INTENT: ("category", "status", "score", "due", "history", "clause"),
     _K.TIME: ("value", "granularity", "start", "end", "expressions"),
     _K.PERSON: ("aliases",),
     _K.CLAIM: ("holder", "predicate", "stance", "target", "target_key", "valid_from",

@@ -39,6 +39,7 @@ from enfold.model import GROUNDED_KINDS, EdgeType, Node, NodeKind, OpRecord
 from enfold.settings import Settings
 from enfold.text.annotate import annotate
 from enfold.text.claims import extract_claims, predicate_family, target_key
+from enfold.text.goals import obligation_label
 from enfold.text.phrases import make_label
 from enfold.text.themes import theme_phrases
 from enfold.write.apply import label_similarity
@@ -332,7 +333,8 @@ class _Forgetting:
             if cid not in g.by_kind[NodeKind.CONCEPT]:
                 return None
             attrs["concept"] = cid
-            text = habit_label(g.nodes[cid])
+            text = habit_label(g.nodes[cid], [g.nodes[e].text for e in node.grounded_in
+                                              if e in g.by_kind[NodeKind.EVENT]])
         elif category == "goal":
             group = list(dict.fromkeys(g.resolve(str(c)) for c in attrs.get("concepts") or ()))
             group = [c for c in group if c in g.by_kind[NodeKind.CONCEPT]]
@@ -344,12 +346,12 @@ class _Forgetting:
             found = self.obligation(node)
             if found is None:
                 return None
-            text = found
+            text, attrs["clause"] = found
         return node.with_changes(text=text, attrs=attrs)
 
-    def obligation(self, node: Node) -> str | None:
-        """The obligation clause, in a remaining event that states it, closest to the
-        intent's old label."""
+    def obligation(self, node: Node) -> tuple[str, str] | None:
+        """(goal label, clause) of the obligation, in a remaining event that states it,
+        closest to the intent's old clause."""
         known = PeopleIndex.of(self.g).known.keys()
         clauses = []
         for e in self.g.in_edges(node.id):
@@ -358,10 +360,12 @@ class _Forgetting:
                 continue
             ann = annotate(ev.text, ts=datetime.fromtimestamp(ev.ts, tz=UTC),
                            speaker=ev.attrs.get("source"), known_keys=known)
-            clauses += [ob.text[:200] for ob in ann.obligations]
+            clauses += [(obligation_label(ob.text, ob.due.expression if ob.due else None)[:200],
+                         ob.text[:200]) for ob in ann.obligations]
         if not clauses:
             return None
-        return max(clauses, key=lambda c: label_similarity(c, node.text))
+        said = str(node.attrs.get("clause") or node.text)
+        return max(clauses, key=lambda c: label_similarity(c[1], said))
 
     def fact(self, node: Node, trace: Trace) -> Node | None:
         g, attrs = self.g, dict(node.attrs)

@@ -21,6 +21,7 @@ Thresholds are per embedder and come from the recorded calibration
 from __future__ import annotations
 
 from collections import Counter, deque
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -33,9 +34,10 @@ from enfold.plan import AddEdge, AddNode, Operation, UpdateNode, UpdatePlan
 from enfold.settings import Settings
 from enfold.text.annotate import Annotation, annotate
 from enfold.text.claims import target_key
+from enfold.text.goals import obligation_label
 from enfold.text.people import same_person
 from enfold.text.phrases import TermStats, make_label, terms, tokens
-from enfold.text.themes import theme_phrases
+from enfold.text.themes import entity_words, theme_phrases
 from enfold.write.apply import label_similarity
 from enfold.write.calibration import thresholds_for
 from enfold.write.context import ContextAssembler
@@ -210,7 +212,8 @@ class LocalPlanner:
             sib_texts = [g.nodes[e].text for e in sibling.grounded_in if e in g.nodes]
             # A shared theme needs shared distinctive words, not only nearby centroids:
             # phrases must occur on both sides (two "documents": the sibling, the new one).
-            shared = shared_phrases(sib_texts, texts, self.state(g).terms)
+            shared = shared_phrases(sib_texts, texts, self.state(g).terms,
+                                    names=entity_words([*sib_texts, *texts])[1])
             if not shared:
                 continue
             label = make_label(shared)
@@ -230,8 +233,12 @@ class LocalPlanner:
             return
 
 
-def shared_phrases(a: list[str], b: list[str], stats: TermStats, k: int = 2) -> list[str]:
-    """Distinctive phrases that recur (in ≥ 2 events) on both sides: a shared theme."""
+def shared_phrases(a: list[str], b: list[str], stats: TermStats, k: int = 2,
+                   names: Collection[str] = ()) -> list[str]:
+    """Distinctive phrases that recur (in ≥ 2 events) on both sides: a shared theme.
+
+    A phrase made only of the words of ``names`` does not count: two concepts that mention
+    the same person share the person, not a theme."""
     def counts(texts: list[str]) -> Counter[str]:
         c: Counter[str] = Counter()
         for t in texts:
@@ -239,7 +246,8 @@ def shared_phrases(a: list[str], b: list[str], stats: TermStats, k: int = 2) -> 
         return c
 
     ca, cb = counts(a), counts(b)
-    common = [t for t in ca if ca[t] >= min(2, len(a)) and cb.get(t, 0) >= min(2, len(b))]
+    common = [t for t in ca if ca[t] >= min(2, len(a)) and cb.get(t, 0) >= min(2, len(b))
+              and not all(w in names for w in t.split(" "))]
     common.sort(key=lambda t: (-stats.idf(t) * (ca[t] + cb[t]), t))
     top = common[:k]
     return _surface(top, [*a, *b])
@@ -406,8 +414,10 @@ def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
             "due": due.start_ts.timestamp() if due is not None else None,
             "history": [{"status": "pending", "at": ev.ts}],
             "source": "obligation",
+            "clause": text[:200],  # the words that stated it; the label is the goal
         }
-        iref = b.add(NodeKind.INTENT, text[:200], [ev.id], attrs,
+        label = obligation_label(text, due.expression if due is not None else None)
+        iref = b.add(NodeKind.INTENT, label[:200], [ev.id], attrs,
                      "an explicit obligation in the event")
         b.edge(ev.id, EdgeType.TRIGGERS, iref, "the event states the obligation")
         if due is not None:

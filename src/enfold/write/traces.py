@@ -31,7 +31,7 @@ _MIN_QUOTE = 16  # a shorter fragment of it is not taken for a quote
 #: only these are rebuilt, cleaned or redacted — a status, a category, an id is not text.
 TEXT_ATTRS: dict[NodeKind, tuple[str, ...]] = {
     NodeKind.CONCEPT: ("summary", "keywords", "aliases"),
-    NodeKind.INTENT: ("summary", "aliases", "history"),
+    NodeKind.INTENT: ("summary", "aliases", "history", "clause"),
     NodeKind.FACT: ("subject", "theme"),
     NodeKind.CLAIM: ("holder", "target", "target_key", "aliases"),
     NodeKind.PERSON: ("aliases",),

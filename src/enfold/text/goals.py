@@ -1,0 +1,182 @@
+"""Intent labels written as goals: what to do, and by when (issue 20).
+
+An intent's label is what a person would write on a to-do list, read from the parse
+(:mod:`enfold.text.nlp`) of the words that stated it:
+
+* **An obligation** ("Hi Maya, I need to renew my passport before the trip in June") becomes
+  its action: the verb phrase governed by the obligation cue ("need to", "have to", "must",
+  "remind me to", "don't forget to"), capitalised, cut at the next clause, with its due time
+  appended when the phrase does not already say it: "Renew my passport before the trip in
+  June". A deadline stated of a thing ("your NSF SBIR Phase I proposal is due November 13")
+  becomes the thing and its due time: "NSF SBIR Phase I proposal due November 13".
+* **A habit** becomes "Keep <doing it>", from the activity at least half of its occurrences
+  report (the commonest content verb, or noun that is also a verb: "a long run"), inflected
+  by ``lemminflect``: "Keep running". Without one, "Keep up: <concept>".
+
+Whatever the parse cannot read keeps the stated words (the clause), as before.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from enfold.text import nlp
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
+
+__all__ = ["habit_label", "obligation_label"]
+
+MAX_CHARS = 120
+#: Verbs that carry an obligation: the action is the verb they govern.
+_CUE_LEMMAS = frozenset({"need", "have", "must", "got", "get", "forget", "remind", "remember",
+                         "supposed", "gotta", "should", "ought", "plan", "want"})
+#: Verbs that name no activity of their own (a habit is not "Keep having").
+_LIGHT = frozenset({"be", "have", "do", "get", "go", "make", "take", "feel", "say", "think",
+                    "want", "need", "let", "know", "see", "try", "keep", "start", "come",
+                    "seem", "look", "tell", "ask", "use", "give", "put", "hope", "like"})
+_DUE_LEADS = frozenset({"by", "before", "on", "until", "till", "due", "in", "at", "next",
+                        "tomorrow", "tonight", "today", "this"})
+_NAME_POS = frozenset({"PROPN", "NOUN", "ADJ", "NUM"})
+_POSSESSIVE_DROP = frozenset({"your", "our", "the", "my", "his", "her", "their"})
+_STOP_DEPS = frozenset({"advcl", "conj", "cc", "parataxis", "mark", "punct", "relcl", "aux",
+                        "auxpass", "nsubj", "nsubjpass", "intj", "expl", "vocative"})
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _phrase(head: Token) -> str:
+    """The head's words and its dependents', stopping at the next clause."""
+    keep = [head]
+    # "please" is politeness, not part of the action
+    stack = [c for c in head.children if c.dep_ not in _STOP_DEPS or c.dep_ == "punct"
+             and c.text in "-'"]
+    while stack:
+        t = stack.pop()
+        if t.dep_ in _STOP_DEPS and t.head is head or t.lower_ == "please":
+            continue
+        keep.append(t)
+        stack.extend(c for c in t.children if c.dep_ not in ("relcl", "parataxis"))
+    toks = sorted(keep, key=lambda t: t.i)
+    start = toks[0].i
+    run = [t for t in toks if t.i >= start]
+    # contiguous run from the head's first word (a gap means another clause came between)
+    out = [run[0]]
+    for t in run[1:]:
+        if t.i != out[-1].i + 1:
+            break
+        out.append(t)
+    return "".join(t.text_with_ws for t in out).strip(" ,;:-")
+
+
+def _action(doc: Any) -> str | None:
+    for tok in doc:
+        if tok.pos_ not in ("VERB", "AUX") or tok.dep_ != "xcomp" and tok.dep_ != "ccomp":
+            continue
+        if tok.lemma_.lower() in _CUE_LEMMAS:
+            continue  # "wants ... need to hand back": the action is under the inner cue
+        if tok.head.lemma_.lower() in _CUE_LEMMAS or tok.head.lower_ in _CUE_LEMMAS:
+            return _phrase(tok)
+    for tok in doc:  # "Must call the bank", "Gotta renew it": the verb after the cue
+        if tok.lower_ in ("must", "gotta", "should") and tok.i + 1 < len(doc):
+            nxt = doc[tok.i + 1]
+            if nxt.pos_ in ("VERB", "AUX"):
+                return _phrase(nxt)
+    for tok in doc:  # an imperative: "Submit the grant report by July 15"
+        if tok.dep_ == "ROOT" and tok.tag_ == "VB" and tok.pos_ == "VERB" \
+                and not any(c.dep_ in ("nsubj", "nsubjpass") for c in tok.children):
+            return _phrase(tok)
+    return None
+
+
+def _thing_due(doc: Any) -> str | None:
+    for tok in doc:
+        if tok.lower_ != "due":
+            continue
+        verb = tok.head if tok.dep_ in ("acomp", "attr", "advmod", "amod", "prep") else tok
+        subj = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        if subj is None and tok.dep_ == "amod":
+            subj = tok.head
+        if subj is None or subj.pos_ == "PRON":
+            continue
+        words = [t for t in subj.subtree if t.dep_ not in ("relcl",)]
+        while words and words[0].lower_ in _POSSESSIVE_DROP:
+            words = words[1:]
+        # The small model can split a long name ("NSF SBIR Phase I proposal"): the subject
+        # extends left over the name-like words next to it.
+        left = subj.i
+        while left > 0 and (doc[left - 1].pos_ in _NAME_POS or doc[left - 1].text.isupper()) \
+                and doc[left - 1].lower_ not in _POSSESSIVE_DROP:
+            left -= 1
+        if left < words[0].i:
+            words = [*doc[left:words[0].i], *words]
+        while words and words[0].lower_ in _POSSESSIVE_DROP:
+            words = words[1:]
+        if words:
+            return "".join(t.text_with_ws for t in words).strip()
+    return None
+
+
+def obligation_label(clause: str, due: str | None = None) -> str:
+    """A goal label for the obligation stated in ``clause``; ``due`` is its due time's
+    expression as written ("by Friday", "November 13"), if any."""
+    doc = nlp.parse(clause)
+    if doc is None:
+        return clause[:200]
+    action = _action(doc)
+    if action:
+        label = _capital(action)
+        if due and due.lower() not in label.lower():
+            lead = due.split()[0].lower()
+            label = f"{label} {due if lead in _DUE_LEADS else 'by ' + due}"
+        return label[:MAX_CHARS]
+    thing = _thing_due(doc)
+    if thing:
+        when = "" if not due else due if due.lower().startswith("due") else f"due {due}"
+        label = _capital(thing) + (f" {when}" if when else " due")
+        return label[:MAX_CHARS]
+    return clause[:200]
+
+
+def habit_label(concept_label: str, texts: Sequence[str]) -> str:
+    """A habit's label from its occurrences' texts; see the module docstring."""
+    from lemminflect import getAllLemmas, getInflection
+
+    def lemma_of(t: Token) -> str:
+        found = getAllLemmas(t.lower_, "VERB").get("VERB") if t.pos_ == "VERB" else None
+        return found[0] if found else t.lemma_.lower()
+
+    docs = [d for d in nlp.parse_many(list(texts)) if d is not None]
+    # An activity is a verb the texts use as one; the nouns of the same word count too
+    # ("Ran 10K", "a long run", "three runs").
+    verbs = {lemma_of(t) for d in docs for t in d if t.pos_ == "VERB" and t.is_alpha}
+    verbs = {v for v in verbs if v not in _LIGHT and getAllLemmas(v, "VERB")}
+    counts: Counter[str] = Counter()
+    for d in docs:
+        counts.update({lemma_of(t) for t in d if t.pos_ in ("VERB", "NOUN")
+                       and lemma_of(t) in verbs})
+    if not counts:
+        return f"Keep up: {concept_label}"
+    verb, n = counts.most_common(1)[0]
+    forms = getInflection(verb, "VBG") if n * 2 >= len(texts) else ()
+    if not forms:
+        return f"Keep up: {concept_label}"
+    # What is practised: a noun the verb governs or is compounded with in two occurrences.
+    things: Counter[str] = Counter()
+    for d in docs:
+        found = set()
+        for t in d:
+            if lemma_of(t) != verb or t.pos_ not in ("VERB", "NOUN"):
+                continue
+            for c in t.children:
+                if c.dep_ in ("dobj", "compound") and c.pos_ in ("NOUN", "PROPN"):
+                    found.add(c.text if c.pos_ == "PROPN" else c.lower_)
+                    found.update(g.text if g.pos_ == "PROPN" else g.lower_
+                                 for g in c.children if g.dep_ == "compound")
+        things.update(found)
+    thing = things.most_common(1)[0] if things else None
+    return f"Keep {forms[0]}" + (f" {thing[0]}" if thing and thing[1] >= 2 else "")

@@ -1,0 +1,59 @@
+"""Intent labels written as goals (issue 20): the action and its due time, or "Keep <doing>"."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from enfold.memory import Memory
+from enfold.model import NodeKind
+from enfold.text.annotate import annotate
+from enfold.text.goals import habit_label, obligation_label
+
+AT = datetime(2026, 3, 2, 9, tzinfo=UTC)
+
+
+def goal(text: str) -> str:
+    (ob,) = annotate(text, ts=AT, speaker="Maya").obligations
+    return obligation_label(ob.text, ob.due.expression if ob.due else None)
+
+
+@pytest.mark.parametrize(("text", "label"), [
+    ("I need to renew my passport by June.", "Renew my passport by June"),
+    ("Don't forget to call the plumber tomorrow about the leak.",
+     "Call the plumber tomorrow about the leak"),
+    ("Remind me to book the dentist for next week", "Book the dentist for next week"),
+    ("We have to finalize the venue contract before April 3, and then send invites.",
+     "Finalize the venue contract before April 3"),
+    ("Must pay the electricity bill by the 20th", "Pay the electricity bill by the 20th"),
+    ("I should send Omar the budget by Friday", "Send Omar the budget by Friday"),
+    ("Submit the grant report by July 15 please", "Submit the grant report by July 15"),
+    ("The quarterly report is due Friday.", "Quarterly report due Friday"),
+    (("Hi Maya, confirming that your NSF SBIR Phase I proposal is due November 13 at 5pm "
+     "Eastern."), "NSF SBIR Phase I proposal due November 13 at 5pm"),
+    ("Still need to hand back the keys: the landlord wants everything out by March 15.",
+     "Hand back the keys by March 15"),
+])
+def test_an_obligation_is_labelled_by_its_action_and_due_time(text: str, label: str) -> None:
+    assert goal(text) == label
+
+
+def test_a_habit_is_labelled_by_the_activity_its_occurrences_report() -> None:
+    runs = ["Long run: 14 miles at 9:10 pace.", "Recovery run, 4 slow miles.",
+            "Ran the Halloween 10K in a costume.", "Tempo: 6 miles, 3 fast."]
+    assert habit_label("Miles / pace", runs) == "Keep running"
+    assert habit_label("Piano", ["Practiced scales.", "Piano practice: a nocturne.",
+                                 "practiced the nocturne again"]) == "Keep practicing"
+    # no activity most of them share: the concept's label
+    assert habit_label("Standup", ["Standup notes posted", "Standup moved to 10",
+                                   "Skipped standup today"]) == "Keep up: Standup"
+
+
+def test_the_planner_writes_the_goal_and_keeps_the_clause() -> None:
+    with Memory.open("memory:", embedder="hash", planner="local") as m:
+        m.add("I need to renew my passport by June.", source="Maya", ts=AT.isoformat())
+        (iid,) = m.graph().of_kind(NodeKind.INTENT)
+        node = m.get(iid)
+        assert node.text == "Renew my passport by June"
+        assert node.attrs["clause"] == "I need to renew my passport by June"
