@@ -53,7 +53,7 @@ async def _round_trip(session: ClientSession) -> dict[str, Any]:
 def test_stdio_tools_list_and_remember_recall_round_trip(tmp_path: Path) -> None:
     params = StdioServerParameters(
         command=_enfold()[0],
-        args=[*_enfold()[1:], "--db", str(tmp_path / "m.db"), "--namespace", "maya",
+        args=[*_enfold()[1:], "--db", str(tmp_path / "m.db"), "--create", "--namespace", "maya",
               "--embedder", "hash", "mcp"],
         cwd=str(tmp_path),
     )
@@ -100,7 +100,7 @@ def test_stdio_tools_list_and_remember_recall_round_trip(tmp_path: Path) -> None
     assert seen["missing"].is_error and "NotFound" in _text(seen["missing"])
     assert seen["bad_kind"].is_error
 
-    with Memory.open(tmp_path / "m.db", namespace="maya") as mem:  # it was really stored
+    with Memory.open(tmp_path / "m.db", namespace="maya", embedder=None, planner=None) as mem:  # it was really stored
         assert mem.stats()["events"] == 2
         assert mem.get(intents[0]["id"]).attrs["status"] == "rejected"
 
@@ -128,7 +128,7 @@ def test_streamable_http_transport(tmp_path: Path) -> None:
     port = _free_port()
     env = {**os.environ, "ENFOLD_EMBEDDER": "hash"}
     proc = subprocess.Popen(
-        [*_enfold(), "--db", str(tmp_path / "h.db"), "mcp", "--transport", "http",
+        [*_enfold(), "--db", str(tmp_path / "h.db"), "--create", "mcp", "--transport", "http",
          "--port", str(port)], env=env, cwd=tmp_path, stderr=subprocess.PIPE)
     try:
         _wait_port(port, proc)
