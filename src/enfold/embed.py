@@ -262,14 +262,19 @@ def _progress_bars(show: bool) -> Iterator[None]:
     the switch is process-wide), as they were afterwards."""
     from transformers.utils import logging as hf_logging
 
-    before = hf_logging.is_progress_bar_enabled()
+    hf: Any = hf_logging  # untyped
+
+    def turn(on: bool) -> None:
+        (hf.enable_progress_bar if on else hf.disable_progress_bar)()
+
+    before = bool(hf.is_progress_bar_enabled())
     if show != before:
-        (hf_logging.enable_progress_bar if show else hf_logging.disable_progress_bar)()
+        turn(show)
     try:
         yield
     finally:
-        if hf_logging.is_progress_bar_enabled() != before:
-            (hf_logging.enable_progress_bar if before else hf_logging.disable_progress_bar)()
+        if bool(hf.is_progress_bar_enabled()) != before:
+            turn(before)
 
 
 class MiniLMEmbedder:
