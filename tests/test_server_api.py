@@ -835,23 +835,6 @@ def test_keys_create_prints_only_the_key_on_stdout(tmp_path: Path) -> None:
     app.state.enfold.memory.close()
 
 
-def test_commands_on_a_missing_db_ask_for_create(tmp_path: Path) -> None:
-    """A typo in --db is an error, not a new empty store; --create makes one."""
-    db = tmp_path / "typo.db"
-    for args in (["stats"], ["add", "hello"], ["recall", "hello"], ["keys", "list"],
-                 ["keys", "create"], ["serve", "--port", "0"]):
-        r = CliRunner().invoke(cli, ["--db", str(db), "--embedder", "hash", *args])
-        assert r.exit_code == 1, (args, r.output)
-        assert "--create" in r.stderr and str(db) in r.stderr, args
-        assert len(r.stderr.splitlines()) == 1, r.stderr
-        assert not db.exists(), args
-    r = CliRunner().invoke(cli, ["--db", str(db), "--create", "--embedder", "hash", "add",
-                                 "hello"])
-    assert r.exit_code == 0 and db.exists()
-    r = CliRunner().invoke(cli, ["--db", str(db), "--embedder", "hash", "--json", "stats"])
-    assert r.exit_code == 0 and json.loads(r.stdout)["events"] == 1
-
-
 def test_serve_refuses_no_auth_on_a_public_address(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["--db", str(tmp_path / "s.db"), "--create", "serve",
                                  "--no-auth", "--host", "0.0.0.0"])

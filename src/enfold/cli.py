@@ -93,6 +93,11 @@ def sqlite_path(url: str) -> str | None:
     return url.removeprefix("sqlite:///") or None
 
 
+def stderr_is_terminal() -> bool:
+    """Whether progress bars have a terminal to draw on."""
+    return sys.stderr.isatty()
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
     click.echo(f"enfold: error: {message}", err=True)
     sys.exit(code)
@@ -144,7 +149,7 @@ def cli(ctx: click.Context, db: str, namespace: str, create: bool, as_json: bool
         "api_key": llm_api_key or os.environ.get("OPENAI_API_KEY"),
     }
     ctx.obj = Ctx(db, namespace, as_json, embedder, planner, llm, profile, create=create,
-                  progress=not as_json and sys.stderr.isatty())
+                  progress=not as_json and stderr_is_terminal())
     ctx.call_on_close(lambda: ctx.obj._memory is not None and ctx.obj._memory.close())
 
 
