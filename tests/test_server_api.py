@@ -468,8 +468,8 @@ def test_health_readiness_openapi_and_unknown_routes(api: Api) -> None:
     assert spec_of_ts(api) == [{"type": "number"}, {"type": "string"}, {"type": "null"}]
     spec = api.c.get("/openapi.json").json()
     paths = spec["paths"]
-    for path in ("/events", "/events/import", "/events/{event_id}", "/recall", "/answer", "/intents", "/intents/{intent_id}/feedback",
-                 "/nodes/{node_id}", "/nodes/{node_id}/history", "/graph", "/search",
+    for path in ("/events", "/events/import", "/events/{event_id}", "/recall", "/answer",
+                 "/intents", "/intents/{intent_id}/feedback", "/nodes/{node_id}", "/nodes/{node_id}/history", "/graph", "/search",
                  "/stream", "/export", "/forget", "", "/stats"):
         assert f"/v1/namespaces/{{ns}}{path}" in paths, path
     assert "HTTPBearer" in spec["components"]["securitySchemes"]

@@ -3,9 +3,10 @@
 Tools: ``remember`` (log an event and fold it), ``recall`` (a context pack for a query),
 ``list_intents`` (what the memory thinks the user should be reminded of, by status and due
 time), ``feedback`` (accept / modify / defer / reject an intent) and ``forget`` (delete an
-event and what derives from it, as :meth:`~enfold.memory.Memory.forget`). Each result carries text written for the model
-to read (the pack's :meth:`~enfold.recall.pack.ContextPack.render`, one line per intent) and
-the same data as structured content for programs.
+event and what derives from it, as :meth:`~enfold.memory.Memory.forget`). Each result
+carries text written for the model to read (the pack's
+:meth:`~enfold.recall.pack.ContextPack.render`, one line per intent) and the same data as
+structured content for programs.
 
 The server runs embedded on a :class:`~enfold.memory.Memory` (no HTTP server needed) over
 stdio, or over streamable HTTP on loopback. It needs the official ``mcp`` SDK (extra ``mcp``);
