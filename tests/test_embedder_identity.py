@@ -33,7 +33,7 @@ def build(url: str, embedder: str = "hash:384") -> None:
 
 def test_first_vectors_record_the_embedder(store_url: str) -> None:
     build(store_url)
-    with Memory.open(store_url, planner=None) as m:
+    with Memory.open(store_url, planner=None, embedder=None) as m:
         assert m.store.get_meta("default", EMBEDDER_KEY) == {"name": "hash:384", "dim": 384}
         assert m.store.vector_spaces() == {"default": ("hash:384", 384),
                                            "trips": ("hash:384", 384)}

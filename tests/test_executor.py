@@ -523,7 +523,8 @@ def test_merge_nodes_moves_edges_aliases_and_provenance(mem: Memory) -> None:
     # Reloaded from the store: same graph, alias included.
     assert_same_graph(graph_state(g), fresh_graph_state(mem, mem.test_path))  # type: ignore[attr-defined]
     if mem.test_path is not None:  # type: ignore[attr-defined]
-        m2 = Memory.open(mem.test_path, namespace=NS, planner=None)  # type: ignore[attr-defined]
+        m2 = Memory.open(mem.test_path, namespace=NS,  # type: ignore[attr-defined]
+                         planner=None, embedder=None)
         try:
             assert m2.get(absorb).id == keep
         finally:

@@ -259,7 +259,7 @@ BAD_CASES = [
 def test_bad_export_file_is_refused_and_nothing_stored(source: Memory, tmp_path: Path,
                                                        case: str) -> None:
     lines, where = _bad_exports(export_text(source, "A"))[case]
-    dst = Memory.open(tmp_path / "dst.db", namespace="A", planner=None)
+    dst = Memory.open(tmp_path / "dst.db", namespace="A", planner=None, embedder=None)
     try:
         with pytest.raises(InputError, match=where):
             dst.import_(lines)
@@ -285,7 +285,7 @@ def test_cli_round_trip(source: Memory, tmp_path: Path) -> None:
 
     r = cli(a, "export", "-o", str(f))
     assert r.returncode == 0, r.stderr
-    r = cli(b, "--json", "import", str(f))
+    r = cli(b, "--create", "--json", "import", str(f))  # b.db is new
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["event"] == len(TEXTS) + 1
     r = cli(b, "export", "-o", str(g))
@@ -307,7 +307,7 @@ def test_failed_import_leaves_the_namespace_empty(source: Memory, store_url: str
         if obj["record"] == "op":
             obj["reasoning"] = None
         lines.append(json.dumps(obj))
-    dst = Memory.open(store_url, namespace="A", planner=None)
+    dst = Memory.open(store_url, namespace="A", planner=None, embedder=None)
     try:
         with pytest.raises((InputError, StoreError)):
             dst.import_(lines)
@@ -319,7 +319,7 @@ def test_failed_import_leaves_the_namespace_empty(source: Memory, store_url: str
 def test_export_truncated_at_a_line_boundary_is_refused(source: Memory, tmp_path: Path
                                                         ) -> None:
     lines = export_text(source, "A").splitlines()
-    dst = Memory.open(tmp_path / "dst.db", namespace="A", planner=None)
+    dst = Memory.open(tmp_path / "dst.db", namespace="A", planner=None, embedder=None)
     try:
         with pytest.raises(InputError):
             dst.import_(lines[: len(lines) * 2 // 3])
@@ -330,7 +330,7 @@ def test_export_truncated_at_a_line_boundary_is_refused(source: Memory, tmp_path
 def test_imported_history_belongs_to_the_new_namespace(source: Memory, tmp_path: Path
                                                         ) -> None:
     text = export_text(source, "A")
-    dst = Memory.open(tmp_path / "dst.db", namespace="C", planner=None)
+    dst = Memory.open(tmp_path / "dst.db", namespace="C", planner=None, embedder=None)
     try:
         dst.import_(text.splitlines())
         ops = dst.store.oplog("C")  # type: ignore[attr-defined]
@@ -353,7 +353,7 @@ def test_a_version_1_export_still_imports(source: Memory, tmp_path: Path) -> Non
         if obj["record"] == "op":
             obj.pop("peer")
         old.append(json.dumps(obj))
-    dst = Memory.open(tmp_path / "dst.db", namespace="A", planner=None)
+    dst = Memory.open(tmp_path / "dst.db", namespace="A", planner=None, embedder=None)
     try:
         dst.import_(old)
         assert [(o.seq, o.target, o.peer) for o in dst.store.oplog("A")] == [  # type: ignore[attr-defined]

@@ -60,7 +60,7 @@ def cache_hashes(db: str | Path, ns: str) -> set[str]:
 
 def assert_reload_equal(m: Memory, db: str | Path, ns: str = "default") -> None:
     g = m.graph(ns)
-    m2 = Memory.open(db, namespace=ns, planner=None)
+    m2 = Memory.open(db, namespace=ns, planner=None, embedder=None)
     try:
         h = m2.graph(ns)
         assert {i: n.to_dict() for i, n in g.nodes.items()} == \

@@ -438,7 +438,7 @@ def _run_goals(mem: Memory, event_id: str) -> Any:
 
 
 def test_goal_emerges_from_a_dense_concept_group_only():
-    mem = Memory.open("memory:", embedder="hash")
+    mem = Memory.open("memory:", embedder="hash", planner=None)
     concepts, ev = _concept_group(mem, [(0, 1, 0.8), (1, 2, 0.7), (0, 2, 0.6)])
     report = _run_goals(mem, ev)
     goals = mem.intents(category="goal")
@@ -464,7 +464,7 @@ def test_goal_emerges_from_a_dense_concept_group_only():
     days = [mem.graph().nodes[e].ts // 86_400 for e in added]
     assert len(added) == 2 and days[0] < days[1]
 
-    sparse = Memory.open("memory:", embedder="hash")
+    sparse = Memory.open("memory:", embedder="hash", planner=None)
     _, ev = _concept_group(sparse, [(0, 1, 0.5), (1, 2, 0.5)])  # density 1/3 < 0.5
     assert not _run_goals(sparse, ev).emerged
 
@@ -522,8 +522,9 @@ def test_cli_watch_intents_feedback(tmp_path):
     db = tmp_path / "cli.db"
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "enfold", "--db", str(db), "--embedder",
-                               "hash", "--json", *args], capture_output=True, text=True,
+        return subprocess.run([sys.executable, "-m", "enfold", "--db", str(db), "--create",
+                               "--embedder", "hash", "--json", *args], capture_output=True,
+                              text=True,
                               timeout=120, check=False)
 
     watched = cli("watch", str(feed), "--once")
@@ -658,7 +659,7 @@ def _join_group(mem: Memory, concepts: list[str], text: str, ts: str, weight: fl
 def test_a_goal_links_concepts_that_join_on_a_day_it_already_has_evidence_for():
     """A day's second event adds no evidence to the goal, but a concept that joined the
     group still TRIGGERS it and the score still follows the density."""
-    mem = Memory.open("memory:", embedder="hash")
+    mem = Memory.open("memory:", embedder="hash", planner=None)
     concepts, ev = _concept_group(mem, [(0, 1, 0.8), (1, 2, 0.7), (0, 2, 0.6)])
     _run_goals(mem, ev)
     goal = mem.intents(category="goal")[0]
@@ -680,7 +681,7 @@ def test_a_goal_links_concepts_that_join_on_a_day_it_already_has_evidence_for():
 def test_a_reused_goal_scan_decides_on_todays_weights():
     """Weights that drift past the emergence threshold, by less than the memo's slack,
     still make the goal emerge: the density is read again, not remembered."""
-    mem = Memory.open("memory:", embedder="hash")
+    mem = Memory.open("memory:", embedder="hash", planner=None)
     concepts, ev = _concept_group(mem, [(0, 1, 0.47), (1, 2, 0.47), (0, 2, 0.47)])
     _run_goals(mem, ev)
     assert not mem.intents(category="goal", status="all")

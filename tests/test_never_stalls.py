@@ -297,7 +297,8 @@ def test_ingest_names_the_bad_line_in_one_line_and_stores_nothing(tmp_path: Path
     src.write_text("\n".join(json.dumps(e) for e in [
         {"text": "fine", "ts": TS}, {"text": "hello", "ts": 1e300}]) + "\n")
     db = tmp_path / "m.db"
-    r = CliRunner().invoke(cli, ["--db", str(db), "--embedder", "hash", "ingest", str(src)])
+    r = CliRunner().invoke(cli, ["--db", str(db), "--create", "--embedder", "hash", "ingest",
+                                 str(src)])
     assert r.exit_code != 0
     assert "Traceback" not in r.output and "line 2" in r.output and "range" in r.output
     m = _memory(db)

@@ -132,7 +132,8 @@ def test_cli_recall_and_ask(tmp_path) -> None:
     base = [sys.executable, "-m", "enfold", "--db", db, "--embedder", "hash"]
     for text, who in (("Gina thinks the launch should slip", "Maya"),
                       ("The launch is set for Friday", "Omar")):
-        subprocess.run([*base, "add", text, "--source", who], check=True, capture_output=True)
+        subprocess.run([*base, "--create", "add", text, "--source", who], check=True,
+                       capture_output=True)
     out = subprocess.run([*base, "--json", "recall", "What does Gina think about the launch?"],
                          check=True, capture_output=True, text=True).stdout
     pack = json.loads(out)

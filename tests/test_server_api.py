@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import re
 import socket
 import threading
 import time
@@ -172,9 +173,147 @@ def test_size_limits_give_413(api: Api) -> None:
     assert api.memory.store.last_seq("alice") == 0
 
 
+# ------------------------------------------------------------------ import, metadata
+def _import(api: Api, ns: str, body: str, **params: str) -> httpx.Response:
+    return api.c.post(api.url(ns, "/events/import"), content=body.encode("utf-8"),
+                      params=params,
+                      headers={**api.h(ns), "Content-Type": "application/x-ndjson"})
+
+
+def _jsonl(*events: dict[str, Any]) -> str:
+    return "".join(json.dumps(e) + "\n" for e in events)
+
+
+def test_import_jsonl_stores_each_event_once_and_says_what_was_new(api: Api) -> None:
+    body = _jsonl({"text": "Ran 5 miles", "ts": "2024-05-01T08:00:00Z", "source": "Maya"},
+                  {"text": "took my pills"}, {"text": "took my pills"},  # two events
+                  {"text": "with an id", "id": "x-1"}) + "\n"
+    first = _import(api, "alice", body)
+    assert first.status_code == 202, first.text
+    assert first.json() == {"ingested": 4, "new": 4, "already_stored": 0}
+    again = _import(api, "alice", body)  # a retry stores nothing twice
+    assert again.json() == {"ingested": 4, "new": 0, "already_stored": 4}
+    # Another file (origin) with an equal line that has neither id nor ts: a new event.
+    other = _import(api, "alice", body, origin="tuesday.jsonl")
+    assert other.json() == {"ingested": 4, "new": 2, "already_stored": 2}
+    stats = api.settle("alice")
+    assert stats["events"] == stats["folded"] == 6
+    assert api.memory.stats("bob")["events"] == 0
+
+
+def test_import_is_validated_whole_and_bounded(api: Api, tmp_path: Path) -> None:
+    good = _jsonl({"text": "fine", "ts": 1_714_550_400})
+    bad = _is_problem(_import(api, "alice", good + '{"text": 5}\n'), 400)
+    assert "line 2" in bad["detail"] and "text" in bad["detail"]
+    bad = _is_problem(_import(api, "alice", good + "not json\n"), 400)
+    assert "line 2" in bad["detail"] and "JSON" in bad["detail"]
+    bad = _is_problem(_import(api, "alice", good + '{"text": "x", "colour": "red"}\n'), 400)
+    assert "colour" in bad["detail"]
+    _is_problem(_import(api, "alice", "\n\n"), 400)
+    assert api.memory.stats("alice")["events"] == 0  # nothing of a bad body is stored
+
+    memory = _memory(tmp_path / "small.db")
+    settings = ServerSettings(auth=False, max_body_bytes=1024, max_import_bytes=4096)
+    with TestClient(create_app(memory, settings)) as c:
+        lines = _jsonl(*({"text": f"note number {i:03d} of the day"} for i in range(60)))
+        assert 2048 < len(lines) < 4096
+        r = c.post("/v1/namespaces/n/events/import", content=lines.encode())
+        assert r.status_code == 202 and r.json()["new"] == 60
+        r = c.post("/v1/namespaces/n/events", json={"text": "x" * 2000})
+        assert r.status_code == 413  # the import's bound is its own
+        r = c.post("/v1/namespaces/n/events/import", content=(lines * 2).encode())
+        assert r.status_code == 413
+    memory.close()
+
+
+def test_patch_changes_only_an_events_metadata(api: Api) -> None:
+    r = api.post_events("alice", {"text": "Lunch with Omar at noon", "source": "Maya",
+                                  "meta": {"app": "cal", "tags": {"a": 1}}})
+    event_id = r.json()["ids"][0]
+    api.settle("alice")
+    url = api.url("alice", f"/events/{event_id}")
+    r = api.c.patch(url, json={"meta": {"app": None, "tags": {"b": 2}, "n": 1}},
+                    headers=api.h("alice"))
+    assert r.status_code == 200, r.text
+    assert r.json()["attrs"]["meta"] == {"tags": {"a": 1, "b": 2}, "n": 1}  # merge patch
+    node = api.c.get(api.url("alice", f"/nodes/{event_id}"), headers=api.h("alice")).json()
+    assert node["node"]["attrs"]["meta"] == {"tags": {"a": 1, "b": 2}, "n": 1}
+    assert node["node"]["text"] == "Lunch with Omar at noon"
+    ops = api.c.get(api.url("alice", f"/nodes/{event_id}/history"),
+                    headers=api.h("alice")).json()
+    assert ops[-1]["op"] == "UPDATE_META" and ops[-1]["before"]["meta"]["app"] == "cal"
+    r = api.c.patch(url, json={"meta": {"only": True}, "replace": True}, headers=api.h("alice"))
+    assert r.json()["attrs"]["meta"] == {"only": True}
+
+    # The text (and time, speaker, kind, id) never change; the meta is checked as on input.
+    bad = _is_problem(api.c.patch(url, json={"meta": {}, "text": "Dinner"},
+                                  headers=api.h("alice")), 400)
+    assert "text cannot change" in bad["detail"]
+    _is_problem(api.c.patch(url, json={"meta": [1]}, headers=api.h("alice")), 422)
+    _is_problem(api.c.patch(url, json={"meta": {"x": "a" * 20_000}}, headers=api.h("alice")),
+                400)
+    assert api.memory.get(event_id, namespace="alice").text == "Lunch with Omar at noon"
+    # Only events, only in their namespace.
+    _is_problem(api.c.patch(api.url("alice", "/events/ev_nope"), json={"meta": {}},
+                            headers=api.h("alice")), 404)
+    person = next(n for n in api.c.get(api.url("alice", "/graph"), headers=api.h("alice"))
+                  .json()["nodes"] if n["kind"] != "event")
+    _is_problem(api.c.patch(api.url("alice", f"/events/{person['id']}"), json={"meta": {}},
+                            headers=api.h("alice")), 404)
+    _is_problem(api.c.patch(api.url("bob", f"/events/{event_id}"), json={"meta": {"x": 1}},
+                            headers=api.h("bob")), 404)
+    assert api.memory.get(event_id, namespace="alice").attrs["meta"] == {"only": True}
+
+
+def test_metadata_of_an_event_not_yet_folded_survives_its_folding(tmp_path: Path) -> None:
+    with Memory.open(tmp_path / "m.db", embedder="hash", planner="local",
+                     auto_fold=False) as m:
+        event_id = m.add("Ran 10k this morning", source="Maya", meta={"app": "watch"})
+        assert m.stats()["pending"] == 1
+        assert m.update_event(event_id, {"km": 10}).attrs["meta"] == {"app": "watch", "km": 10}
+        m.fold()
+        assert m.stats()["pending"] == 0
+        assert m.get(event_id).attrs["meta"] == {"app": "watch", "km": 10}
+    with Memory.open(tmp_path / "m.db", embedder="hash", planner="local") as m:
+        assert m.get(event_id).attrs["meta"] == {"app": "watch", "km": 10}
+        assert [op.op for op in m.history(event_id)].count("UPDATE_META") == 1
+
+
+def test_the_model_warms_up_at_start_not_on_the_first_request(tmp_path: Path) -> None:
+    from enfold.embed import HashingEmbedder
+
+    class Counting(HashingEmbedder):
+        texts: ClassVar[list[str]] = []
+
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            Counting.texts += list(texts)
+            return super().embed(texts)
+
+    memory = Memory.open(tmp_path / "m.db", embedder=Counting(), planner="local")
+    with TestClient(create_app(memory, ServerSettings(auth=False))) as c:
+        assert Counting.texts == ["warm up"]  # before any request
+        assert c.get("/v1/namespaces/n/recall", params={"q": "x"}).status_code == 200
+    memory.close()
+
+
+def test_feedback_modify_without_a_label_is_refused(api: Api) -> None:
+    api.post_events("alice", {"text": OBLIGATION, "source": "Alice"})
+    api.settle("alice")
+    intent = api.c.get(api.url("alice", "/intents"), headers=api.h("alice")).json()[0]
+    url = api.url("alice", f"/intents/{intent['id']}/feedback")
+    bad = _is_problem(api.c.post(url, json={"kind": "modify"}, headers=api.h("alice")), 400)
+    assert "label" in bad["detail"]
+    assert api.memory.get(intent["id"], namespace="alice").attrs.get("status") == "pending"
+    ok = api.c.post(url, json={"kind": "modify", "label": "Collect the dry cleaning"},
+                    headers=api.h("alice"))
+    assert ok.status_code == 200 and ok.json()["text"] == "Collect the dry cleaning"
+
+
 # ------------------------------------------------------------------ auth
 ROUTES = [
     ("POST", "/events", {"text": "secret of bob"}),
+    ("POST", "/events/import", {"text": "secret of bob"}),
+    ("PATCH", "/events/ev_x", {"meta": {"a": 1}}),
     ("GET", "/recall?q=secret", None),
     ("POST", "/answer", {"query": "secret?"}),
     ("GET", "/intents", None),
@@ -329,8 +468,8 @@ def test_health_readiness_openapi_and_unknown_routes(api: Api) -> None:
     assert spec_of_ts(api) == [{"type": "number"}, {"type": "string"}, {"type": "null"}]
     spec = api.c.get("/openapi.json").json()
     paths = spec["paths"]
-    for path in ("/events", "/recall", "/answer", "/intents", "/intents/{intent_id}/feedback",
-                 "/nodes/{node_id}", "/nodes/{node_id}/history", "/graph", "/search",
+    for path in ("/events", "/events/import", "/events/{event_id}", "/recall", "/answer",
+                 "/intents", "/intents/{intent_id}/feedback", "/nodes/{node_id}", "/nodes/{node_id}/history", "/graph", "/search",
                  "/stream", "/export", "/forget", "", "/stats"):
         assert f"/v1/namespaces/{{ns}}{path}" in paths, path
     assert "HTTPBearer" in spec["components"]["securitySchemes"]
@@ -339,6 +478,25 @@ def test_health_readiness_openapi_and_unknown_routes(api: Api) -> None:
     _is_problem(api.c.put(api.url("alice", "/events"), headers=api.h("alice")), 405)
     page = api.c.get("/ui")
     assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+
+
+def test_docs_and_redoc_work_offline(api: Api) -> None:
+    """The pages load Swagger UI and ReDoc from the server itself, never from a CDN."""
+    for page, wanted in (("/docs", {".js", ".css"}), ("/redoc", {".js"})):
+        r = api.c.get(page)
+        assert r.status_code == 200 and "text/html" in r.headers["content-type"]
+        assert "cdn" not in r.text.lower() and "fonts.googleapis" not in r.text
+        urls = re.findall(r'(?:src|href)="([^"]+)"', r.text)
+        assert {Path(u).suffix for u in urls} >= wanted, urls
+        for url in urls:
+            assert url.startswith("/docs-assets/"), url
+            asset = api.c.get(url)
+            assert asset.status_code == 200, url
+            kind = {".js": "javascript", ".css": "text/css", ".png": "image/png"}
+            assert kind[Path(url).suffix] in asset.headers["content-type"], url
+            assert len(asset.content) > (100_000 if url.endswith((".js", ".css")) else 100)
+    assert "SwaggerUIBundle" in api.c.get("/docs-assets/swagger-ui-bundle.js").text
+    assert "/openapi.json" in api.c.get("/docs").text
 
 
 def spec_of_ts(api: Api) -> Any:
@@ -637,10 +795,10 @@ def test_webhooks_are_signed_and_retried_with_backoff(tmp_path: Path) -> None:
 def test_keys_commands_create_list_revoke(tmp_path: Path) -> None:
     db = str(tmp_path / "k.db")
     run = CliRunner().invoke
-    made = run(cli, ["--db", db, "--json", "keys", "create", "--namespace", "team",
+    made = run(cli, ["--db", db, "--create", "--json", "keys", "create", "--namespace", "team",
                      "--label", "ci"])
     assert made.exit_code == 0, made.output
-    created = json.loads(made.output)
+    created = json.loads(made.stdout)
     assert created["key"].startswith(f"enf_{created['id']}_")
     listed = run(cli, ["--db", db, "--json", "keys", "list"])
     rows = json.loads(listed.output)
@@ -656,7 +814,28 @@ def test_keys_commands_create_list_revoke(tmp_path: Path) -> None:
     assert bad.exit_code == 1
 
 
+def test_keys_create_prints_only_the_key_on_stdout(tmp_path: Path) -> None:
+    """So that ``KEY=$(enfold keys create ...)`` holds the key and nothing else."""
+    db = str(tmp_path / "k.db")
+    made = CliRunner().invoke(cli, ["--db", db, "--create", "keys", "create", "--namespace",
+                                    "maya"])
+    assert made.exit_code == 0, made.output
+    key = made.stdout.strip()
+    assert made.stdout == key + "\n" and key.startswith("enf_")
+    assert "maya" in made.stderr and "shown only now" in made.stderr
+    memory = _memory(Path(db))
+    try:
+        assert memory.store.list_api_keys("maya")[0].id == key.split("_")[1]
+    finally:
+        memory.close()
+    app = create_app(_memory(Path(db)), ServerSettings(admin_key=ADMIN))
+    with TestClient(app) as c:
+        r = c.get("/v1/namespaces/maya/stats", headers={"Authorization": f"Bearer {key}"})
+        assert r.status_code == 200
+    app.state.enfold.memory.close()
+
+
 def test_serve_refuses_no_auth_on_a_public_address(tmp_path: Path) -> None:
-    r = CliRunner().invoke(cli, ["--db", str(tmp_path / "s.db"), "serve", "--no-auth",
-                                 "--host", "0.0.0.0"])
+    r = CliRunner().invoke(cli, ["--db", str(tmp_path / "s.db"), "--create", "serve",
+                                 "--no-auth", "--host", "0.0.0.0"])
     assert r.exit_code == 2 and "loopback" in r.output

@@ -57,7 +57,8 @@ def serve(tmp: Path, db: Path, *extra: str) -> Iterator[Served]:
     key_file = tmp / "admin.key"
     key_file.write_text(ADMIN)
     log = tmp / f"serve-{port}.log"
-    cmd = [sys.executable, "-m", "enfold", "--db", str(db), "--embedder", "hash", "serve",
+    cmd = [sys.executable, "-m", "enfold", "--db", str(db), "--create", "--embedder", "hash",
+           "serve",
            "--port", str(port), "--admin-key-file", str(key_file), "--log-level", "warning",
            *extra]
     with log.open("wb") as out:

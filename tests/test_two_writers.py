@@ -223,7 +223,7 @@ def _free_port() -> int:
 
 
 def _enfold(path: str, *args: str) -> list[str]:
-    return [sys.executable, "-m", "enfold", "--db", path, "--embedder", "hash",
+    return [sys.executable, "-m", "enfold", "--db", path, "--create", "--embedder", "hash",
             "--planner", "local", *args]
 
 

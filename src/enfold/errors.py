@@ -17,6 +17,7 @@ One base class, a shallow tree::
     │   ├── LLMBudgetExceeded
     │   └── LLMUnavailable  the circuit breaker is open: the endpoint kept failing
     └── ConfigError         invalid settings or configuration files
+        └── MissingExtra    a configured part needs an extra that is not installed
 
 The CLI and the server translate these at their edge (one line on stderr / problem+json).
 """
@@ -92,3 +93,14 @@ class LLMUnavailable(LLMError):
 
 class ConfigError(EnfoldError):
     """Invalid settings or configuration."""
+
+
+class MissingExtra(ConfigError):
+    """A configured part (the MiniLM embedder, the LLM planner, the server) needs an
+    optional extra that is not installed; the message is the one line saying which."""
+
+    def __init__(self, extra: str, what: str, modules: list[str]) -> None:
+        super().__init__(f"{what} needs the {extra!r} extra: pip install 'enfold[{extra}]' "
+                         f"(not installed: {', '.join(modules)})")
+        self.extra = extra
+        self.modules = modules

@@ -143,6 +143,13 @@ def make_event(
             raise InputError(f"field {name!r} must be a string")
         if isinstance(value, str) and len(value) > 512:
             raise InputError(f"field {name!r} is longer than 512 characters")
+    return EventIn(text, when, source or None, kind or "note", external_id or None,
+                   check_meta(meta, settings))
+
+
+def check_meta(meta: Any, settings: Settings) -> dict[str, Any]:
+    """An event's ``meta`` validated (a JSON object within the depth and size limits);
+    None is the empty object."""
     if meta is None:
         meta = {}
     if not isinstance(meta, Mapping):
@@ -156,7 +163,23 @@ def make_event(
         raise InputError(f"field 'meta' is not JSON-serializable: {exc}") from exc
     if len(encoded.encode("utf-8")) > settings.max_meta_bytes:
         raise InputError(f"field 'meta' exceeds {settings.max_meta_bytes} bytes")
-    return EventIn(text, when, source or None, kind or "note", external_id or None, dict(meta))
+    return dict(meta)
+
+
+def merge_patch(target: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """``target`` with the JSON Merge Patch ``patch`` applied (RFC 7396): a key set to null
+    is removed, an object merges into an object, anything else replaces."""
+    out = dict(target)
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = merge_patch(out[key], value)
+        elif isinstance(value, Mapping):
+            out[key] = merge_patch({}, value)
+        else:
+            out[key] = value
+    return out
 
 
 def _depth(value: Any) -> int:

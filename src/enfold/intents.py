@@ -698,6 +698,8 @@ class IntentEngine:
             raise InputError("a modified label must be non-empty text")
         if label is not None and kind != "modify":
             raise InputError("only 'modify' feedback changes the label")
+        if kind == "modify" and label is None:
+            raise InputError("'modify' feedback needs the corrected label")
         st = self.state(graph)
         wall = now() if at is None else at
         category = category_of(node)

@@ -1,14 +1,17 @@
-"""The MCP server: enfold's memory as four tools an agent can call (``enfold mcp``).
+"""The MCP server: enfold's memory as five tools an agent can call (``enfold mcp``).
 
 Tools: ``remember`` (log an event and fold it), ``recall`` (a context pack for a query),
-``list_intents`` (what the memory thinks the user should be reminded of) and ``feedback``
-(accept / modify / defer / reject an intent). Each result carries text written for the model
-to read (the pack's :meth:`~enfold.recall.pack.ContextPack.render`, one line per intent) and
-the same data as structured content for programs.
+``list_intents`` (what the memory thinks the user should be reminded of, by status and due
+time), ``feedback`` (accept / modify / defer / reject an intent) and ``forget`` (delete an
+event and what derives from it, as :meth:`~enfold.memory.Memory.forget`). Each result
+carries text written for the model to read (the pack's
+:meth:`~enfold.recall.pack.ContextPack.render`, one line per intent) and the same data as
+structured content for programs.
 
 The server runs embedded on a :class:`~enfold.memory.Memory` (no HTTP server needed) over
 stdio, or over streamable HTTP on loopback. It needs the official ``mcp`` SDK (extra ``mcp``);
-the CLI imports this module only when ``enfold mcp`` runs.
+the CLI imports this module only when ``enfold mcp`` runs. :func:`run_server` warms the
+memory up first (the model loads before the first call, not during it).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from enfold.errors import ConfigError, EnfoldError
+from enfold.errors import ConfigError, EnfoldError, InputError
 from enfold.model import format_time
 
 if TYPE_CHECKING:
@@ -46,7 +49,8 @@ INSTRUCTIONS = (
     "Before answering a question that may depend on the past, call `recall` and ground the "
     "answer in the evidence it returns; opinions come back attributed to their holder, not as "
     "facts. Call `list_intents` to see deadlines, habits, follow-ups and goals worth raising, "
-    "and `feedback` once the user reacts to one."
+    "and `feedback` once the user reacts to one. Call `forget` only when the user asks that "
+    "something be forgotten."
 )
 
 REMEMBER_DOC = (
@@ -68,8 +72,15 @@ RECALL_DOC = (
 LIST_INTENTS_DOC = (
     "List the intents the memory inferred: deadlines, habits, follow-ups and goals, soonest "
     "due first. `status` is 'pending' (default: worth raising with the user now), 'open', "
-    "'all', or one of suppressed, deferred, resolved, rejected, expired. Each line gives the "
-    "intent id (for `feedback`), category, label, due time, status and score."
+    "'all', or one of suppressed, deferred, resolved, rejected, expired. `due_before` (ISO "
+    "8601 or a date, e.g. 2026-11-01) keeps only intents due before that time. Each line "
+    "gives the intent id (for `feedback`), category, label, due time, status and score."
+)
+FORGET_DOC = (
+    "Forget one event for good when the user asks for it: the event (by the id `remember` or "
+    "`recall` gave) and everything derived only from it are deleted, and what else it "
+    "shaped is rebuilt without its words. Cannot be undone. Returns what was removed and "
+    "what was updated."
 )
 FEEDBACK_DOC = (
     "Record the user's reaction to an intent from `list_intents` or `remember`: 'accept' "
@@ -116,7 +127,7 @@ def _tool_errors() -> Iterator[None]:
 
 
 class MemoryTools:
-    """The four tools as plain methods over one memory and namespace (testable without MCP)."""
+    """The five tools as plain methods over one memory and namespace (testable without MCP)."""
 
     def __init__(self, memory: Memory, namespace: str | None = None) -> None:
         self.memory = memory
@@ -153,11 +164,28 @@ class MemoryTools:
         text = pack.render() or f"Memory holds nothing relevant to {query!r}."
         return text, pack.to_dict()
 
-    def list_intents(self, status: str = "pending") -> tuple[str, dict[str, Any]]:
-        found = [intent_summary(n) for n in
-                 self.memory.intents(status=status, namespace=self.namespace)]
-        text = "\n".join(intent_line(s) for s in found) or f"No {status} intents."
-        return text, {"status": status, "intents": found}
+    def list_intents(self, status: str = "pending",
+                     due_before: str | None = None) -> tuple[str, dict[str, Any]]:
+        from enfold.events import to_epoch
+
+        nodes = self.memory.intents(status=status, namespace=self.namespace)
+        if due_before is not None:
+            try:
+                limit = to_epoch(due_before)
+            except InputError as exc:
+                raise InputError(f"due_before: {exc}") from exc
+            nodes = [n for n in nodes
+                     if n.attrs.get("due") is not None and float(n.attrs["due"]) < limit]
+        found = [intent_summary(n) for n in nodes]
+        which = status + (f" due before {_iso(limit)}" if due_before is not None else "")
+        text = "\n".join(intent_line(s) for s in found) or f"No {which} intents."
+        return text, {"status": status, "due_before": due_before, "intents": found}
+
+    def forget(self, event_id: str) -> tuple[str, dict[str, Any]]:
+        report = self.memory.forget(event_id, namespace=self.namespace)
+        text = (f"Forgot event {event_id}: removed {len(report['removed'])} nodes, updated "
+                f"{len(report['updated'])}.")
+        return text, report
 
     def feedback(self, intent_id: str, kind: str,
                  label: str | None = None) -> tuple[str, dict[str, Any]]:
@@ -191,8 +219,15 @@ def build_server(memory: Memory, *, namespace: str | None = None) -> MCPServer:
 
     def list_intents(status: Annotated[IntentStatus, Field(description=(
             "Which intents: pending (worth raising now), open, all, or one status."))]
-            = "pending") -> CallToolResult:
-        return call(tools.list_intents, status=status)
+            = "pending",
+            due_before: Annotated[str | None, Field(description=(
+                "Only intents due before this time: ISO 8601 or a date."))] = None,
+            ) -> CallToolResult:
+        return call(tools.list_intents, status=status, due_before=due_before)
+
+    def forget(event_id: Annotated[str, Field(description="The event's id (ev_…).")]
+               ) -> CallToolResult:
+        return call(tools.forget, event_id=event_id)
 
     def feedback(intent_id: Annotated[str, Field(description="The intent's id.")],
                  kind: Annotated[FeedbackKind, Field(description="The user's reaction.")],
@@ -212,6 +247,9 @@ def build_server(memory: Memory, *, namespace: str | None = None) -> MCPServer:
     server.add_tool(feedback, name="feedback", title="Feedback on an intent",
                     description=FEEDBACK_DOC,
                     annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
+    server.add_tool(forget, name="forget", title="Forget an event", description=FORGET_DOC,
+                    annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True,
+                                                idempotent_hint=False))
     return server
 
 
@@ -220,6 +258,7 @@ def run_server(memory: Memory, *, transport: str = "stdio", host: str = "127.0.0
     """Serve ``memory`` over ``transport`` (``stdio`` or ``http``) until stopped."""
     if transport not in ("stdio", "http"):
         raise ConfigError(f"unknown MCP transport {transport!r} (use stdio or http)")
+    memory.warm_up()
     server = build_server(memory, namespace=namespace)
     if transport == "stdio":
         server.run("stdio")

@@ -19,10 +19,12 @@ changed under it is dropped, reloaded and the work redone, never written over th
 from __future__ import annotations
 
 import base64
+import enum
 import functools
 import json
 import logging
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
@@ -32,6 +34,7 @@ from typing import IO, TYPE_CHECKING, Any, Self, TypeVar
 import numpy as np
 from pydantic import ValidationError
 
+from enfold import extras
 from enfold.errors import (
     ConfigError,
     EnfoldError,
@@ -64,8 +67,6 @@ if TYPE_CHECKING:
     from enfold.write.forget import Retraction
 
 log = logging.getLogger("enfold.memory")
-
-log = logging.getLogger("enfold.memory")
 _T = TypeVar("_T")
 
 #: How many times a write whose commit found the namespace changed by another writer
@@ -75,6 +76,16 @@ STALE_RETRIES = 8
 EXPORT_FORMAT = "enfold-export"
 EXPORT_VERSION = 2  # 2: op records carry ``peer`` (an edge is one record); 1 still reads
 USAGE_KEY = "usage"  # graph meta: LLM usage and planner failures, kept across restarts
+
+
+class _Default(enum.Enum):
+    """The type of :data:`DEFAULT`."""
+
+    TOKEN = "default"
+
+
+#: ``Memory.open(embedder=DEFAULT)``: the store's own embedder, else MiniLM when installed.
+DEFAULT = _Default.TOKEN
 
 
 class Memory:
@@ -128,8 +139,8 @@ class Memory:
         target: str | Path = "enfold.db",
         *,
         namespace: str = "default",
-        embedder: str | Embedder | None = None,
-        planner: str | Planner | None = None,
+        embedder: str | Embedder | None | _Default = DEFAULT,
+        planner: str | Planner | None = "local",
         settings: Settings | None = None,
         auto_fold: bool = True,
         llm: LLMConfig | LLMClient | None = None,
@@ -138,31 +149,30 @@ class Memory:
         """Open a memory at a path or URL (``memory:``, ``sqlite:///x.db``, ``postgresql://…``).
 
         ``embedder`` is ``"minilm"``, ``"hash"``, ``"openai"``, an Embedder, or None (events
-        are stored and folded without embeddings). ``planner`` is ``"local"``, ``"llm"``
-        (needs ``llm``; the local planner stays behind it as the fallback), a Planner, or
-        None (events are logged and admitted to the graph only). ``profile`` is the LLM
-        planner's domain profile: ``"default"``, ``"software"``, ``"health"`` or a YAML path.
+        are stored and folded without embeddings, so no concepts form). By default it is the
+        embedder the store was built with, and for a new store MiniLM — the CLI's default —
+        when the ``minilm`` extra is installed; without it the memory folds without
+        embeddings and a warning says what to install. ``planner`` is ``"local"`` (the
+        default), ``"llm"`` (needs ``llm``; the local planner stays behind it as the
+        fallback), a Planner, or None (events are logged and admitted to the graph only).
+        ``profile`` is the LLM planner's domain profile: ``"default"``, ``"software"``,
+        ``"health"`` or a YAML path.
+
+        What is configured is checked here: an embedder or planner whose extra is missing
+        raises :class:`~enfold.errors.MissingExtra` (one line naming the extra) before
+        anything is folded. Loading the model itself waits for the first embedding, or
+        for :meth:`warm_up`.
         """
         settings = settings or Settings()
         store = open_store(target, dtype=settings.embedding_dtype)
-        emb: Embedder | None
-        if isinstance(embedder, str):
-            from enfold.embed import make_embedder
-
-            emb = make_embedder(embedder, settings=settings)
-        else:
-            emb = embedder
         planners: list[Planner] = []
-        if isinstance(planner, str):
-            try:
+        try:
+            emb = _embedder(embedder, store, settings)
+            if isinstance(planner, str):
                 planners = cls._make_planners(planner, emb, settings, store=store, llm=llm,
                                               profile=profile)
-            except BaseException:
-                store.close()
-                raise
-        elif planner is not None:
-            planners = [planner]
-        try:
+            elif planner is not None:
+                planners = [planner]
             return cls(store, namespace=namespace, embedder=emb, planners=planners,
                        settings=settings, auto_fold=auto_fold)
         except BaseException:  # what was opened here is closed here
@@ -172,6 +182,18 @@ class Memory:
                     close()
             store.close()
             raise
+
+    def warm_up(self) -> None:
+        """Load what folding and recall need now rather than on the first call: the
+        embedding model (one text is embedded) and the English parse. ``enfold serve`` and
+        ``enfold mcp`` call this at start, so a model that cannot load stops them there
+        (:class:`~enfold.errors.EmbedderError`) and the first request is not the slow one."""
+        from enfold.text import nlp
+
+        if self.embedder is not None:
+            self.embedder.embed(["warm up"])
+        if self.planners:
+            nlp.available()
 
     @staticmethod
     def _make_planners(
@@ -192,6 +214,9 @@ class Memory:
                 raise ConfigError("planner 'llm' needs an LLM: pass llm=LLMConfig(base_url=…, "
                                   "model=…) (CLI: --llm-model or ENFOLD_LLM_MODEL)")
             from enfold.llm import LLMClient
+
+            if not isinstance(llm, LLMClient):
+                extras.require("llm")
             from enfold.write.planner_llm import LLMPlanner
 
             client = llm if isinstance(llm, LLMClient) else LLMClient(llm, settings=settings)
@@ -605,6 +630,51 @@ class Memory:
                             f"{'.'.join(map(str, exc.errors()[0]['loc']))}",
                             errors=[str(e) for e in exc.errors()]) from exc
         return self._edit(ns, lambda g: apply_plan(p, g, self.store, self.settings, at=now()))
+
+    def update_event(self, event_id: str, meta: Mapping[str, Any], *, merge: bool = True,
+                     namespace: str | None = None) -> Node:
+        """Change an event's metadata (its text, time and speaker never change: forget
+        the event and add another for that). ``merge``: ``meta`` is a JSON Merge Patch
+        (RFC 7396: a key set to None is removed, objects merge); otherwise it replaces the
+        metadata. Checked as a new event's meta is; recorded in the op log
+        (``UPDATE_META``). What folding read from the metadata (``participants``) is not
+        folded again. Returns the updated event."""
+        from enfold.events import check_meta, merge_patch
+
+        ns = self._ns(namespace)
+        patch = check_meta(meta, self.settings)
+
+        def work() -> Node:
+            with self._lock(ns):
+                g = self.graph(ns)
+                folded = g.get(event_id)
+                node = folded if folded is not None else self.store.get_node(ns, event_id)
+                if node is None or node.kind is not NodeKind.EVENT:
+                    raise NotFound(f"no event {event_id!r} in namespace {ns!r}")
+                old = dict(node.attrs.get("meta") or {})
+                new = check_meta(merge_patch(old, patch) if merge else patch, self.settings)
+                if new == old:
+                    return node
+                at = now()
+                updated = node.with_changes(attrs={**node.attrs, "meta": new}, updated_at=at)
+                op = OpRecord(ns, 0, "update-meta", "UPDATE_META", node.id, {"meta": old},
+                              {"meta": new}, "the event's metadata was changed", at)
+                if folded is None:  # still in the log only: the fold will read the new row
+                    self.store.commit(ns, ChangeSet(nodes={node.id: updated},
+                                                    before={node.id: node}, ops=[op]))
+                    return updated
+                g.begin()
+                try:
+                    g.put_node(updated)
+                    g.add_op(op)
+                    self.store.commit(ns, g.changes())
+                except BaseException:
+                    g.rollback()
+                    raise
+                g.commit()
+                return updated
+
+        return self._write(ns, work)
 
     # ---------------------------------------------------------------- intents
     def intents(self, *, status: str | Iterable[str] | None = "pending",
@@ -1043,6 +1113,34 @@ class Memory:
                 self.store.commit(ns, changes, cursor=int(header.get("cursor", 0)))
             self._graphs.pop(ns, None)
         return counts
+
+
+def _embedder(spec: str | Embedder | None | _Default, store: Store, settings: Settings
+              ) -> Embedder | None:
+    """The embedder ``Memory.open`` was asked for, its extra checked (see its docstring)."""
+    from enfold.embed import MiniLMEmbedder, OpenAIEmbedder, make_embedder
+
+    if spec is DEFAULT:
+        names = {name for name, _ in store.vector_spaces().values() if name is not None}
+        if len(names) == 1:
+            try:
+                spec = make_embedder(names.pop(), settings=settings)
+            except ConfigError:  # one that needs connection details: asked for by name
+                spec = "minilm"
+        elif extras.installed("minilm"):
+            spec = "minilm"
+        else:
+            warnings.warn("enfold: the MiniLM embedder is not installed, so this memory "
+                          "folds without embeddings (no concepts form); pip install "
+                          "'enfold[minilm]', or pass embedder='hash' for the test embedder",
+                          stacklevel=3)
+            return None
+    emb = make_embedder(spec, settings=settings) if isinstance(spec, str) else spec
+    if isinstance(emb, MiniLMEmbedder) and not emb.loaded:
+        extras.require("minilm")
+    elif isinstance(emb, OpenAIEmbedder):
+        extras.require("llm", "the openai embedder")
+    return emb
 
 
 class NamespaceLock:

@@ -309,7 +309,7 @@ def llm(ctx: click.Context, batches: str, data: Path | None, out: Path | None) -
     if data is None:
         events = demo_events()
     else:
-        from enfold.cli import read_jsonl
+        from enfold.ingest import read_jsonl
 
         events = []
         for lineno, obj in read_jsonl(data):

@@ -4,12 +4,14 @@ Thin routes over :class:`~enfold.memory.Memory` under ``/v1/namespaces/{ns}``. A
 the only write on the request path (202 once the events are in the log); folding and
 consolidation run in :mod:`enfold.server.workers`, push in :mod:`enfold.server.push`, keys in
 :mod:`enfold.server.auth`. Every error is ``application/problem+json``
-(``{"type", "title", "status", "detail"}``). The page at ``/ui`` comes from
+(``{"type", "title", "status", "detail"}``). The interactive docs (``/docs``, ``/redoc``)
+come from :mod:`enfold.server.docs`. The page at ``/ui`` comes from
 :mod:`enfold.server.ui` when it is installed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import logging
 from collections import Counter
@@ -47,7 +49,8 @@ from enfold.graph import WorkingGraph
 from enfold.memory import Memory
 from enfold.model import Node, NodeKind, now, valid_namespace
 from enfold.server.auth import Authenticator, Hidden, Unauthorized
-from enfold.server.push import Webhooks, sse_events
+from enfold.server.docs import install_docs
+from enfold.server.push import Replay, Webhooks, sse_events
 from enfold.server.workers import FoldWorkers, Overloaded
 from enfold.store.base import Appended
 
@@ -55,6 +58,7 @@ log = logging.getLogger("enfold.server")
 
 PROBLEM = "application/problem+json"
 PREFIX = "/v1/namespaces/{ns}"
+IMPORT_SUFFIX = "/events/import"
 
 
 def _s(default: Any, help: str) -> Any:
@@ -80,6 +84,10 @@ class ServerSettings:
                                        "passes of changed namespaces (0: off)")
     drain_timeout_s: float = _s(30.0, "seconds to finish folding on shutdown")
     sse_ping_s: float = _s(15.0, "seconds between SSE keep-alive comments")
+    sse_replay: int = _s(1000, "notifications kept per namespace for SSE clients that "
+                         "reconnect with Last-Event-ID (0: none)")
+    max_import_bytes: int = _s(32 * 1024 * 1024, "largest JSON Lines body of POST "
+                               "/events/import (413 beyond)")
     webhooks: tuple[tuple[str, str], ...] = _s((), "(namespace or '*', URL) webhook targets")
     webhook_secret: str | None = _s(None, "HMAC-SHA256 key that signs webhook bodies")
     webhook_attempts: int = _s(6, "delivery attempts of one webhook call")
@@ -105,6 +113,7 @@ class State:
             lease_ttl_s=settings.lease_ttl_s, scan_interval_s=settings.scan_interval_s,
             consolidate_interval_s=settings.consolidate_interval_s,
             max_backlog=settings.max_backlog, max_total_backlog=settings.max_total_backlog)
+        self.replay = Replay(settings.sse_replay)
         self.webhooks: Webhooks | None = None
         if settings.webhooks:
             if not settings.webhook_secret:
@@ -116,6 +125,10 @@ class State:
         self.draining = False
 
     def start(self) -> None:
+        """Warm up (the model loads now, not on the first request), then start listening
+        for notifications and folding."""
+        self.memory.warm_up()
+        self.replay.start(self.memory.notifier)
         self.workers.start()
         if self.webhooks is not None:
             self.webhooks.start(self.memory.notifier)
@@ -129,6 +142,7 @@ class State:
                         self.workers.backlog())
         if self.webhooks is not None:
             self.webhooks.stop()
+        self.replay.stop()
         if self.owns_memory:
             self.memory.close()
 
@@ -222,6 +236,8 @@ class Guard:
             await self.app(scope, receive, send)
             return
         limit = self.state.settings.max_body_bytes
+        if scope["path"].endswith(IMPORT_SUFFIX) and scope["method"] == "POST":
+            limit = max(limit, self.state.settings.max_import_bytes)
         declared = dict(scope["headers"]).get(b"content-length")
         too_big = problem(413, f"the request body is larger than {limit} bytes",
                           slug="body-too-large")
@@ -333,6 +349,23 @@ class FeedbackBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: str = Field(description="accept | modify | defer | reject")
     label: str | None = Field(None, description="the new label (modify only)")
+
+
+class MetaPatch(BaseModel):
+    """What may change of an event: its metadata. The text, time, speaker, kind and id
+    are what the memory was built from; to change them, forget the event and add another."""
+
+    model_config = ConfigDict(extra="allow")
+    meta: dict[str, Any] = Field(description="a JSON Merge Patch of the event's meta (a key "
+                                             "set to null is removed), or the whole new meta "
+                                             "with replace")
+    replace: bool = Field(False, description="replace the meta instead of merging into it")
+
+
+class Imported(BaseModel):
+    ingested: int = Field(description="events in the body")
+    new: int = Field(description="events stored now")
+    already_stored: int = Field(description="events the namespace held already")
 
 
 class ForgetBody(BaseModel):
@@ -452,6 +485,54 @@ def post_events(namespace: Namespace, st: StateDep, body: EventBody | EventBatch
     return Accepted(ids=[a.id for a in appended], created=[a.created for a in appended])
 
 
+@api.post(IMPORT_SUFFIX, status_code=202, response_model=Imported, tags=["events"],
+          summary="Import a JSON Lines file of events (as enfold ingest); folded in the "
+                  "background",
+          openapi_extra={"requestBody": {"required": True, "content": {
+              "application/x-ndjson": {"schema": {"type": "string"}}}}})
+async def import_events(namespace: Namespace, st: StateDep, request: Request,
+                        origin: Annotated[str | None, Query(max_length=1000, description=(
+                            "names the file, for lines with neither id nor ts (default: the "
+                            "body's hash, so a retried import stores nothing twice)"))] = None
+                        ) -> Imported:
+    """One event per line, validated whole first: a bad line is a 400 naming it, and
+    nothing is stored. Events already stored count as ``already_stored``."""
+    body = await request.body()
+    return await run_in_threadpool(_import, st, namespace, body, origin)
+
+
+def _import(st: State, namespace: str, body: bytes, origin: str | None) -> Imported:
+    from enfold.ingest import append_new, parse_lines, validate
+
+    st.workers.admit(namespace)
+    events = validate(parse_lines(body.splitlines(), "body"), st.memory.settings,
+                      origin=origin or hashlib.sha256(body).hexdigest(), name="body")
+    if not events:
+        raise InputError("the body holds no events (one JSON object per line)")
+    report = append_new(st.memory, events, namespace=namespace, fold=False)
+    st.workers.appended(namespace, report.new)
+    return Imported(ingested=report.ingested, new=report.new,
+                    already_stored=report.already_stored)
+
+
+_FIXED = ("text", "ts", "source", "kind", "id")
+
+
+@api.patch("/events/{event_id}", tags=["events"],
+           summary="Change an event's metadata (its text and the rest never change)")
+def patch_event(namespace: Namespace, st: StateDep, event_id: str,
+                body: MetaPatch) -> dict[str, Any]:
+    extra = sorted(body.model_extra or {})
+    fixed = [k for k in extra if k in _FIXED]
+    if fixed:
+        raise InputError(f"an event's {', '.join(fixed)} cannot change, only its meta "
+                         "(forget the event and add another)")
+    if extra:
+        raise InputError(f"unknown fields: {', '.join(extra)} (send meta, and replace)")
+    return st.memory.update_event(event_id, body.meta, merge=not body.replace,
+                                  namespace=namespace).to_dict()
+
+
 @api.get("/recall", tags=["read"], summary="Evidence for a question (the ContextPack)")
 def recall(namespace: Namespace, st: StateDep,
            q: Annotated[str, Query(min_length=1, max_length=4000)],
@@ -565,14 +646,17 @@ def search(namespace: Namespace, st: StateDep,
 @api.get("/stream", tags=["push"], response_class=EventSourceResponse,
          summary="Server-Sent Events: 'intent' and 'reactivation' notifications")
 async def stream(namespace: Namespace, st: StateDep,
-                 credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
-                 ) -> EventSourceResponse:
+                 credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+                 last_event_id: Annotated[str | None, Header(max_length=200, description=(
+                     "the id of the last event received: the kept ones after it come "
+                     "first"))] = None) -> EventSourceResponse:
     header = f"{credentials.scheme} {credentials.credentials}" if credentials else None
     # _access has authorized the request; the stream keeps who it was, to check again.
     who = await run_in_threadpool(st.auth.principal, header)
-    sub = st.memory.notifier.stream(namespace=namespace)  # listening before the 200
+    listener = st.replay.listen(namespace, last_event_id)  # listening before the 200
     # The stream ends once its key is revoked (checked per delivery and every second).
-    events = sse_events(sub, stopping=lambda: st.draining, allowed=lambda: st.auth.active(who))
+    events = sse_events(listener, stopping=lambda: st.draining,
+                        allowed=lambda: st.auth.active(who))
     # On shutdown the generator sees `draining` within a second and ends the stream cleanly;
     # the grace period keeps sse-starlette from cutting it off before that.
     return EventSourceResponse(events, ping=int(st.settings.sse_ping_s),
@@ -589,13 +673,17 @@ def export(namespace: Namespace, st: StateDep) -> Response:
 
 @api.post("/forget", tags=["admin"], summary="Delete an event and retract what derives from it")
 def forget(namespace: Namespace, st: StateDep, body: ForgetBody) -> dict[str, Any]:
-    return st.memory.forget(body.event_id, namespace=namespace)
+    report = st.memory.forget(body.event_id, namespace=namespace)
+    st.replay.drop(namespace, node_ids={*report["removed"], *report["updated"]},
+                   event_id=body.event_id)
+    return report
 
 
 @api.delete("", status_code=204, tags=["admin"], summary="Wipe the namespace")
 def wipe(namespace: Namespace, st: StateDep) -> Response:
     st.memory.wipe(namespace)
     st.workers.forgot(namespace)
+    st.replay.drop(namespace)
     return Response(status_code=204)
 
 
@@ -672,7 +760,8 @@ def create_app(
         app_version = version("enfold")
     except PackageNotFoundError:
         app_version = "0"
-    app = FastAPI(title="enfold", version=app_version, lifespan=lifespan,
+    app = FastAPI(title="enfold", version=app_version, lifespan=lifespan, docs_url=None,
+                  redoc_url=None,
                   description="The always-on memory of agents: append events, recall "
                               "evidence, hear intents. Authenticate with "
                               "`Authorization: Bearer <key>`.")
@@ -680,6 +769,7 @@ def create_app(
     _install_errors(app)
     app.include_router(ops)
     app.include_router(api)
+    install_docs(app)
     try:
         from enfold.server.ui import router as ui_router
     except ModuleNotFoundError as exc:

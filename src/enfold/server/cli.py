@@ -13,7 +13,7 @@ import signal
 import sys
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -43,6 +43,13 @@ def _webhook(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
     return tuple(out)
 
 
+def _refuse(message: str) -> NoReturn:
+    """Stop ``enfold serve`` before it listens: one line on stderr, exit 1."""
+    click.echo(f"enfold serve: {message.splitlines()[0] if message else 'cannot start'}",
+               err=True)
+    sys.exit(1)
+
+
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535))
@@ -68,32 +75,44 @@ def _webhook(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
 @click.option("--webhook-secret-file", type=click.Path(exists=True, dir_okay=False,
               path_type=Path), default=None,
               help="File with the webhook signing key [default: env ENFOLD_WEBHOOK_SECRET].")
+@click.option("--sse-replay", type=click.IntRange(min=0), default=1000, show_default=True,
+              help="Notifications per namespace kept for SSE clients reconnecting with "
+                   "Last-Event-ID (0: none).")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
               default="info", show_default=True)
 @click.pass_obj
 def serve(obj: Any, host: str, port: int, db: str | None, admin_key_file: Path | None,
           no_auth: bool, fold_threads: int, max_backlog: int, max_total_backlog: int,
           consolidate_s: float, lease_ttl: float, drain_timeout: float, webhooks: tuple[tuple[str, str], ...],
-          webhook_secret_file: Path | None, log_level: str) -> None:
-    """Run the HTTP API (REST + SSE + webhooks) with background folding."""
+          webhook_secret_file: Path | None, sse_replay: int, log_level: str) -> None:
+    """Run the HTTP API (REST + SSE + webhooks) with background folding.
+
+    Everything configured is checked before the server listens: the extras, the store, and
+    the embedding model and the English parse, which load now (a warm-up) instead of on
+    the first request. What is missing stops it with one line naming what to install."""
+    from enfold import extras
+    from enfold.errors import EnfoldError
+
+    if no_auth and host not in _LOOPBACK:
+        raise click.UsageError("--no-auth is only allowed on a loopback --host (127.0.0.1)")
     try:
+        extras.require("server")
         import uvicorn
 
         from enfold.server.app import ServerSettings, create_app
-    except ImportError as exc:
-        raise click.ClickException(f"the server needs the extra: pip install 'enfold[server]' "
-                                   f"({exc})") from exc
-    if no_auth and host not in _LOOPBACK:
-        raise click.UsageError("--no-auth is only allowed on a loopback --host (127.0.0.1)")
+    except (EnfoldError, ImportError) as exc:
+        _refuse(str(exc))
     settings = ServerSettings(
         auth=not no_auth, admin_key=_secret(admin_key_file, "ENFOLD_ADMIN_KEY"),
         max_backlog=max_backlog, max_total_backlog=max_total_backlog, fold_threads=fold_threads,
         consolidate_interval_s=consolidate_s, lease_ttl_s=lease_ttl, drain_timeout_s=drain_timeout,
-        webhooks=webhooks, webhook_secret=_secret(webhook_secret_file, "ENFOLD_WEBHOOK_SECRET"))
-    from enfold.memory import Memory
-
-    memory = Memory.open(db or obj.db, embedder=obj.embedder, planner=obj.planner_name(),
-                         llm=obj.llm_config(), profile=obj.profile)
+        webhooks=webhooks, webhook_secret=_secret(webhook_secret_file, "ENFOLD_WEBHOOK_SECRET"),
+        sse_replay=sse_replay)
+    try:
+        memory = obj.open_memory(db)
+        memory.warm_up()
+    except EnfoldError as exc:
+        _refuse(str(exc))
     app = create_app(memory, settings)
     state = app.state.enfold
     state.owns_memory = True
@@ -125,7 +144,7 @@ def keys() -> None:
 def _store(obj: Any) -> Any:
     from enfold.store import open_store
 
-    return open_store(obj.db)
+    return open_store(obj.store_target())
 
 
 def _when(ts: float | None) -> str:
@@ -140,7 +159,8 @@ def _when(ts: float | None) -> str:
 @click.option("--label", default=None, help="A note on who holds the key.")
 @click.pass_obj
 def keys_create(obj: Any, namespace: str | None, label: str | None) -> None:
-    """Create a key; it is printed once and only its hash is stored."""
+    """Create a key: the key alone on stdout (its id and namespace on stderr, or all of it
+    with --json); it is printed once and only its hash is stored."""
     from enfold.server.auth import create_key
 
     store = _store(obj)
@@ -148,8 +168,12 @@ def keys_create(obj: Any, namespace: str | None, label: str | None) -> None:
         row, key = create_key(store, namespace or obj.namespace, label=label)
     finally:
         store.close()
-    obj.out({"id": row.id, "namespace": row.namespace, "label": row.label, "key": key},
-            f"{key}\n(key id {row.id}, namespace {row.namespace}; shown only now)")
+    if obj.as_json:
+        obj.out({"id": row.id, "namespace": row.namespace, "label": row.label, "key": key})
+        return
+    click.echo(key)  # alone on stdout, so that KEY=$(enfold keys create ...) works
+    click.echo(f"enfold: key id {row.id} for namespace {row.namespace}; the key is shown only "
+               "now (only its hash is stored)", err=True)
 
 
 @keys.command("list")

@@ -8,6 +8,14 @@ credentials it was opened with: the key is checked again before every delivery a
 least every ``poll_s`` seconds, and the stream ends once it is revoked (a reconnecting
 client then gets 401).
 
+Every SSE event carries an ``id:`` (``<server run>-<n>``, n counting up per namespace), and
+the server keeps the last notifications of each namespace (:class:`Replay`, ``sse_replay``
+of them, 1000 by default). A client that reconnects with the ``Last-Event-ID`` header (as
+browsers' EventSource do by themselves) first gets those it missed, then the live ones. An
+id older than what is kept, or from an earlier run of the server, gets everything kept,
+after an SSE comment saying that older notifications may be lost. What ``forget`` or a wipe
+removes leaves the buffer too.
+
 A webhook receives ``POST`` with the JSON body ``{"id", "event", "notification"}`` and the
 headers ``X-Enfold-Event``, ``X-Enfold-Delivery`` (the id: deliveries are at least once, so
 receivers can drop repeats) and ``X-Enfold-Signature: sha256=<hex HMAC-SHA256 of the raw
@@ -29,32 +37,184 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Self
 
 from enfold.errors import StoreError
-from enfold.notify import REACTIVATED, Notification, Notifier, Subscription
+from enfold.notify import REACTIVATED, Notification, Notifier
 
 log = logging.getLogger("enfold.server.push")
 
 SIGNATURE_HEADER = "X-Enfold-Signature"
 _RETRY_STATUSES = frozenset({408, 429}) | frozenset(range(500, 600))
+GAP_COMMENT = "older notifications than these may be lost: the server keeps only the latest"
 
 
 def event_name(note: Notification) -> str:
     return "reactivation" if note.type == REACTIVATED else "intent"
 
 
-async def sse_events(sub: Subscription, *, stopping: Callable[[], bool],
+@dataclass(frozen=True)
+class Numbered:
+    """A notification with its SSE id (``seq`` counts up per namespace)."""
+
+    seq: int
+    id: str
+    note: Notification
+
+
+class Listener:
+    """One SSE stream's async iterator of numbered notifications (replayed ones first),
+    bound to the event loop it was created in; a slow reader loses the oldest beyond
+    ``maxsize``, never blocks the folding thread."""
+
+    def __init__(self, replay: Replay, namespace: str, maxsize: int = 1000) -> None:
+        self._replay = replay
+        self.namespace = namespace
+        self._loop = asyncio.get_running_loop()
+        self._queue: asyncio.Queue[Numbered | None] = asyncio.Queue()
+        self._maxsize = max(1, maxsize)
+        self._closed = False
+        self.gap = False  # the client asked for more than the buffer still holds
+        self.dropped = 0
+
+    def offer(self, item: Numbered) -> None:
+        """Called from any thread by the replay log."""
+        if self._closed:
+            return
+        try:
+            self._loop.call_soon_threadsafe(self._put, item)
+        except RuntimeError:  # the loop is closed: nobody will read this any more
+            self._replay.remove(self)
+
+    def _put(self, item: Numbered | None) -> None:
+        if item is not None and self._queue.qsize() >= self._maxsize:
+            self._queue.get_nowait()
+            self.dropped += 1
+        self._queue.put_nowait(item)
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Numbered:
+        if self._closed and self._queue.empty():
+            raise StopAsyncIteration
+        item = await self._queue.get()
+        if item is None:
+            raise StopAsyncIteration
+        return item
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._replay.remove(self)
+            try:
+                self._loop.call_soon_threadsafe(self._put, None)
+            except RuntimeError:
+                pass
+
+
+class Replay:
+    """The last ``size`` notifications of each namespace, numbered, and the live SSE
+    listeners they are handed to. Numbering, keeping and handing over happen under one
+    lock, so a reconnecting listener gets what it missed and then the live notifications
+    with no gap and no repeat."""
+
+    def __init__(self, size: int = 1000) -> None:
+        self.size = size
+        self.run = uuid.uuid4().hex[:8]  # ids of another server run are not ours
+        self._lock = threading.Lock()
+        self._kept: dict[str, deque[Numbered]] = {}
+        self._seq: dict[str, int] = {}
+        self._listeners: dict[str, list[Listener]] = {}
+        self._unsubscribe: Callable[[], None] | None = None
+
+    def start(self, notifier: Notifier) -> None:
+        self._unsubscribe = notifier.subscribe(self.record)
+
+    def stop(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def record(self, note: Notification) -> None:
+        """The notifier callback (runs in the folding thread): number, keep, hand over."""
+        ns = note.namespace
+        with self._lock:
+            seq = self._seq[ns] = self._seq.get(ns, 0) + 1
+            item = Numbered(seq, f"{self.run}-{seq}", note)
+            if self.size:
+                self._kept.setdefault(ns, deque(maxlen=self.size)).append(item)
+            listeners = list(self._listeners.get(ns, ()))
+            for listener in listeners:
+                listener.offer(item)
+
+    def listen(self, namespace: str, last_event_id: str | None = None, *,
+               maxsize: int = 1000) -> Listener:
+        """A listener for ``namespace`` (create it inside the running event loop); with
+        ``last_event_id``, the kept notifications after it come first."""
+        listener = Listener(self, namespace, maxsize=max(maxsize, self.size))
+        with self._lock:
+            self._listeners.setdefault(namespace, []).append(listener)
+            if last_event_id is not None:
+                kept = list(self._kept.get(namespace, ()))
+                after = self._after(last_event_id)
+                if after is None:  # another run's id, or none of ours: all we have
+                    listener.gap = bool(kept) or self._seq.get(namespace, 0) > 0
+                    missed = kept
+                else:
+                    missed = [i for i in kept if i.seq > after]
+                    oldest = kept[0].seq if kept else self._seq.get(namespace, 0) + 1
+                    listener.gap = after < oldest - 1
+                for item in missed:
+                    listener._put(item)
+        return listener
+
+    def _after(self, last_event_id: str) -> int | None:
+        run, _, seq = last_event_id.strip().rpartition("-")
+        if run != self.run or not seq.isdigit():
+            return None
+        return int(seq)
+
+    def remove(self, listener: Listener) -> None:
+        with self._lock:
+            found = self._listeners.get(listener.namespace, [])
+            if listener in found:
+                found.remove(listener)
+
+    def drop(self, namespace: str, *, node_ids: Collection[str] = (),
+             event_id: str | None = None) -> None:
+        """Forget kept notifications: those about ``node_ids`` or caused by ``event_id``,
+        or every one of the namespace when neither is given (a wipe)."""
+        with self._lock:
+            kept = self._kept.get(namespace)
+            if not kept:
+                return
+            if not node_ids and event_id is None:
+                kept.clear()
+                return
+            left = [i for i in kept if i.note.node_id not in node_ids
+                    and (event_id is None or i.note.event_id != event_id)]
+            kept.clear()
+            kept.extend(left)
+
+    def kept(self, namespace: str) -> list[Numbered]:
+        with self._lock:
+            return list(self._kept.get(namespace, ()))
+
+
+async def sse_events(listener: Listener, *, stopping: Callable[[], bool],
                      allowed: Callable[[], bool] | None = None, poll_s: float = 1.0
                      ) -> AsyncIterator[dict[str, str]]:
-    """The SSE messages of a subscription until ``stopping()`` (the server drains),
+    """The SSE messages of a listener until ``stopping()`` (the server drains),
     ``allowed()`` turns false (the stream's key was revoked) or the client goes away (the
-    task is cancelled); the subscription is closed either way. ``allowed`` may do I/O (it
+    task is cancelled); the listener is closed either way. ``allowed`` may do I/O (it
     runs in a worker thread) and is asked before each delivery and every ``poll_s``; a
-    store error while asking ends the stream too (fail closed). The caller subscribes
-    before the response starts, so a client that sees 200 hears every notification
-    published after it."""
+    store error while asking ends the stream too (fail closed). The caller creates the
+    listener before the response starts, so a client that sees 200 hears every
+    notification published after it (and, reconnecting, those it missed that are kept)."""
 
     async def still_allowed() -> bool:
         if allowed is None:
@@ -66,9 +226,11 @@ async def sse_events(sub: Subscription, *, stopping: Callable[[], bool],
             return False
 
     try:
+        if listener.gap:
+            yield {"comment": GAP_COMMENT}
         while not stopping():
             try:
-                note = await asyncio.wait_for(anext(sub), poll_s)
+                item = await asyncio.wait_for(anext(listener), poll_s)
             except TimeoutError:
                 if not await still_allowed():
                     return
@@ -77,10 +239,10 @@ async def sse_events(sub: Subscription, *, stopping: Callable[[], bool],
                 return
             if not await still_allowed():
                 return
-            yield {"event": event_name(note), "id": uuid.uuid4().hex,
-                   "data": json.dumps(note.to_dict(), ensure_ascii=False)}
+            yield {"event": event_name(item.note), "id": item.id,
+                   "data": json.dumps(item.note.to_dict(), ensure_ascii=False)}
     finally:
-        sub.close()
+        listener.close()
 
 
 def sign(secret: bytes, body: bytes) -> str:
