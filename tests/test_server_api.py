@@ -373,7 +373,7 @@ def test_intents_feedback_nodes_history_graph_and_search(api: Api) -> None:
     api.settle("alice")
     h = api.h("alice")
     intents = api.c.get(api.url("alice", "/intents"), headers=h).json()
-    assert [i["text"] for i in intents] == [OBLIGATION]
+    assert [i["text"] for i in intents] == ["Pick up the dry cleaning"]  # the goal
     intent = intents[0]
     assert intent["attrs"]["status"] == "pending" and intent["grounded_in"] == [ev]
 
