@@ -34,6 +34,11 @@ def goal(text: str) -> str:
      "Eastern."), "NSF SBIR Phase I proposal due November 13 at 5pm"),
     ("Still need to hand back the keys: the landlord wants everything out by March 15.",
      "Hand back the keys by March 15"),
+    ("The internal nomination deadline is October 20", "Internal nomination deadline October 20"),
+    ("she wants the research statement draft by Friday", "Research statement draft by Friday"),
+    ("Can you get me 2 oven quotes by the 22nd?", "Get me 2 oven quotes by the 22nd"),
+    ("Backpack folder: photo release form and trip slip, both due Monday",
+     "Backpack folder due Monday"),
 ])
 def test_an_obligation_is_labelled_by_its_action_and_due_time(text: str, label: str) -> None:
     assert goal(text) == label

@@ -18,8 +18,9 @@ Whatever the parse cannot read keeps the stated words (the clause), as before.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from enfold.text import nlp
@@ -86,6 +87,22 @@ def _action(doc: Any) -> str | None:
             nxt = doc[tok.i + 1]
             if nxt.pos_ in ("VERB", "AUX"):
                 return _phrase(nxt)
+    for tok in doc:  # a thing asked for: "she wants the research statement draft by Friday"
+        if tok.pos_ == "VERB" and tok.lemma_.lower() in ("want", "need", "expect") \
+                and not any(c.dep_ in ("xcomp", "ccomp") for c in tok.children):
+            obj = next((c for c in tok.children if c.dep_ == "dobj" and c.pos_ != "PRON"), None)
+            if obj is not None:
+                words = _noun_phrase(obj)
+                while words and words[0].lower_ in _POSSESSIVE_DROP:
+                    words = words[1:]
+                if words:
+                    return "".join(t.text_with_ws for t in words).strip()
+    for tok in doc:  # a request: "Can you get me two oven quotes by the 22nd?"
+        if tok.pos_ == "VERB" and any(c.dep_ == "nsubj" and c.lower_ == "you"
+                                      for c in tok.children) \
+                and any(c.dep_ == "aux" and c.lower_ in ("can", "could", "would", "will")
+                        for c in tok.children):
+            return _phrase(tok)
     for tok in doc:  # an imperative: "Submit the grant report by July 15"
         if tok.dep_ == "ROOT" and tok.tag_ == "VB" and tok.pos_ == "VERB" \
                 and not any(c.dep_ in ("nsubj", "nsubjpass") for c in tok.children):
@@ -93,7 +110,35 @@ def _action(doc: Any) -> str | None:
     return None
 
 
-def _thing_due(doc: Any) -> str | None:
+_DEADLINE_CUE = re.compile(r"^(?:the\s+)?deadline\s+(?:is\s+|of\s+)?", re.IGNORECASE)
+_PREDICATE_DEPS = frozenset({"ROOT", "conj", "xcomp", "ccomp", "advcl"})
+_LEFT_DEPS = frozenset({"compound", "amod", "nmod", "poss", "det", "nummod", "quantmod"})
+_RIGHT_DEPS = frozenset({"prep", "pobj", "compound", "amod", "nummod"})
+
+
+def _noun_phrase(head: Token, exclude: Collection[int] = ()) -> list[Token]:
+    """The head noun with the modifiers next to it (not a whole clause the parse hung on it)."""
+    run = [head]
+    for t in reversed(list(head.doc[max(0, head.i - 8):head.i])):
+        if t.i in exclude or t.dep_ not in _LEFT_DEPS or t.head.i not in {r.i for r in run}:
+            break
+        run.insert(0, t)
+    for t in head.doc[head.i + 1:head.i + 8]:
+        if t.i in exclude or t.dep_ not in _RIGHT_DEPS or t.head.i not in {r.i for r in run}:
+            break
+        run.append(t)
+    return run
+
+
+def _thing_due(doc: Any) -> tuple[str, bool] | None:
+    """(the thing that is due, whether the text calls it a deadline) of a deadline statement."""
+    for tok in doc:  # "The internal nomination deadline is October 20"
+        if tok.lemma_.lower() == "deadline" and tok.dep_ == "nsubj" \
+                and tok.head.lemma_ == "be":
+            words = _noun_phrase(tok)
+            while words and words[0].lower_ in _POSSESSIVE_DROP:
+                words = words[1:]
+            return "".join(t.text_with_ws for t in words).strip(), True
     for tok in doc:
         if tok.lower_ != "due":
             continue
@@ -103,9 +148,11 @@ def _thing_due(doc: Any) -> str | None:
             subj = tok.head
         if subj is None or subj.pos_ == "PRON":
             continue
-        words = [t for t in subj.subtree if t.dep_ not in ("relcl",)]
+        words = _noun_phrase(subj, exclude={t.i for t in tok.subtree})
         while words and words[0].lower_ in _POSSESSIVE_DROP:
             words = words[1:]
+        if not words:
+            continue
         # The small model can split a long name ("NSF SBIR Phase I proposal"): the subject
         # extends left over the name-like words next to it.
         left = subj.i
@@ -117,7 +164,7 @@ def _thing_due(doc: Any) -> str | None:
         while words and words[0].lower_ in _POSSESSIVE_DROP:
             words = words[1:]
         if words:
-            return "".join(t.text_with_ws for t in words).strip()
+            return "".join(t.text_with_ws for t in words).strip(), False
     return None
 
 
@@ -134,10 +181,13 @@ def obligation_label(clause: str, due: str | None = None) -> str:
             lead = due.split()[0].lower()
             label = f"{label} {due if lead in _DUE_LEADS else 'by ' + due}"
         return label[:MAX_CHARS]
-    thing = _thing_due(doc)
-    if thing:
+    found = _thing_due(doc)
+    if found is not None and found[1]:  # a deadline named as such: "... deadline October 20"
+        when = _DEADLINE_CUE.sub("", due or "")
+        return _capital(found[0] + (f" {when}" if when else ""))[:MAX_CHARS]
+    if found is not None:
         when = "" if not due else due if due.lower().startswith("due") else f"due {due}"
-        label = _capital(thing) + (f" {when}" if when else " due")
+        label = _capital(found[0]) + (f" {when}" if when else " due")
         return label[:MAX_CHARS]
     return clause[:200]
 
@@ -153,12 +203,19 @@ def habit_label(concept_label: str, texts: Sequence[str]) -> str:
     docs = [d for d in nlp.parse_many(list(texts)) if d is not None]
     # An activity is a verb the texts use as one; the nouns of the same word count too
     # ("Ran 10K", "a long run", "three runs").
-    verbs = {lemma_of(t) for d in docs for t in d if t.pos_ == "VERB" and t.is_alpha}
+    # Only a verb that is what the text reports (its predicate), or a noun heading a note
+    # ("Long run: 14 miles"), counts; "straight-leg raises" or "a double charge" do not.
+    def reported(t: Token) -> bool:
+        if t.pos_ == "VERB":
+            return t.dep_ in _PREDICATE_DEPS
+        return t.pos_ == "NOUN" and t.dep_ == "ROOT"
+
+    verbs = {lemma_of(t) for d in docs for t in d if t.pos_ == "VERB" and t.is_alpha
+             and reported(t)}
     verbs = {v for v in verbs if v not in _LIGHT and getAllLemmas(v, "VERB")}
     counts: Counter[str] = Counter()
     for d in docs:
-        counts.update({lemma_of(t) for t in d if t.pos_ in ("VERB", "NOUN")
-                       and lemma_of(t) in verbs})
+        counts.update({lemma_of(t) for t in d if reported(t) and lemma_of(t) in verbs})
     if not counts:
         return f"Keep up: {concept_label}"
     verb, n = counts.most_common(1)[0]
