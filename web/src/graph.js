@@ -95,8 +95,11 @@ export function labelsOf(n) {
     const name = eventLabel(n.ts ?? n.attrs.ts, n.source ?? n.attrs.source);
     return { label: name, full: `${name} — ${short(n.text, FULL_CHARS)}` };
   }
-  const text = String(n.label || n.text || n.id);
-  return { label: short(text, LABEL_CHARS), full: short(text, FULL_CHARS) };
+  const name = String(n.label || n.text || n.id);
+  const text = String(n.text || '');
+  // The API's label may be the text cut short: the full label is then the whole text.
+  const whole = text.startsWith(name) ? text : name;
+  return { label: short(name, LABEL_CHARS), full: short(whole, FULL_CHARS) };
 }
 
 function toElements(graph) {

@@ -155,11 +155,17 @@ export function placeLabels(cy) {
   cy.style().update(); // font sizes follow the zoom
 }
 
-/** placeLabels once the viewport has been still for a moment (and at most once a frame). */
+/** placeLabels once the viewport has been still for a moment (and at most once a frame);
+ * the graph's scratch `labelsPending` is true until it has run. */
 export function labelScheduler(cy) {
   let timer = null;
   return (delay = 60) => {
     clearTimeout(timer);
-    timer = setTimeout(() => requestAnimationFrame(() => { if (!cy.destroyed()) placeLabels(cy); }), delay);
+    cy.scratch('labelsPending', true);
+    timer = setTimeout(() => requestAnimationFrame(() => {
+      if (cy.destroyed()) return;
+      placeLabels(cy);
+      cy.scratch('labelsPending', false);
+    }), delay);
   };
 }
