@@ -77,7 +77,8 @@ function start() {
   const params = new URLSearchParams(location.search);
   if (params.has('key')) { // a secret in an address ends up in histories and logs: never used
     params.delete('key');
-    history.replaceState(null, '', `${location.pathname}${params.size ? `?${params}` : ''}`);
+    const rest = params.toString();
+    history.replaceState(null, '', `${location.pathname}${rest ? `?${rest}` : ''}`);
   }
   const linked = (params.get('ns') || '').trim();
   const saved = { ns: sessionStorage.getItem('enfold.ns'), key: sessionStorage.getItem('enfold.key') };

@@ -12,7 +12,8 @@ const MARGIN = 3; // screen px between a node and its label
 const PAD = 2; // text background padding (screen px)
 const GAP = 2; // extra room kept between two labels
 const MIN_NODE_PX = 5; // a node drawn smaller than this gets no label (zoomed far out)
-const HUB_SCORE = 8; // from this score (degree and kind) a label may cover other nodes
+const HUBS_MIN = 5; // at least this many of the best-scored labels may cover other nodes,
+const HUBS_SHARE = 0.03; // or this share of the nodes in view
 
 // Derived kinds name things; events and time anchors are many and alike, so they yield.
 // A node's score is its degree plus its kind's bonus; higher scores place their labels first.
@@ -120,10 +121,13 @@ export function placeLabels(cy) {
     const full = forced(n);
     if (!n.data('label') || (!full && hw * 2 < MIN_NODE_PX)) return;
     const score = n.degree() + (KIND_BONUS[n.data('kind')] ?? 1);
-    candidates.push({ n, full, match: n.hasClass('match'), score, hub: score >= HUB_SCORE });
+    candidates.push({ n, full, match: n.hasClass('match'), score });
   });
   candidates.sort((a, b) => b.full - a.full || b.match - a.match || b.score - a.score
     || (a.n.id() < b.n.id() ? -1 : 1));
+  // The hubs: matches and the best-scored few, whose labels may cover other nodes.
+  const hubs = Math.max(HUBS_MIN, Math.ceil(candidates.length * HUBS_SHARE));
+  candidates.forEach((c, i) => { c.hub = c.match || i < hubs; });
   const labels = new Grid();
   const labelled = [];
   const full = [];
