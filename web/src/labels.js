@@ -57,7 +57,8 @@ function labelBox(n, pos, full) {
   const p = n.renderedPosition();
   const w = textWidth(full ? n.data('full') : n.data('label'));
   const lines = full ? Math.max(1, Math.ceil((w * 1.15) / FULL_WIDTH)) : 1;
-  const width = (full ? Math.min(w, FULL_WIDTH) : w) + 2 * PAD;
+  // 3% more than measured: the browser sizes text a little differently at other zooms.
+  const width = (full ? Math.min(w, FULL_WIDTH) : w) * 1.03 + 2 * PAD;
   const height = lines * LABEL_PX * 1.3 + 2 * PAD;
   const hw = n.renderedOuterWidth() / 2;
   const hh = n.renderedOuterHeight() / 2;
