@@ -98,14 +98,20 @@ def _labels_settled(page: Any, timeout: float = 10.0) -> None:
 
 
 def _click_node(page: Any, node_id: str) -> None:
-    """Zoom in on a drawn node and click it with the mouse."""
-    target = page.evaluate("""(id) => {
+    """Zoom in on a drawn node and click it with the mouse, moving there across the graph
+    as a hand would (cytoscape tracks the pointer from one move to the next)."""
+    page.evaluate("""(id) => {
         const cy = window.enfoldUI.cy;
-        const n = cy.getElementById(id);
-        cy.zoom(1.6); cy.center(n);
-        const p = n.renderedPosition(), r = document.querySelector('#graph').getBoundingClientRect();
+        cy.zoom(1.6); cy.center(cy.getElementById(id));
+    }""", node_id)
+    _labels_settled(page)
+    target = page.evaluate("""(id) => {
+        const p = window.enfoldUI.cy.getElementById(id).renderedPosition();
+        const r = document.querySelector('#graph').getBoundingClientRect();
         return {x: r.left + p.x, y: r.top + p.y};
     }""", node_id)
+    page.mouse.move(target["x"] - 30, target["y"] - 30)
+    page.mouse.move(target["x"], target["y"], steps=3)
     page.mouse.click(target["x"], target["y"])
 
 
