@@ -8,7 +8,6 @@ import { markTimeline } from './timeline.js';
 
 export const RECALL_K = 10;
 let seq = 0;
-let last = { query: '', evidence: [], others: [] };
 
 function evidenceItem(e) {
   return h('li', { class: 'evidence', 'data-event': e.id },
@@ -24,7 +23,6 @@ function recalledItem(item) {
 
 export function clearSearch() {
   seq += 1;
-  last = { query: '', evidence: [], others: [] };
   $('#results').hidden = true;
   highlight([]);
   markTimeline(new Set());
@@ -41,7 +39,6 @@ export async function search(q) {
   if (mine !== seq) return null;
   const evidence = pack.evidence || [];
   const others = [...(pack.concepts || []), ...(pack.facts || []), ...(pack.claims || []), ...(pack.intents || [])];
-  last = { query: q, evidence, others };
   const box = $('#results');
   box.hidden = false;
   box.querySelector('.count').textContent = `(${evidence.length})`;
@@ -57,5 +54,3 @@ export async function search(q) {
   return pack;
 }
 
-/** The ids of the last recall's evidence (the timeline marks them when it is drawn later). */
-export function lastEvidence() { return new Set(last.evidence.map((e) => e.id)); }

@@ -66,7 +66,7 @@ export function loadTimeline() {
 function hhmm(ts) { return new Date(ts * 1000).toISOString().slice(11, 16); }
 
 /** Axis ticks for [v0, v1]: at most `max`, on whole hours, days or months (UTC). */
-export function ticks(v0, v1, max) {
+function ticks(v0, v1, max) {
   const span = v1 - v0;
   const steps = [HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 2 * DAY, 7 * DAY, 14 * DAY];
   const step = steps.find((st) => span / st <= max);
