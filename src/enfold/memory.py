@@ -56,6 +56,7 @@ from enfold.recall.pack import ContextPack
 from enfold.settings import Settings
 from enfold.store import open_store
 from enfold.store.base import EventRecord, Fence, Store
+from enfold.timeline import EventPage, page_events
 from enfold.write.apply import ApplyResult, apply_plan
 from enfold.write.fold import Folder, FoldReport, Planner, text_hash
 from enfold.write.people_index import PeopleIndex
@@ -777,6 +778,24 @@ class Memory:
             merged = {r.seq: r for r in (*records, *self.store.history(ns, node_id))}
             records = [merged[seq] for seq in sorted(merged)]
         return records
+
+    def events(self, *, since: Any = None, until: Any = None, limit: int = 100,
+               cursor: str | None = None, namespace: str | None = None) -> EventPage:
+        """The namespace's events (folded or not) in time order, a page at a time:
+        ``since <= ts < until`` (epoch seconds, a datetime or ISO 8601, as an event's
+        ``ts``; None: unbounded), at most ``limit`` (1 to :data:`~enfold.timeline.MAX_PAGE`).
+        Pass a page's ``next_cursor`` back as ``cursor`` for the page after it."""
+        from enfold.events import to_epoch
+
+        ns = self._ns(namespace)
+        bounds = {}
+        for name, value in (("since", since), ("until", until)):
+            try:
+                bounds[name] = None if value is None else to_epoch(value)
+            except InputError as exc:
+                raise InputError(f"invalid {name!r} {value!r}: {exc}") from exc
+        return page_events(self.store, ns, since=bounds["since"], until=bounds["until"],
+                           limit=limit, cursor=cursor)
 
     def unplanned_events(self, namespace: str | None = None) -> int:
         """Events folded bare because every planner failed on them (stored, searchable and

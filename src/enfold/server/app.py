@@ -53,6 +53,7 @@ from enfold.server.docs import install_docs
 from enfold.server.push import Replay, Webhooks, sse_events
 from enfold.server.workers import FoldWorkers, Overloaded
 from enfold.store.base import Appended
+from enfold.timeline import MAX_PAGE
 
 log = logging.getLogger("enfold.server")
 
@@ -582,6 +583,18 @@ def node(namespace: Namespace, st: StateDep, node_id: str) -> dict[str, Any]:
 @api.get("/nodes/{node_id}/history", tags=["read"], summary="The op-log records of a node")
 def history(namespace: Namespace, st: StateDep, node_id: str) -> list[dict[str, Any]]:
     return [op.to_dict() for op in st.memory.history(node_id, namespace=namespace)]
+
+
+@api.get("/events", tags=["events"], summary="Events in time order, a page at a time")
+def list_events(namespace: Namespace, st: StateDep, since: str | None = None,
+                until: str | None = None,
+                limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
+                cursor: Annotated[str | None, Query(max_length=200)] = None) -> dict[str, Any]:
+    """The events with ``since <= ts < until`` (epoch seconds or ISO 8601; either may be
+    left out), folded or not, ordered by time and then log order. ``next_cursor`` (null on
+    the last page) passed back as ``cursor`` gives the next page."""
+    return st.memory.events(since=since, until=until, limit=limit, cursor=cursor,
+                            namespace=namespace).to_dict()
 
 
 @api.get("/graph", tags=["read"], summary="Nodes and edges for drawing (highest degree first)")

@@ -40,7 +40,8 @@ def _static(name: str) -> Path:
 
 @router.api_route("/ui", methods=["GET", "HEAD"])
 def page() -> FileResponse:
-    """The page itself (it asks for the namespace and key, then loads the graph)."""
+    """The page itself: it asks for the namespace and key, or opens ``/ui?ns=NAME`` (and
+    ``&node=ID``, ``&view=timeline``) directly with the key the tab already holds."""
     return FileResponse(_static("index.html"), media_type="text/html; charset=utf-8",
                         headers={"Content-Security-Policy": _CSP, "Cache-Control": "no-cache",
                                  "X-Content-Type-Options": "nosniff"})

@@ -209,6 +209,14 @@ class Store(Protocol):
         """Events with sequence number > seq, in order (``attrs["seq"]`` is set)."""
         ...
 
+    def events_by_time(self, namespace: str, *, since: float | None = None,
+                       until: float | None = None, after: tuple[float, int] | None = None,
+                       limit: int = 100) -> list[Node]:
+        """Events with ``since <= ts < until`` (a None bound is open), folded or not, ordered
+        by time and then by log order, starting strictly after the ``(ts, seq)`` position
+        ``after`` (a page's last event: a stable cursor); at most ``limit`` of them."""
+        ...
+
     def last_seq(self, namespace: str) -> int: ...
 
     def get_cursor(self, namespace: str) -> int: ...

@@ -338,6 +338,29 @@ class PostgresStore:
         )
         return [self._row_node(r) for r in rows]
 
+    def events_by_time(self, namespace: str, *, since: float | None = None,
+                       until: float | None = None, after: tuple[float, int] | None = None,
+                       limit: int = 100) -> list[Node]:
+        ts = "COALESCE((n.attrs::jsonb ->> 'ts')::double precision, n.created_at)"
+        where = ["e.namespace = %s"]
+        args: list[Any] = [namespace]
+        if since is not None:
+            where.append(f"{ts} >= %s")
+            args.append(since)
+        if until is not None:
+            where.append(f"{ts} < %s")
+            args.append(until)
+        if after is not None:
+            where.append(f"({ts} > %s OR ({ts} = %s AND e.seq > %s))")
+            args += [after[0], after[0], after[1]]
+        rows = self._q(
+            f"SELECT {', '.join('n.' + c.strip() for c in _NODE_COLS.split(','))} "
+            "FROM events e JOIN nodes n ON n.namespace = e.namespace AND n.id = e.id "
+            f"WHERE {' AND '.join(where)} ORDER BY {ts}, e.seq LIMIT %s",
+            (*args, limit),
+        )
+        return [self._row_node(r) for r in rows]
+
     def last_seq(self, namespace: str) -> int:
         return int(self._q(
             "SELECT COALESCE(MAX(seq), 0) FROM events WHERE namespace = %s", (namespace,)

@@ -339,6 +339,29 @@ class SQLiteStore:
         )
         return [self._row_node(r) for r in rows]
 
+    def events_by_time(self, namespace: str, *, since: float | None = None,
+                       until: float | None = None, after: tuple[float, int] | None = None,
+                       limit: int = 100) -> list[Node]:
+        ts = "COALESCE(json_extract(n.attrs, '$.ts'), n.created_at)"
+        where = ["e.namespace = ?"]
+        args: list[Any] = [namespace]
+        if since is not None:
+            where.append(f"{ts} >= ?")
+            args.append(since)
+        if until is not None:
+            where.append(f"{ts} < ?")
+            args.append(until)
+        if after is not None:
+            where.append(f"({ts} > ? OR ({ts} = ? AND e.seq > ?))")
+            args += [after[0], after[0], after[1]]
+        rows = self._q(
+            f"SELECT {', '.join('n.' + c.strip() for c in self._NODE_COLS.split(','))} "
+            "FROM events e JOIN nodes n ON n.namespace = e.namespace AND n.id = e.id "
+            f"WHERE {' AND '.join(where)} ORDER BY {ts}, e.seq LIMIT ?",
+            (*args, limit),
+        )
+        return [self._row_node(r) for r in rows]
+
     def last_seq(self, namespace: str) -> int:
         return int(self._q(
             "SELECT COALESCE(MAX(seq), 0) FROM events WHERE namespace = ?", (namespace,)
