@@ -41,7 +41,8 @@ _LIGHT = frozenset({"be", "have", "do", "get", "go", "make", "take", "feel", "sa
 _DUE_LEADS = frozenset({"by", "before", "on", "until", "till", "due", "in", "at", "next",
                         "tomorrow", "tonight", "today", "this"})
 _NAME_POS = frozenset({"PROPN", "NOUN", "ADJ", "NUM"})
-_POSSESSIVE_DROP = frozenset({"your", "our", "the", "my", "his", "her", "their"})
+_POSSESSIVE_DROP = frozenset({"your", "our", "the", "my", "his", "her", "their", "a", "an", "this",
+                              "that"})
 _STOP_DEPS = frozenset({"advcl", "conj", "cc", "parataxis", "mark", "punct", "relcl", "aux",
                         "auxpass", "nsubj", "nsubjpass", "intj", "expl", "vocative"})
 
@@ -127,6 +128,8 @@ def _noun_phrase(head: Token, exclude: Collection[int] = ()) -> list[Token]:
         if t.i in exclude or t.dep_ not in _RIGHT_DEPS or t.head.i not in {r.i for r in run}:
             break
         run.append(t)
+    while len(run) > 1 and run[-1].pos_ in ("ADP", "DET", "CCONJ", "PUNCT", "PART"):
+        run.pop()  # "an application with" ends at its noun
     return run
 
 
