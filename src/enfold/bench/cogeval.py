@@ -94,9 +94,6 @@ _INTENT_GROUNDING = (EdgeType.GROUNDS, EdgeType.TRIGGERS)
 LABEL_THRESHOLD = 0.5
 OVERLAP_THRESHOLD = 0.3
 DESCRIBED_THRESHOLD = 0.75
-#: spaCy entity types a theme's label is never made of alone.
-_ENTITY_TYPES = frozenset({"PERSON", "GPE", "LOC", "ORG", "PRODUCT", "FAC", "NORP",
-                           "WORK_OF_ART"})
 
 
 # --------------------------------------------------------------------------- graph views
@@ -127,12 +124,13 @@ def leaf_concepts(graph: WorkingGraph) -> list[str]:
 def is_entity_label(label: str) -> bool:
     """Whether a label is nothing but a named entity (a person, place, product...)."""
     from enfold.text import nlp
+    from enfold.text.themes import NAME_ENTS
 
     doc = nlp.parse(label)
     if doc is None:
         return False
     words = [t for t in doc if not (t.is_punct or t.is_space)]
-    inside = [t for t in words if t.ent_type_ in _ENTITY_TYPES]
+    inside = [t for t in words if t.ent_type_ in NAME_ENTS]
     return bool(words) and len(inside) == len(words)
 
 

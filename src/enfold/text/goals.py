@@ -54,25 +54,31 @@ def _capital(text: str) -> str:
 def _phrase(head: Token) -> str:
     """The head's words and its dependents', stopping at the next clause."""
     keep = [head]
-    # "please" is politeness, not part of the action
-    stack = [c for c in head.children if c.dep_ not in _STOP_DEPS or c.dep_ == "punct"
-             and c.text in "-'"]
+    stack = list(head.children)
     while stack:
         t = stack.pop()
-        if t.dep_ in _STOP_DEPS and t.head is head or t.lower_ == "please":
+        # the head's own clause-level dependents (subject, auxiliaries, other clauses) and
+        # "please" (politeness) are not part of the action
+        if t.dep_ in _STOP_DEPS and t.head.i == head.i or t.lower_ == "please":
             continue
         keep.append(t)
         stack.extend(c for c in t.children if c.dep_ not in ("relcl", "parataxis"))
     toks = sorted(keep, key=lambda t: t.i)
-    start = toks[0].i
-    run = [t for t in toks if t.i >= start]
-    # contiguous run from the head's first word (a gap means another clause came between)
-    out = [run[0]]
-    for t in run[1:]:
+    # the contiguous run from the first word (a gap means another clause came between)
+    out = [toks[0]]
+    for t in toks[1:]:
         if t.i != out[-1].i + 1:
             break
         out.append(t)
     return "".join(t.text_with_ws for t in out).strip(" ,;:-")
+
+
+def _text(words: Sequence[Token]) -> str:
+    """The words as written, without a leading determiner or possessive."""
+    start = 0
+    while start < len(words) and words[start].lower_ in _POSSESSIVE_DROP:
+        start += 1
+    return "".join(t.text_with_ws for t in words[start:]).strip()
 
 
 def _action(doc: Any) -> str | None:
@@ -93,11 +99,9 @@ def _action(doc: Any) -> str | None:
                 and not any(c.dep_ in ("xcomp", "ccomp") for c in tok.children):
             obj = next((c for c in tok.children if c.dep_ == "dobj" and c.pos_ != "PRON"), None)
             if obj is not None:
-                words = _noun_phrase(obj)
-                while words and words[0].lower_ in _POSSESSIVE_DROP:
-                    words = words[1:]
-                if words:
-                    return "".join(t.text_with_ws for t in words).strip()
+                phrase = _text(_noun_phrase(obj))
+                if phrase:
+                    return phrase
     for tok in doc:  # a request: "Can you get me two oven quotes by the 22nd?"
         if tok.pos_ == "VERB" and any(c.dep_ == "nsubj" and c.lower_ == "you"
                                       for c in tok.children) \
@@ -138,10 +142,7 @@ def _thing_due(doc: Any) -> tuple[str, bool] | None:
     for tok in doc:  # "The internal nomination deadline is October 20"
         if tok.lemma_.lower() == "deadline" and tok.dep_ == "nsubj" \
                 and tok.head.lemma_ == "be":
-            words = _noun_phrase(tok)
-            while words and words[0].lower_ in _POSSESSIVE_DROP:
-                words = words[1:]
-            return "".join(t.text_with_ws for t in words).strip(), True
+            return _text(_noun_phrase(tok)), True
     for tok in doc:
         if tok.lower_ != "due":
             continue
@@ -152,10 +153,6 @@ def _thing_due(doc: Any) -> tuple[str, bool] | None:
         if subj is None or subj.pos_ == "PRON":
             continue
         words = _noun_phrase(subj, exclude={t.i for t in tok.subtree})
-        while words and words[0].lower_ in _POSSESSIVE_DROP:
-            words = words[1:]
-        if not words:
-            continue
         # The small model can split a long name ("NSF SBIR Phase I proposal"): the subject
         # extends left over the name-like words next to it.
         left = subj.i
@@ -164,10 +161,9 @@ def _thing_due(doc: Any) -> tuple[str, bool] | None:
             left -= 1
         if left < words[0].i:
             words = [*doc[left:words[0].i], *words]
-        while words and words[0].lower_ in _POSSESSIVE_DROP:
-            words = words[1:]
-        if words:
-            return "".join(t.text_with_ws for t in words).strip(), False
+        phrase = _text(words)
+        if phrase:
+            return phrase, False
     return None
 
 
