@@ -152,8 +152,11 @@ def recall(
         item = _item(graph, node_id, derived[node_id], ["anchor:derived"])
         {NodeKind.CONCEPT: pack.concepts, NodeKind.FACT: pack.facts,
          NodeKind.INTENT: pack.intents}.get(node.kind, []).append(item)
+    # equal scores (a holder's claims the query did not anchor on) go most recent first:
+    # ids sort by creation time, and a set's order would change from run to run
+    newest = sorted(claims.items(), key=lambda x: x[0], reverse=True)
     pack.claims = [_item(graph, c, s, ["claims"]) for c, s in
-                   sorted(claims.items(), key=lambda x: -x[1])[:k]]
+                   sorted(newest, key=lambda x: -x[1])[:k]]
     for lst in (pack.concepts, pack.facts, pack.intents):
         del lst[k:]
     return pack
@@ -172,13 +175,14 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
         [*sig.lex, *sig.dense, *sig.ground, *sig.person, *sig.claim])
     near: Neighbours = {}
     if neighbours and found:
-        index = _seq_index(graph)
+        turns = _Turns(graph)
         sources = [*ranked(sig.lex)[:NEIGHBOUR_SOURCES], *ranked(sig.dense)[:NEIGHBOUR_SOURCES]]
         for e in sources:
-            for nb in (*_turns_away(graph, index, e, 1), *_turns_away(graph, index, e, 2)):
+            one, two = turns(e)
+            for nb in (*one, *two):
                 found.setdefault(nb, None)
         for e in found:
-            near[e] = (_turns_away(graph, index, e, 1), _turns_away(graph, index, e, 2))
+            near[e] = turns(e)
     candidates = list(found)
     sig.ts = {e: graph.nodes[e].ts for e in candidates}
     if window is not None:
@@ -190,17 +194,37 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
     return candidates, near
 
 
-def _turns_away(graph: WorkingGraph, index: dict[int, str], event_id: str, d: int
-                ) -> tuple[str, ...]:
-    """The events ``d`` places before and after ``event_id`` in the log that are turns of
-    the same conversation (within :data:`NEIGHBOUR_GAP_S` of it)."""
-    node = graph.nodes[event_id]
-    seq = int(node.attrs.get("seq", 0))
-    out = []
-    for other in (index.get(seq - d), index.get(seq + d)):
-        if other is not None and abs(graph.nodes[other].ts - node.ts) <= NEIGHBOUR_GAP_S:
-            out.append(other)
-    return tuple(out)
+class _Turns:
+    """The events one and two places before and after an event in the log that are turns
+    of the same conversation (within :data:`NEIGHBOUR_GAP_S` of it), each event's answer
+    and time read once per query (a query asks for some hundreds of candidates)."""
+
+    def __init__(self, graph: WorkingGraph) -> None:
+        self.nodes = graph.nodes
+        self.index = _seq_index(graph)
+        self.times: dict[str, float] = {}
+        self.found: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+    def _ts(self, event_id: str) -> float:
+        t = self.times.get(event_id)
+        if t is None:
+            t = self.times[event_id] = self.nodes[event_id].ts
+        return t
+
+    def __call__(self, event_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        got = self.found.get(event_id)
+        if got is not None:
+            return got
+        seq = int(self.nodes[event_id].attrs.get("seq", 0))
+        ts = self._ts(event_id)
+        index = self.index
+        away: list[tuple[str, ...]] = []
+        for d in (1, 2):
+            away.append(tuple(
+                other for other in (index.get(seq - d), index.get(seq + d))
+                if other is not None and abs(self._ts(other) - ts) <= NEIGHBOUR_GAP_S))
+        got = self.found[event_id] = (away[0], away[1])
+        return got
 
 
 def _paths(candidates: list[str], sig: Signals, near: Neighbours) -> dict[str, list[str]]:

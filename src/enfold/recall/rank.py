@@ -92,17 +92,18 @@ def feature_matrix(
     lex_rr = _reciprocal_ranks(sig.lex)
     top = max(sig.dense.values(), default=0.0)
     span = top - sig.dense_floor
-    dense = ({i: float(np.clip((c - sig.dense_floor) / span, 0.0, 1.0))
-              for i, c in sig.dense.items()} if span > 1e-9 else {})
+    floor = sig.dense_floor
+    dense = ({i: min(max((c - floor) / span, 0.0), 1.0) for i, c in sig.dense.items()}
+             if span > 1e-9 else {})
     dense_rr = _reciprocal_ranks(sig.dense)
     ground, person, claim = _over_best(sig.ground), _over_best(sig.person), _over_best(sig.claim)
-    x = np.zeros((len(candidates), len(FEATURES)), dtype=np.float64)
     times = [sig.ts.get(e, 0.0) for e in candidates]
     first, last = min(times, default=0.0), max(times, default=0.0)
-    for row, e in enumerate(candidates):
+    rows: list[tuple[float, ...]] = []
+    for e in candidates:
         recency = (sig.ts.get(e, first) - first) / (last - first) if last > first else 0.0
         one, two = neighbours.get(e, ((), ()))
-        x[row] = (
+        rows.append((
             lex.get(e, 0.0), lex_rr.get(e, 0.0), dense.get(e, 0.0), dense_rr.get(e, 0.0),
             ground.get(e, 0.0), person.get(e, 0.0), claim.get(e, 0.0),
             1.0 if e in sig.speaker else 0.0,
@@ -114,8 +115,8 @@ def feature_matrix(
             1.0 if e in sig.window else 0.0,
             recency,
             recency if sig.asks_latest else 0.0,
-        )
-    return x
+        ))
+    return np.array(rows, dtype=np.float64).reshape(len(candidates), len(FEATURES))
 
 
 @dataclass(frozen=True)
