@@ -117,7 +117,8 @@ def test_usage_is_per_namespace(server: ScriptedLLMServer, make_client: MakeClie
     assert client.usage("never")["calls"] == 0
 
 
-@pytest.mark.parametrize("content", ['{"ok": tru', "Sure! Here is the JSON: {}", "[1, 2]", ""])
+@pytest.mark.parametrize("content", ['{"ok": tru', "Sure! Here is the JSON: {}", "[1, 2]", "",
+                                     '{"a": ' * 100_000 + "1" + "}" * 100_000])
 def test_malformed_json_raises_bad_reply_with_raw_content(
     server: ScriptedLLMServer, make_client: MakeClient, content: str
 ) -> None:

@@ -291,6 +291,36 @@ def test_deeply_nested_meta_is_an_input_error_not_a_recursion_error() -> None:
     assert m.stats()["events"] == 1
 
 
+def _nested_json(depth: int) -> str:
+    return '{"k": ' * depth + '"leaf"' + "}" * depth
+
+
+def test_json_nested_past_the_parser_is_a_one_line_error_everywhere(tmp_path: Path) -> None:
+    """A line or argument nested past the JSON parser's stack (a RecursionError inside
+    json.loads) is an input error: `enfold ingest` and `enfold add --meta` fail in one line,
+    `enfold watch` skips the line and goes on, Memory.import_ raises InputError."""
+    deep = f'{{"text": "hello", "ts": {TS}, "meta": {_nested_json(100_000)}}}'
+    src = tmp_path / "events.jsonl"
+    src.write_text(json.dumps({"text": "fine", "ts": TS}) + "\n" + deep + "\n")
+    db = tmp_path / "m.db"
+    base = ["--db", str(db), "--create", "--embedder", "hash"]
+    r = CliRunner().invoke(cli, [*base, "ingest", str(src)])
+    assert r.exit_code != 0 and isinstance(r.exception, SystemExit)
+    assert "Traceback" not in r.output and "line 2" in r.output and "deeply" in r.output
+    r = CliRunner().invoke(cli, [*base, "add", "hello", "--meta", _nested_json(100_000)])
+    assert r.exit_code != 0 and isinstance(r.exception, SystemExit)
+    assert "Traceback" not in r.output and "deeply" in r.output
+    r = CliRunner().invoke(cli, [*base, "watch", "--once", str(src)])
+    assert r.exit_code == 0, r.output
+    assert "line 2: skipped (JSON nested too deeply)" in r.output
+    m = _memory(db)
+    assert m.stats()["events"] == 1  # the good line, from watch
+    with pytest.raises(InputError, match="line 1.*deeply"):
+        m.import_([_nested_json(100_000)])
+    _normal_event_folds_and_is_recalled(m)
+    m.close()
+
+
 # --------------------------------------------------------------------- CLI
 def test_ingest_names_the_bad_line_in_one_line_and_stores_nothing(tmp_path: Path) -> None:
     src = tmp_path / "events.jsonl"

@@ -150,6 +150,29 @@ def test_bad_events_are_refused_with_a_problem_and_store_nothing(
     assert api.memory.store.last_seq("alice") == 0
 
 
+def _nested(depth: int) -> str:
+    return '{"k": ' * depth + '"leaf"' + "}" * depth
+
+
+@pytest.mark.parametrize("depth", [40, 100_000])
+def test_deeply_nested_meta_is_a_400_problem_on_every_route(api: Api, depth: int) -> None:
+    """Issue 25, item 12 over HTTP: meta past the depth limit, or a body past the JSON
+    parser's recursion limit, is a 400 problem+json (not a RecursionError's 500) on
+    POST /events, POST /events/import and PATCH /events/{id}; nothing is stored or changed."""
+    h = {**api.h("alice"), "Content-Type": "application/json"}
+    body = '{"text": "hello", "ts": 1714550400, "meta": ' + _nested(depth) + "}"
+    _is_problem(api.c.post(api.url("alice", "/events"), content=body, headers=h), 400)
+    _is_problem(_import(api, "alice", body + "\n"), 400)
+    assert api.memory.store.last_seq("alice") == 0
+    event_id = api.post_events("alice", {"text": "Lunch with Omar", "meta": {"a": 1}}
+                               ).json()["ids"][0]
+    patch = '{"meta": ' + _nested(depth) + "}"
+    _is_problem(api.c.patch(api.url("alice", f"/events/{event_id}"), content=patch,
+                            headers=h), 400)
+    assert api.memory.get(event_id, namespace="alice").attrs["meta"] == {"a": 1}
+    assert api.c.get(api.url("alice", "/stats"), headers=api.h("alice")).status_code == 200
+
+
 def test_size_limits_give_413(api: Api) -> None:
     limit = ServerSettings().max_body_bytes
     big = b'{"text": "' + b"x" * limit + b'"}'

@@ -175,6 +175,8 @@ def _parse_json_arg(value: str, name: str) -> Any:
         return json.loads(value)
     except ValueError as exc:
         raise InputError(f"{name} is not valid JSON: {exc}") from exc
+    except RecursionError as exc:  # nesting past the parser's stack (issue 25, item 12)
+        raise InputError(f"{name} is JSON nested too deeply") from exc
 
 
 @cli.command()
@@ -498,6 +500,9 @@ def watch(obj: Ctx, file: Path, from_end: bool, interval: float, once: bool) -> 
                 try:
                     data = json.loads(raw.decode("utf-8"))
                     mem.add_many([event_from_mapping(data, mem.settings)])
+                except RecursionError:  # nesting past the parser's stack
+                    click.echo(f"enfold: {file}: line {lineno}: skipped (JSON nested too "
+                               "deeply)", err=True)
                 except (ValueError, EnfoldError) as exc:
                     click.echo(f"enfold: {file}: line {lineno}: skipped ({exc})", err=True)
             if once:

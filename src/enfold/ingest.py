@@ -72,9 +72,12 @@ def parse_lines(lines: Iterable[bytes], name: str) -> Iterator[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            yield lineno, json.loads(line)
+            data = json.loads(line)
         except ValueError as exc:
             raise InputError(f"{name}: line {lineno}: malformed JSON ({exc})") from exc
+        except RecursionError as exc:  # nesting past the parser's stack (issue 25, item 12)
+            raise InputError(f"{name}: line {lineno}: JSON nested too deeply") from exc
+        yield lineno, data
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:

@@ -489,7 +489,7 @@ class LLMClient:
                         )
         try:
             data = json.loads(reply.content)
-        except (json.JSONDecodeError, TypeError) as exc:
+        except (json.JSONDecodeError, TypeError, RecursionError) as exc:
             self._count(namespace, failures=1)
             raise BadJSONReply(
                 f"the model's reply is not valid JSON ({exc})",

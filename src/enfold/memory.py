@@ -1076,6 +1076,9 @@ class Memory:
                 kind = obj.pop("record")
             except (ValueError, KeyError, AttributeError, TypeError) as exc:
                 raise InputError(f"line {lineno}: not an enfold export record ({exc})") from exc
+            except RecursionError as exc:  # nesting past the parser's stack
+                raise InputError(f"line {lineno}: not an enfold export record (JSON nested "
+                                 "too deeply)") from exc
             counts[kind] = counts.get(kind, 0) + 1
             try:
                 if kind == EXPORT_FORMAT:
