@@ -35,6 +35,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from enfold import extras
+from enfold.changeset import ChangeSet
 from enfold.errors import (
     ConfigError,
     EnfoldError,
@@ -46,7 +47,7 @@ from enfold.errors import (
     StoreError,
 )
 from enfold.events import EventIn, event_from_mapping, event_record, make_event
-from enfold.graph import ChangeSet, WorkingGraph
+from enfold.graph import WorkingGraph
 from enfold.intents import IntentEngine, IntentReport, list_intents
 from enfold.lease import Leases
 from enfold.model import Edge, Node, NodeKind, OpRecord, now, valid_namespace
@@ -64,8 +65,8 @@ from enfold.write.people_index import PeopleIndex
 if TYPE_CHECKING:
     from enfold.consolidate.run import ConsolidationReport
     from enfold.embed import Embedder
+    from enfold.forget import Retraction
     from enfold.llm import LLMClient, LLMConfig
-    from enfold.write.forget import Retraction
 
 log = logging.getLogger("enfold.memory")
 _T = TypeVar("_T")
@@ -939,7 +940,7 @@ class Memory:
 
         Derived nodes lose it from their provenance; those it alone grounded go, and those
         whose text came from it are rebuilt from their remaining evidence (or go, when that
-        cannot rebuild them); see :mod:`enfold.write.forget`. The op log of what went is
+        cannot rebuild them); see :mod:`enfold.forget`. The op log of what went is
         erased and the records of the survivors that hold its words are redacted; its
         embeddings leave the cache (under every embedder's name). Then the store erases the
         deleted content from its files as far as the backend can: ``report["erased"]`` is
@@ -947,7 +948,7 @@ class Memory:
         PostgreSQL; see docs/forgetting.md). Returns ``{"event", "removed", "updated",
         "rebuilt", "erased"}``.
         """
-        from enfold.write.forget import forget_event
+        from enfold.forget import forget_event
         from enfold.write.traces import words
 
         ns = self._ns(namespace)
@@ -1046,10 +1047,8 @@ class Memory:
                 emit({"record": "alias", "old": old, "new": new})
             for key, value in sorted(snap.meta, key=lambda x: x[0]):
                 emit({"record": "meta", "key": key, "value": value})
-            oplog = getattr(self.store, "oplog", None)
-            if oplog is not None:
-                for op in oplog(ns):
-                    emit({"record": "op", **op.to_dict()})
+            for op in self.store.oplog(ns):
+                emit({"record": "op", **op.to_dict()})
             counts: dict[str, int] = {}
             for r in records:
                 counts[r["record"]] = counts.get(r["record"], 0) + 1

@@ -166,7 +166,7 @@ def concept_text(graph: WorkingGraph, concept_id: str) -> str:
 
 
 def _pagerank_scores(graph: WorkingGraph) -> list[float]:
-    from enfold.consolidate.rank import pagerank_reference
+    from enfold.pagerank import pagerank_reference
 
     edges = [(e.src, e.dst, max(0.0, e.weight)) for e in graph.all_edges()
              if e.src in graph.nodes and e.dst in graph.nodes]

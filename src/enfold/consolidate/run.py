@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from enfold.changeset import ChangeSet
 from enfold.consolidate.centroids import ConceptCentroids
 from enfold.consolidate.claims import reconcile_claims
 from enfold.consolidate.clock import CLOCK_KEY, PassClock, Stamp, newest_event_ts
@@ -48,7 +49,7 @@ from enfold.consolidate.group import GroupResult, group_unfolded
 from enfold.consolidate.merge import compress
 from enfold.consolidate.reinforce import accumulate
 from enfold.consolidate.schedule import SEQ_KEY, Scheduler
-from enfold.graph import ChangeSet, WorkingGraph
+from enfold.graph import WorkingGraph
 from enfold.model import NodeKind, now
 from enfold.settings import Settings
 from enfold.store.base import Store

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from enfold.changeset import ChangeSet
 from enfold.errors import EnfoldError, StoreError
-from enfold.graph import ChangeSet, WorkingGraph
+from enfold.graph import WorkingGraph
 from enfold.model import Node, now
 from enfold.plan import UpdatePlan
 from enfold.settings import Settings
