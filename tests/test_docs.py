@@ -75,3 +75,12 @@ def test_every_setting_has_a_reader() -> None:
                     for p in (ROOT / "src" / "enfold").rglob("*.py"))
     unread = [f.name for f in fields(Settings) if not re.search(rf"\.{f.name}\b", src)]
     assert unread == []
+
+
+def test_no_reference_to_a_spec_the_repository_does_not_hold() -> None:
+    """Docstrings and comments say what they mean; none cites "SPEC §…" (no such file)."""
+    cited = [f"{p.relative_to(ROOT)}:{n}"
+             for p in sorted((ROOT / "src").rglob("*.py"))
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if "SPEC §" in line]
+    assert cited == []

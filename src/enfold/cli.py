@@ -1,7 +1,7 @@
 """The ``enfold`` command line: thin commands over the library.
 
-Each command parses its arguments, calls one library function and prints. Conventions
-(SPEC §9): global ``--db`` (env ENFOLD_DB), ``--namespace`` (env ENFOLD_NAMESPACE),
+Each command parses its arguments, calls one library function and prints. Conventions:
+global ``--db`` (env ENFOLD_DB), ``--namespace`` (env ENFOLD_NAMESPACE),
 ``--json``; errors print one line to stderr and exit 1 for bad input, 2 for usage.
 The environment is read here and nowhere in the library.
 """
@@ -262,7 +262,7 @@ def _llm_lines(stats: dict[str, Any]) -> list[str]:
 @click.pass_obj
 def consolidate(obj: Ctx, incremental: bool) -> None:
     """Run a consolidation pass: merge duplicate concepts, decay edges, link orphans,
-    form facts, reconcile claims (SPEC §6)."""
+    form facts, reconcile claims."""
     report = obj.memory().consolidate(full=not incremental)
     data = report.to_dict()
     done = {k: v for k, v in data.items() if isinstance(v, int) and not isinstance(v, bool)
@@ -476,7 +476,8 @@ def intents(obj: Ctx, status: str, category: str | None) -> None:
 @click.option("--label", default=None, help="The corrected label (with 'modify').")
 @click.pass_obj
 def feedback(obj: Ctx, intent_id: str, kind: str, label: str | None) -> None:
-    """Tell enfold what you think of an intent; it calibrates that category (SPEC §7).
+    """Tell enfold what you think of an intent; it calibrates that category (the
+    feedback moves the category's emergence threshold).
     'modify' needs the corrected --label."""
     if kind == "modify" and not (label and label.strip()):
         raise click.UsageError("'modify' needs the corrected label: --label TEXT")

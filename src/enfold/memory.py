@@ -6,7 +6,7 @@
     m.stats()
 
 ``add()`` durably appends to the event log and returns the event id before any folding
-(SPEC §3); folding then runs in order per namespace, and a crash resumes from the cursor.
+(the log is the source of truth); folding then runs in order per namespace, and a crash resumes from the cursor.
 
 Several processes may open one store (a CLI next to a server, two workers). A namespace has
 one writer at a time: whatever writes its graph (fold, consolidate, apply, feedback, tick)
@@ -495,7 +495,7 @@ class Memory:
 
     def consolidate(self, namespace: str | None = None, *, full: bool = True
                     ) -> ConsolidationReport:
-        """Run a consolidation pass now (SPEC §6): over the whole graph, or with
+        """Run a consolidation pass now: over the whole graph, or with
         ``full=False`` over what changed since the last pass. Passes also run by themselves
         every ``consolidate_every`` folded events or after ``consolidate_idle_s`` idle."""
         from enfold.consolidate.run import run_pass
@@ -691,7 +691,7 @@ class Memory:
     def feedback(self, intent_id: str, kind: str, *, label: str | None = None,
                  namespace: str | None = None) -> Node:
         """accept / modify (with a new ``label``) / defer / reject an intent; moves its
-        category's calibration (SPEC §7, Eq. 2). Returns the updated intent."""
+        category's calibration (CogniFold Eq. 2). Returns the updated intent."""
         ns = self._ns(namespace)
 
         def edit(g: WorkingGraph) -> Node:
@@ -936,7 +936,7 @@ class Memory:
 
     # ----------------------------------------------------------------- forget
     def forget(self, event_id: str, *, namespace: str | None = None) -> dict[str, Any]:
-        """Delete an event and everything derived from it, its words included (SPEC §9).
+        """Delete an event and everything derived from it, its words included.
 
         Derived nodes lose it from their provenance; those it alone grounded go, and those
         whose text came from it are rebuilt from their remaining evidence (or go, when that

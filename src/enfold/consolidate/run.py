@@ -1,5 +1,5 @@
 """A consolidation pass: the structural debts, fact consolidation and claim reconciliation,
-in order, over the dirty region or the whole graph (SPEC §6).
+in order, over the dirty region or the whole graph.
 
 :func:`consolidate` is the pass itself — a plain function over the working graph that runs
 inside an open graph transaction and returns a :class:`ConsolidationReport`. Its order:
@@ -64,7 +64,7 @@ _MAX_ROUNDS = 8  # accumulation/compression rounds; each round strictly shrinks 
 
 @dataclass
 class ConsolidationReport:
-    """What one pass did (SPEC §6: merged, reinforced, decayed, linked, facts, claims)."""
+    """What one pass did (merged, reinforced, decayed, linked, facts, claims)."""
 
     merged: int = 0
     reinforced: int = 0

@@ -274,7 +274,7 @@ class Contain:
 
 # ------------------------------------------------------------------ request models
 class EventBody(BaseModel):
-    """One event; every field but ``text`` is optional (SPEC §9)."""
+    """One event; every field but ``text`` is optional (the event shape of ``enfold.events``)."""
 
     model_config = ConfigDict(extra="forbid")
     text: str

@@ -296,7 +296,7 @@ class Store(Protocol):
         they predate the record) and their size."""
         ...
 
-    # forgetting (SPEC §9)
+    # forgetting (an event, what derives from it, and its words in the op log)
     def event_words(self, namespace: str, words: Iterable[str], *, exclude: str
                     ) -> set[str]:
         """Which of ``words`` (lowercase) the text of an event other than ``exclude``

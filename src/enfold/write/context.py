@@ -1,4 +1,4 @@
-"""Proactive context assembly (SPEC §4.3, CogniFold Eq. 1).
+"""Proactive context assembly (CogniFold Eq. 1).
 
     Score(v) = [α·PR(v) + β·exp(−λ·Δt_v) + γ·Acc(v)] · U(v)
 

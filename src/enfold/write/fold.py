@@ -43,7 +43,7 @@ class FoldHook(Protocol):
 
 
 class Planner(Protocol):
-    """Turns one event and the graph around it into an UpdatePlan (SPEC §4 step 4)."""
+    """Turns one event and the graph around it into an UpdatePlan (the planning step of the write path)."""
 
     name: str
 
