@@ -23,9 +23,10 @@ import enum
 import functools
 import json
 import logging
+import sys
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
     from enfold.embed import Embedder
     from enfold.forget import Retraction
     from enfold.llm import LLMClient, LLMConfig
+    from enfold.write.planner_llm import LLMPlanner
 
 log = logging.getLogger("enfold.memory")
 _T = TypeVar("_T")
@@ -102,7 +104,11 @@ class Memory:
         planners: Iterable[Planner] = (),
         settings: Settings | None = None,
         auto_fold: bool = True,
+        llm: LLMClient | None = None,
     ) -> None:
+        """``llm``: the LLM client that writes fact statements, intent labels and answers
+        (None: the one of an LLM planner among ``planners``, if there is one; else none, and
+        those are extractive or templates, and :meth:`answer` gives the evidence only)."""
         self.store = store
         self.namespace = self._check_ns(namespace)
         if embedder is not None:  # vectors of two embedders never meet in one store
@@ -112,6 +118,11 @@ class Memory:
             store.embedder_name = embedder.name
         self.embedder = embedder
         self.planners = list(planners)
+        #: The LLM planner among the planners (its usage is persisted per namespace).
+        self.llm_planner = _llm_planner_of(self.planners)
+        #: The LLM client of this memory (None: no LLM is configured).
+        self.llm: LLMClient | None = llm if llm is not None else (
+            self.llm_planner.client if self.llm_planner is not None else None)
         self.settings = settings or Settings()
         self.auto_fold = auto_fold
         # Reads (recall, intents, tick) fold the backlog first, so they see every added
@@ -168,15 +179,16 @@ class Memory:
         settings = settings or Settings()
         store = open_store(target, dtype=settings.embedding_dtype)
         planners: list[Planner] = []
+        client: LLMClient | None = None
         try:
             emb = _embedder(embedder, store, settings)
             if isinstance(planner, str):
-                planners = cls._make_planners(planner, emb, settings, store=store, llm=llm,
-                                              profile=profile)
+                planners, client = cls._make_planners(planner, emb, settings, store=store,
+                                                      llm=llm, profile=profile)
             elif planner is not None:
                 planners = [planner]
             return cls(store, namespace=namespace, embedder=emb, planners=planners,
-                       settings=settings, auto_fold=auto_fold)
+                       settings=settings, auto_fold=auto_fold, llm=client)
         except BaseException:  # what was opened here is closed here
             for made in planners if isinstance(planner, str) else ():
                 close = getattr(made, "close", None)
@@ -206,11 +218,12 @@ class Memory:
         store: Store | None = None,
         llm: LLMConfig | LLMClient | None = None,
         profile: str | Path | None = None,
-    ) -> list[Planner]:
+    ) -> tuple[list[Planner], LLMClient | None]:
+        """The planners ``name`` stands for, and the LLM client they use (None: no LLM)."""
         from enfold.write.planner_local import LocalPlanner
 
         if name == "local":
-            return [LocalPlanner(settings, embedder)]
+            return [LocalPlanner(settings, embedder)], None
         if name == "llm":
             if llm is None:
                 raise ConfigError("planner 'llm' needs an LLM: pass llm=LLMConfig(base_url=…, "
@@ -223,7 +236,7 @@ class Memory:
 
             client = llm if isinstance(llm, LLMClient) else LLMClient(llm, settings=settings)
             return [LLMPlanner(client, settings, profile=profile, store=store),
-                    LocalPlanner(settings, embedder)]
+                    LocalPlanner(settings, embedder)], client
         raise ConfigError(f"unknown planner {name!r} (use 'local' or 'llm')")
 
     def close(self) -> None:
@@ -537,7 +550,7 @@ class Memory:
 
     def _fact_writer(self, ns: str) -> Callable[..., str] | None:
         """Fact statements by the LLM in llm mode (None: extractive)."""
-        client = next((c for p in self.planners if (c := getattr(p, "client", None))), None)
+        client = self.llm
         if client is None:
             return None
         from enfold.write.planner_llm import LLMWriter
@@ -546,7 +559,7 @@ class Memory:
 
     def _llm_labeler(self) -> Callable[[str, Any, str], str] | None:
         """Intent labels by the LLM in llm mode (None: templates)."""
-        client = next((c for p in self.planners if (c := getattr(p, "client", None))), None)
+        client = self.llm
         if client is None:
             return None
         from enfold.write.planner_llm import LLMWriter
@@ -561,8 +574,7 @@ class Memory:
 
     # ------------------------------------------------------------------ usage
     def _llm_planner(self) -> Any:
-        return next((p for p in self.planners if callable(getattr(p, "restore_usage", None))),
-                    None)
+        return self.llm_planner
 
     def _usage(self, ns: str) -> dict[str, Any]:
         """What this namespace has spent: LLM calls and tokens, planner failures."""
@@ -916,8 +928,7 @@ class Memory:
         """Recall, then ask the configured LLM to answer from the pack. Without an LLM the
         pack comes back with ``answer=None`` and a note: no answer is ever fabricated."""
         pack = self.recall(query, k=k, at=at, namespace=namespace)
-        client = next((p.client for p in self.planners if hasattr(p, "client")),
-                      None)
+        client = self.llm
         if client is None:
             pack.note = "no LLM is configured: no answer was generated; the evidence is above"
             return pack
@@ -1131,6 +1142,15 @@ class Memory:
                 self.store.commit(ns, changes, cursor=int(header.get("cursor", 0)))
             self._graphs.pop(ns, None)
         return counts
+
+
+def _llm_planner_of(planners: Sequence[Planner]) -> LLMPlanner | None:
+    """The first LLM planner among ``planners`` (None: there is none). An LLMPlanner cannot
+    exist unless its module was imported, so without it there is nothing to look for."""
+    module = sys.modules.get("enfold.write.planner_llm")
+    if module is None:
+        return None
+    return next((p for p in planners if isinstance(p, module.LLMPlanner)), None)
 
 
 def _embedder(spec: str | Embedder | None | _Default, store: Store, settings: Settings
