@@ -84,3 +84,12 @@ def test_no_reference_to_a_spec_the_repository_does_not_hold() -> None:
              for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
              if "SPEC §" in line]
     assert cited == []
+
+
+def test_every_module_docs_architecture_cites_exists() -> None:
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    cited = set(re.findall(r"`([a-z_/]+(?:\.py|/))`", text))
+    assert len(cited) > 30
+    missing = [c for c in sorted(cited)
+               if not (ROOT / "src" / "enfold" / c).exists() and not (ROOT / c).exists()]
+    assert missing == []
