@@ -520,9 +520,9 @@ def make_embedder(spec: str, *, settings: Settings | None = None, **kwargs: Any)
     ``settings``, a local model takes its thread counts from ``embed_threads_single`` and
     ``embed_threads_batch``, every model its batch size from ``embed_batch``, and the
     OpenAI one what ``kwargs`` leave out from ``embed_base_url`` (None: OpenAI's own),
-    ``embed_api_key`` and ``embed_model``. Every embedder's :attr:`~Embedder.name` is itself a valid spec
-    for the same embedder (for OpenAI, given the same connection kwargs). Unknown specs
-    raise :class:`ConfigError`.
+    ``embed_api_key`` and ``embed_model``. Every embedder's :attr:`~Embedder.name` is
+    itself a valid spec for the same embedder (for OpenAI, given the same connection
+    kwargs). Unknown specs raise :class:`ConfigError`.
     """
     kind, _, rest = spec.strip().partition(":")
     kind = kind.lower()

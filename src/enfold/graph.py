@@ -2,8 +2,9 @@
 
 The graph mirrors the store: it is loaded lazily, and every change made to it inside a
 transaction (:meth:`WorkingGraph.begin`) is journalled, so that :meth:`commit` hands the
-store exactly what changed (a :class:`~enfold.changeset.ChangeSet`) and :meth:`rollback` restores the graph
-when the store write or a later operation fails. Both therefore move together or not at all.
+store exactly what changed (a :class:`~enfold.changeset.ChangeSet`) and :meth:`rollback`
+restores the graph when the store write or a later operation fails. Both therefore move
+together or not at all.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@
     m.stats()
 
 ``add()`` durably appends to the event log and returns the event id before any folding
-(the log is the source of truth); folding then runs in order per namespace, and a crash resumes from the cursor.
+(the log is the source of truth); folding then runs in order per namespace, and a crash
+resumes from the cursor.
 
 Several processes may open one store (a CLI next to a server, two workers). A namespace has
 one writer at a time: whatever writes its graph (fold, consolidate, apply, feedback, tick)

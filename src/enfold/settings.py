@@ -37,8 +37,10 @@ class Settings:
     gamma: float = _s(0.2, "weight of access frequency in the context score", "context", hi=1)
     recency_lambda: float = _s(0.01, "recency decay λ per hour since last access", "context")
     urgency_max: float = _s(2.0, "urgency multiplier U(v) reached at a deadline", "context")
-    urgency_window_h: float = _s(24.0, "hours before a deadline over which U rises 1→max", "context")
-    context_window: int = _s(100, "candidate nodes considered for the context window", "context", lo=1)
+    urgency_window_h: float = _s(24.0, "hours before a deadline over which U rises 1→max",
+                                 "context")
+    context_window: int = _s(100, "candidate nodes considered for the context window",
+                             "context", lo=1)
     tier_immediate: float = _s(0.10, "share of the window in the Immediate tier", "context", hi=1)
     tier_working: float = _s(0.30, "share of the window in the Working tier", "context", hi=1)
     tier_background: float = _s(0.50, "share of the window in the Background tier", "context", hi=1)
@@ -50,10 +52,12 @@ class Settings:
     pagerank_every: int = _s(25, "events between warm-started PageRank refreshes", "context", lo=1)
 
     # Executor
-    merge_threshold: float = _s(0.85, "label similarity / centroid cosine for near-duplicates", "executor", hi=1)
+    merge_threshold: float = _s(0.85, "label similarity / centroid cosine for near-duplicates",
+                                "executor", hi=1)
     max_ops_per_plan: int = _s(200, "operations a single plan may carry", "executor", lo=1)
     max_node_text: int = _s(4000, "characters of a derived node's text", "executor", lo=1)
-    max_event_text: int = _s(32_000, "characters of an event's text (larger is refused)", "events", lo=1)
+    max_event_text: int = _s(32_000, "characters of an event's text (larger is refused)",
+                             "events", lo=1)
     max_meta_bytes: int = _s(16_384, "bytes of an event's JSON meta", "events")
     edge_reinforce: float = _s(0.1, "weight added when an edge is reinforced", "graph")
     strength_reinforce: float = _s(0.1, "strength added to a reinforced concept", "consolidation")
@@ -74,19 +78,26 @@ class Settings:
     pending_max: int = _s(500, "pending (unfolded) events kept as cluster candidates", "write")
     label_max_terms: int = _s(3, "key phrases in a concept label", "write", lo=1)
 
-    fold_group_events: int = _s(256, "events folded per store transaction (group commit)", "events", lo=1)
+    fold_group_events: int = _s(256, "events folded per store transaction (group commit)",
+                                "events", lo=1)
     fold_group_ms: float = _s(500.0, "longest a fold group collects events before its write "
                               "(a crash refolds them from the log)", "events")
 
     # Consolidation
-    consolidate_every: int = _s(50, "events between automatic consolidation passes", "consolidation")
-    consolidate_idle_s: float = _s(60.0, "idle seconds before a consolidation pass", "consolidation")
-    decay_delta: float = _s(0.005, "edge decay δ per hour since last reinforcement", "consolidation")
-    prune_floor: float = _s(0.05, "weight below which derived edges are archived", "consolidation", hi=1)
-    provenance_floor: float = _s(0.3, "weight below which provenance edges never decay", "consolidation", hi=1)
+    consolidate_every: int = _s(50, "events between automatic consolidation passes",
+                                "consolidation")
+    consolidate_idle_s: float = _s(60.0, "idle seconds before a consolidation pass",
+                                   "consolidation")
+    decay_delta: float = _s(0.005, "edge decay δ per hour since last reinforcement",
+                            "consolidation")
+    prune_floor: float = _s(0.05, "weight below which derived edges are archived",
+                            "consolidation", hi=1)
+    provenance_floor: float = _s(0.3, "weight below which provenance edges never decay",
+                                 "consolidation", hi=1)
     knn_k: int = _s(3, "neighbours for kNN completion", "consolidation", lo=1)
     knn_min_cosine: float = _s(0.30, "cosine for kNN completion", "consolidation", hi=1)
-    fact_min_events: int = _s(3, "events sharing a person and a concept that form a fact", "consolidation", lo=1)
+    fact_min_events: int = _s(3, "events sharing a person and a concept that form a fact",
+                              "consolidation", lo=1)
     fact_window_days: float = _s(30.0, "window for fact consolidation", "consolidation")
 
     # Intents
@@ -95,8 +106,10 @@ class Settings:
     feedback_modify: float = _s(1.1, "feedback score of modify", "intents")
     feedback_defer: float = _s(0.8, "feedback score of defer", "intents")
     feedback_reject: float = _s(0.3, "feedback score of reject", "intents")
-    intent_density: float = _s(0.5, "base weighted-density threshold θ for goal intents", "intents")
-    habit_min_events: int = _s(3, "occurrences within the habit window that make a habit", "intents", lo=1)
+    intent_density: float = _s(0.5, "base weighted-density threshold θ for goal intents",
+                               "intents")
+    habit_min_events: int = _s(3, "occurrences within the habit window that make a habit",
+                               "intents", lo=1)
     habit_window_days: float = _s(7.0, "window of a habit", "intents")
 
     # Recall
@@ -122,9 +135,11 @@ class Settings:
     embed_batch: int = _s(64, "texts per embedding batch (the embedder's batch size)", "write",
                           lo=1)
     embed_base_url: str | None = _s(None, "base URL of the OpenAI-compatible /embeddings "
-                                    "endpoint of --embedder openai (None: OpenAI's own)", "embeddings", lo=None)
+                                    "endpoint of --embedder openai (None: OpenAI's own)",
+                                    "embeddings", lo=None)
     embed_api_key: str | None = _s(None, "API key of --embedder openai (a secret: set it "
-                                   "in ENFOLD_EMBED_API_KEY or the config file)", "embeddings", lo=None)
+                                   "in ENFOLD_EMBED_API_KEY or the config file)",
+                                   "embeddings", lo=None)
     embed_model: str | None = _s(None, "model of --embedder openai (e.g. "
                                  "text-embedding-3-small)", "embeddings", lo=None)
     embed_threads_single: int = _s(1, "threads a local model (MiniLM) embeds one text with: a "

@@ -1,7 +1,7 @@
 """Benchmark result files: one JSON object per run, plus a Markdown table beside it.
 
-Every ``enfold bench NAME ... --out FILE`` writes one result shape (``report.build``'s), so that results can be
-compared across versions by a script::
+Every ``enfold bench NAME ... --out FILE`` writes one result shape (:func:`build`'s), so
+that results can be compared across versions by a script::
 
     {"benchmark": "perf", "version": "0.1.0", "config": {...},
      "systems": {"enfold": {metric: value, ...}, "bm25": {...}}, "elapsed_s": 12.3}

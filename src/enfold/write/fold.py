@@ -43,7 +43,8 @@ class FoldHook(Protocol):
 
 
 class Planner(Protocol):
-    """Turns one event and the graph around it into an UpdatePlan (the planning step of the write path)."""
+    """Turns one event and the graph around it into an UpdatePlan (the write path's planning
+    step)."""
 
     name: str
 
