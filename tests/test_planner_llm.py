@@ -664,3 +664,18 @@ def test_bench_llm_command_writes_the_cost_table(tmp_path):
     bad.write_text('{"text": "ok"}\n{"ts": 5}\n')
     res = CliRunner().invoke(cli, ["bench", "llm", "--data", str(bad)])
     assert res.exit_code != 0 and "line 2" in res.output
+
+
+def test_memory_holds_its_llm_client_explicitly() -> None:
+    """The LLM client is set when the planners are made (or given), never probed for."""
+    from enfold.llm import LLMClient, LLMConfig
+    from enfold.memory import Memory
+
+    client = LLMClient(LLMConfig(base_url="http://127.0.0.1:9/v1", api_key="k", model="m"))
+    try:
+        with Memory.open("memory:", embedder="hash", planner="llm", llm=client) as mem:
+            assert mem.llm is client and mem.llm_planner is mem.planners[0]
+        with Memory.open("memory:", embedder="hash") as mem:
+            assert mem.llm is None and mem.llm_planner is None
+    finally:
+        client.close()

@@ -1,7 +1,7 @@
 """The ``enfold`` command line: thin commands over the library.
 
-Each command parses its arguments, calls one library function and prints. Conventions
-(SPEC §9): global ``--db`` (env ENFOLD_DB), ``--namespace`` (env ENFOLD_NAMESPACE),
+Each command parses its arguments, calls one library function and prints. Conventions:
+global ``--db`` (env ENFOLD_DB), ``--namespace`` (env ENFOLD_NAMESPACE),
 ``--json``; errors print one line to stderr and exit 1 for bad input, 2 for usage.
 The environment is read here and nowhere in the library.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -30,6 +30,10 @@ class Ctx:
     llm: dict[str, str | None]
     profile: str | None = None
     create: bool = False
+    #: The settings of --set, ENFOLD_<NAME>, the config file and the defaults.
+    settings: Any = None
+    #: Per setting, where its value came from (cli, env, file, default).
+    origin: dict[str, str] = field(default_factory=dict)
     #: Show the model-loading bar: on a terminal, without --json or --no-progress.
     progress: bool = False
     _memory: Any = None
@@ -68,7 +72,7 @@ class Ctx:
             embedder=self.embedder if need_embedder else None,
             planner=self.planner_name() if need_embedder else None,
             llm=self.llm_config() if need_embedder else None,
-            profile=self.profile,
+            profile=self.profile, settings=self.settings,
         )
         if isinstance(mem.embedder, MiniLMEmbedder):
             mem.embedder.progress = self.progress
@@ -136,21 +140,46 @@ class _Group(click.Group):
 @click.option("--profile", envvar="ENFOLD_PROFILE", default=None,
               help="Domain profile of the LLM planner: default, software, health or a YAML "
                    "path.")
+@click.option("--set", "assignments", multiple=True, metavar="NAME=VALUE",
+              help="Change a setting (repeatable; `enfold settings` lists them). Precedence: "
+                   "--set, then ENFOLD_<NAME>, then the config file, then the default.")
+@click.option("--config", "config_path", default=None,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="TOML file of settings [default: enfold.toml in the working directory, "
+                   "if there is one].")
 @click.version_option(package_name="enfold")
 @click.pass_context
 def cli(ctx: click.Context, db: str, namespace: str, create: bool, as_json: bool,
         embedder: str,
         planner: str | None, llm_base_url: str | None, llm_model: str | None,
-        llm_api_key: str | None, profile: str | None) -> None:
+        llm_api_key: str | None, profile: str | None, assignments: tuple[str, ...],
+        config_path: Path | None) -> None:
     """enfold — an always-on, proactive memory engine for AI assistants and agents."""
+    settings, origin = _load_settings(assignments, config_path)
     llm = {
         "base_url": llm_base_url or os.environ.get("OPENAI_BASE_URL"),
         "model": llm_model,
         "api_key": llm_api_key or os.environ.get("OPENAI_API_KEY"),
     }
     ctx.obj = Ctx(db, namespace, as_json, embedder, planner, llm, profile, create=create,
-                  progress=not as_json and stderr_is_terminal())
+                  progress=not as_json and stderr_is_terminal(), settings=settings,
+                  origin=origin)
     ctx.call_on_close(lambda: ctx.obj._memory is not None and ctx.obj._memory.close())
+
+
+def _load_settings(assignments: tuple[str, ...], config_path: Path | None
+                   ) -> tuple[Any, dict[str, str]]:
+    """The settings of ``--set``, the environment and the config file; a bad one stops the
+    command with one line and exit code 2."""
+    from enfold.settings import load_settings, parse_assignment, read_config_file
+
+    try:
+        cli_values = dict(parse_assignment(a) for a in assignments)
+        path = config_path or (Path("enfold.toml") if Path("enfold.toml").is_file() else None)
+        file_values = read_config_file(path) if path is not None else {}
+        return load_settings(cli=cli_values, env=os.environ, file=file_values)
+    except EnfoldError as exc:
+        fail(str(exc).splitlines()[0], code=2)
 
 
 @cli.command()
@@ -235,7 +264,7 @@ def _llm_lines(stats: dict[str, Any]) -> list[str]:
 @click.pass_obj
 def consolidate(obj: Ctx, incremental: bool) -> None:
     """Run a consolidation pass: merge duplicate concepts, decay edges, link orphans,
-    form facts, reconcile claims (SPEC §6)."""
+    form facts, reconcile claims."""
     report = obj.memory().consolidate(full=not incremental)
     data = report.to_dict()
     done = {k: v for k, v in data.items() if isinstance(v, int) and not isinstance(v, bool)
@@ -449,7 +478,8 @@ def intents(obj: Ctx, status: str, category: str | None) -> None:
 @click.option("--label", default=None, help="The corrected label (with 'modify').")
 @click.pass_obj
 def feedback(obj: Ctx, intent_id: str, kind: str, label: str | None) -> None:
-    """Tell enfold what you think of an intent; it calibrates that category (SPEC §7).
+    """Tell enfold what you think of an intent; it calibrates that category (the
+    feedback moves the category's emergence threshold).
     'modify' needs the corrected --label."""
     if kind == "modify" and not (label and label.strip()):
         raise click.UsageError("'modify' needs the corrected label: --label TEXT")
@@ -513,13 +543,20 @@ def watch(obj: Ctx, file: Path, from_end: bool, interval: float, once: bool) -> 
 
 
 @cli.command(name="settings")
+@click.option("--markdown", is_flag=True, help="Print docs/settings.md (the table of every "
+              "setting with its type, default and bounds).")
 @click.pass_obj
-def settings_cmd(obj: Ctx) -> None:
-    """The settings table with defaults."""
-    from enfold.settings import settings_table
+def settings_cmd(obj: Ctx, markdown: bool) -> None:
+    """Every setting: its value and where it came from (--set, env ENFOLD_<NAME>, the
+    config file, or the default)."""
+    from enfold.settings import settings_markdown, settings_table
 
-    rows = settings_table()
-    obj.out(rows, "\n".join(f"{r['name']:<22} {r['default']!s:<10} {r['help']}" for r in rows))
+    if markdown:
+        click.echo(settings_markdown(), nl=False)
+        return
+    rows = settings_table(obj.settings, obj.origin)
+    obj.out(rows, "\n".join(f"{r['name']:<24} {r['value']!s:<10} {r['source']:<8} {r['help']}"
+                            for r in rows))
 
 
 def _attach_bench() -> None:

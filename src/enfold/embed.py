@@ -518,9 +518,11 @@ def make_embedder(spec: str, *, settings: Settings | None = None, **kwargs: Any)
     ``"hash:512:seed=7"``, ``"openai"`` or ``"openai:MODEL"``. ``kwargs`` go to the
     constructor (the OpenAI one needs ``base_url``, ``api_key`` and ``model``); with
     ``settings``, a local model takes its thread counts from ``embed_threads_single`` and
-    ``embed_threads_batch``. Every embedder's :attr:`~Embedder.name` is itself a valid spec
-    for the same embedder (for OpenAI, given the same connection kwargs). Unknown specs
-    raise :class:`ConfigError`.
+    ``embed_threads_batch``, every model its batch size from ``embed_batch``, and the
+    OpenAI one what ``kwargs`` leave out from ``embed_base_url`` (None: OpenAI's own),
+    ``embed_api_key`` and ``embed_model``. Every embedder's :attr:`~Embedder.name` is
+    itself a valid spec for the same embedder (for OpenAI, given the same connection
+    kwargs). Unknown specs raise :class:`ConfigError`.
     """
     kind, _, rest = spec.strip().partition(":")
     kind = kind.lower()
@@ -533,6 +535,7 @@ def make_embedder(spec: str, *, settings: Settings | None = None, **kwargs: Any)
             if settings is not None:
                 kwargs.setdefault("threads_single", settings.embed_threads_single)
                 kwargs.setdefault("threads_batch", settings.embed_threads_batch)
+                kwargs.setdefault("batch_size", settings.embed_batch)
             return MiniLMEmbedder(**kwargs)
         if kind == "openai":
             if rest:
@@ -540,9 +543,18 @@ def make_embedder(spec: str, *, settings: Settings | None = None, **kwargs: Any)
                 kwargs.setdefault("model", model)
                 if dim:
                     kwargs.setdefault("dim", int(dim))
+            if settings is not None:
+                for key, value in (("base_url", settings.embed_base_url),
+                                   ("api_key", settings.embed_api_key),
+                                   ("model", settings.embed_model)):
+                    if value is not None or key == "base_url":
+                        kwargs.setdefault(key, value)
+                kwargs.setdefault("batch_size", settings.embed_batch)
             missing = {"base_url", "api_key", "model"} - kwargs.keys()
             if missing:
-                raise ConfigError(f"the openai embedder needs {', '.join(sorted(missing))}")
+                names = ", ".join(sorted(missing))
+                keys = ", ".join("embed_" + m for m in sorted(missing))
+                raise ConfigError(f"the openai embedder needs {names} (settings {keys})")
             return OpenAIEmbedder(**kwargs)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"bad embedder configuration {spec!r}: {exc}") from exc

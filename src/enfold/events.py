@@ -1,6 +1,6 @@
 """Incoming events: validation of untrusted input into event records for the log.
 
-An event is ``{"text", "ts"?, "source"?, "kind"?, "id"?, "meta"?}`` (SPEC §9). Everything
+An event is ``{"text", "ts"?, "source"?, "kind"?, "id"?, "meta"?}``. Everything
 is checked here, before anything is stored: text present, a string, valid UTF-8, not empty,
 not larger than the limit; a parseable timestamp; JSON-serializable meta within its limit.
 A bad event raises :class:`~enfold.errors.InputError` naming the field.

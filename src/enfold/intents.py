@@ -1,4 +1,4 @@
-"""Intents, the prefrontal layer: emergence, lifecycle and feedback calibration (SPEC §7).
+"""Intents, the prefrontal layer: emergence, lifecycle and feedback calibration.
 
 Everything here is a plain function (or an :class:`IntentEngine` method) over the working
 graph, run inside an open graph transaction; changes go through the executor
@@ -92,11 +92,12 @@ FEEDBACK_KINDS = ("accept", "modify", "defer", "reject")
 CALIBRATION_KEY = "intents.calibration"
 
 #: Evidence score of an explicit obligation (the threshold is 1.0 at w = 1). Dated ones are
-#: the stronger statement: with the SPEC's EMA, three straight rejections of follow-ups
-#: (w ≈ 0.54) suppress new ones, four of deadlines (w ≈ 0.47).
+#: the stronger statement: with the feedback EMA (``intent_ema_alpha``), three straight
+#: rejections of follow-ups (w ≈ 0.54) suppress new ones, four of deadlines (w ≈ 0.47).
 EXPLICIT_SCORE = {"deadline": 2.0, "follow_up": 1.75}
 EXPLICIT_DEFAULT = 1.75
-#: The threshold multiplier's clamp: θ_c ∈ [0.5, 3]·base (SPEC §7 "clamped").
+#: The threshold multiplier's clamp: θ_c ∈ [0.5, 3]·base (so feedback can neither silence a
+#: category nor open it to everything).
 THRESHOLD_CLAMP = (0.5, 3.0)
 #: A concept silent this long and then reinforced is "reactivated" (the paper's Vienna hotel
 #: example); two weeks is long enough to have dropped out of a person's working memory.

@@ -6,7 +6,8 @@
     m.stats()
 
 ``add()`` durably appends to the event log and returns the event id before any folding
-(SPEC §3); folding then runs in order per namespace, and a crash resumes from the cursor.
+(the log is the source of truth); folding then runs in order per namespace, and a crash
+resumes from the cursor.
 
 Several processes may open one store (a CLI next to a server, two workers). A namespace has
 one writer at a time: whatever writes its graph (fold, consolidate, apply, feedback, tick)
@@ -23,9 +24,10 @@ import enum
 import functools
 import json
 import logging
+import sys
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +37,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from enfold import extras
+from enfold.changeset import ChangeSet
 from enfold.errors import (
     ConfigError,
     EnfoldError,
@@ -46,7 +49,7 @@ from enfold.errors import (
     StoreError,
 )
 from enfold.events import EventIn, event_from_mapping, event_record, make_event
-from enfold.graph import ChangeSet, WorkingGraph
+from enfold.graph import WorkingGraph
 from enfold.intents import IntentEngine, IntentReport, list_intents
 from enfold.lease import Leases
 from enfold.model import Edge, Node, NodeKind, OpRecord, now, valid_namespace
@@ -64,8 +67,9 @@ from enfold.write.people_index import PeopleIndex
 if TYPE_CHECKING:
     from enfold.consolidate.run import ConsolidationReport
     from enfold.embed import Embedder
+    from enfold.forget import Retraction
     from enfold.llm import LLMClient, LLMConfig
-    from enfold.write.forget import Retraction
+    from enfold.write.planner_llm import LLMPlanner
 
 log = logging.getLogger("enfold.memory")
 _T = TypeVar("_T")
@@ -101,7 +105,11 @@ class Memory:
         planners: Iterable[Planner] = (),
         settings: Settings | None = None,
         auto_fold: bool = True,
+        llm: LLMClient | None = None,
     ) -> None:
+        """``llm``: the LLM client that writes fact statements, intent labels and answers
+        (None: the one of an LLM planner among ``planners``, if there is one; else none, and
+        those are extractive or templates, and :meth:`answer` gives the evidence only)."""
         self.store = store
         self.namespace = self._check_ns(namespace)
         if embedder is not None:  # vectors of two embedders never meet in one store
@@ -111,6 +119,11 @@ class Memory:
             store.embedder_name = embedder.name
         self.embedder = embedder
         self.planners = list(planners)
+        #: The LLM planner among the planners (its usage is persisted per namespace).
+        self.llm_planner = _llm_planner_of(self.planners)
+        #: The LLM client of this memory (None: no LLM is configured).
+        self.llm: LLMClient | None = llm if llm is not None else (
+            self.llm_planner.client if self.llm_planner is not None else None)
         self.settings = settings or Settings()
         self.auto_fold = auto_fold
         # Reads (recall, intents, tick) fold the backlog first, so they see every added
@@ -167,15 +180,16 @@ class Memory:
         settings = settings or Settings()
         store = open_store(target, dtype=settings.embedding_dtype)
         planners: list[Planner] = []
+        client: LLMClient | None = None
         try:
             emb = _embedder(embedder, store, settings)
             if isinstance(planner, str):
-                planners = cls._make_planners(planner, emb, settings, store=store, llm=llm,
-                                              profile=profile)
+                planners, client = cls._make_planners(planner, emb, settings, store=store,
+                                                      llm=llm, profile=profile)
             elif planner is not None:
                 planners = [planner]
             return cls(store, namespace=namespace, embedder=emb, planners=planners,
-                       settings=settings, auto_fold=auto_fold)
+                       settings=settings, auto_fold=auto_fold, llm=client)
         except BaseException:  # what was opened here is closed here
             for made in planners if isinstance(planner, str) else ():
                 close = getattr(made, "close", None)
@@ -205,11 +219,12 @@ class Memory:
         store: Store | None = None,
         llm: LLMConfig | LLMClient | None = None,
         profile: str | Path | None = None,
-    ) -> list[Planner]:
+    ) -> tuple[list[Planner], LLMClient | None]:
+        """The planners ``name`` stands for, and the LLM client they use (None: no LLM)."""
         from enfold.write.planner_local import LocalPlanner
 
         if name == "local":
-            return [LocalPlanner(settings, embedder)]
+            return [LocalPlanner(settings, embedder)], None
         if name == "llm":
             if llm is None:
                 raise ConfigError("planner 'llm' needs an LLM: pass llm=LLMConfig(base_url=…, "
@@ -222,7 +237,7 @@ class Memory:
 
             client = llm if isinstance(llm, LLMClient) else LLMClient(llm, settings=settings)
             return [LLMPlanner(client, settings, profile=profile, store=store),
-                    LocalPlanner(settings, embedder)]
+                    LocalPlanner(settings, embedder)], client
         raise ConfigError(f"unknown planner {name!r} (use 'local' or 'llm')")
 
     def close(self) -> None:
@@ -494,7 +509,7 @@ class Memory:
 
     def consolidate(self, namespace: str | None = None, *, full: bool = True
                     ) -> ConsolidationReport:
-        """Run a consolidation pass now (SPEC §6): over the whole graph, or with
+        """Run a consolidation pass now: over the whole graph, or with
         ``full=False`` over what changed since the last pass. Passes also run by themselves
         every ``consolidate_every`` folded events or after ``consolidate_idle_s`` idle."""
         from enfold.consolidate.run import run_pass
@@ -536,7 +551,7 @@ class Memory:
 
     def _fact_writer(self, ns: str) -> Callable[..., str] | None:
         """Fact statements by the LLM in llm mode (None: extractive)."""
-        client = next((c for p in self.planners if (c := getattr(p, "client", None))), None)
+        client = self.llm
         if client is None:
             return None
         from enfold.write.planner_llm import LLMWriter
@@ -545,7 +560,7 @@ class Memory:
 
     def _llm_labeler(self) -> Callable[[str, Any, str], str] | None:
         """Intent labels by the LLM in llm mode (None: templates)."""
-        client = next((c for p in self.planners if (c := getattr(p, "client", None))), None)
+        client = self.llm
         if client is None:
             return None
         from enfold.write.planner_llm import LLMWriter
@@ -560,8 +575,7 @@ class Memory:
 
     # ------------------------------------------------------------------ usage
     def _llm_planner(self) -> Any:
-        return next((p for p in self.planners if callable(getattr(p, "restore_usage", None))),
-                    None)
+        return self.llm_planner
 
     def _usage(self, ns: str) -> dict[str, Any]:
         """What this namespace has spent: LLM calls and tokens, planner failures."""
@@ -690,7 +704,7 @@ class Memory:
     def feedback(self, intent_id: str, kind: str, *, label: str | None = None,
                  namespace: str | None = None) -> Node:
         """accept / modify (with a new ``label``) / defer / reject an intent; moves its
-        category's calibration (SPEC §7, Eq. 2). Returns the updated intent."""
+        category's calibration (CogniFold Eq. 2). Returns the updated intent."""
         ns = self._ns(namespace)
 
         def edit(g: WorkingGraph) -> Node:
@@ -915,8 +929,7 @@ class Memory:
         """Recall, then ask the configured LLM to answer from the pack. Without an LLM the
         pack comes back with ``answer=None`` and a note: no answer is ever fabricated."""
         pack = self.recall(query, k=k, at=at, namespace=namespace)
-        client = next((p.client for p in self.planners if hasattr(p, "client")),
-                      None)
+        client = self.llm
         if client is None:
             pack.note = "no LLM is configured: no answer was generated; the evidence is above"
             return pack
@@ -935,11 +948,11 @@ class Memory:
 
     # ----------------------------------------------------------------- forget
     def forget(self, event_id: str, *, namespace: str | None = None) -> dict[str, Any]:
-        """Delete an event and everything derived from it, its words included (SPEC §9).
+        """Delete an event and everything derived from it, its words included.
 
         Derived nodes lose it from their provenance; those it alone grounded go, and those
         whose text came from it are rebuilt from their remaining evidence (or go, when that
-        cannot rebuild them); see :mod:`enfold.write.forget`. The op log of what went is
+        cannot rebuild them); see :mod:`enfold.forget`. The op log of what went is
         erased and the records of the survivors that hold its words are redacted; its
         embeddings leave the cache (under every embedder's name). Then the store erases the
         deleted content from its files as far as the backend can: ``report["erased"]`` is
@@ -947,7 +960,7 @@ class Memory:
         PostgreSQL; see docs/forgetting.md). Returns ``{"event", "removed", "updated",
         "rebuilt", "erased"}``.
         """
-        from enfold.write.forget import forget_event
+        from enfold.forget import forget_event
         from enfold.write.traces import words
 
         ns = self._ns(namespace)
@@ -1046,10 +1059,8 @@ class Memory:
                 emit({"record": "alias", "old": old, "new": new})
             for key, value in sorted(snap.meta, key=lambda x: x[0]):
                 emit({"record": "meta", "key": key, "value": value})
-            oplog = getattr(self.store, "oplog", None)
-            if oplog is not None:
-                for op in oplog(ns):
-                    emit({"record": "op", **op.to_dict()})
+            for op in self.store.oplog(ns):
+                emit({"record": "op", **op.to_dict()})
             counts: dict[str, int] = {}
             for r in records:
                 counts[r["record"]] = counts.get(r["record"], 0) + 1
@@ -1135,6 +1146,15 @@ class Memory:
                 self.store.commit(ns, changes, cursor=int(header.get("cursor", 0)))
             self._graphs.pop(ns, None)
         return counts
+
+
+def _llm_planner_of(planners: Sequence[Planner]) -> LLMPlanner | None:
+    """The first LLM planner among ``planners`` (None: there is none). An LLMPlanner cannot
+    exist unless its module was imported, so without it there is nothing to look for."""
+    module = sys.modules.get("enfold.write.planner_llm")
+    if module is None:
+        return None
+    return next((p for p in planners if isinstance(p, module.LLMPlanner)), None)
 
 
 def _embedder(spec: str | Embedder | None | _Default, store: Store, settings: Settings

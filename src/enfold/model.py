@@ -1,6 +1,6 @@
 """The data model: node kinds, edge types, the ontology table and the value types.
 
-enfold's memory is a typed, directed multigraph per namespace (SPEC §2). Events are the
+enfold's memory is a typed, directed multigraph per namespace. Events are the
 episodic layer (immutable, verbatim); concepts, intents, facts and claims are derived from
 them and carry their provenance (``grounded_in``); people and time anchors tie them together.
 
@@ -64,7 +64,7 @@ class EdgeRule:
     """One row of the ontology: prior weight at creation and allowed endpoint kinds.
 
     ``provenance`` edges tie derived knowledge to the events it rests on; decay never takes
-    them below the provenance floor and never deletes them (SPEC §6).
+    them below the provenance floor and never deletes them (consolidation's decay).
     """
 
     type: EdgeType
@@ -117,7 +117,7 @@ ONTOLOGY: Mapping[EdgeType, EdgeRule] = {
     )
 }
 
-#: Kinds that must be grounded in at least one event (SPEC §5).
+#: Kinds that must be grounded in at least one event (the executor refuses them otherwise).
 GROUNDED_KINDS: frozenset[NodeKind] = frozenset({_K.CONCEPT, _K.INTENT, _K.FACT})
 
 #: Kinds whose nodes a plan may create (events enter only through the event log).

@@ -1,131 +1,158 @@
 """The settings table: every tunable number of enfold, with its default and why.
 
-One frozen dataclass, :class:`Settings`; each field's metadata carries its help text and the
-SPEC section it comes from. The docs and ``enfold settings`` are generated from
+One frozen dataclass, :class:`Settings`; each field's metadata carries its help text, the
+part of enfold it tunes and its bounds. The docs and ``enfold settings`` are generated from
 :func:`settings_table`, so a setting cannot exist undocumented. Nothing here reads the
 environment: the CLI and the server pass overrides explicitly.
 """
 
 from __future__ import annotations
 
+import math
+import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any
 
 from enfold.ann import AnnOptions
 from enfold.errors import ConfigError
 
 
-def _s(default: Any, help: str, section: str = "") -> Any:
-    return field(default=default, metadata={"help": help, "section": section})
+def _s(default: Any, help: str, section: str = "", *, lo: float | None = 0,
+       hi: float | None = None) -> Any:
+    """A setting: its default, help, section and the bounds an override must keep
+    (``lo`` defaults to 0: no tunable is negative; ``None``: unbounded)."""
+    return field(default=default, metadata={"help": help, "section": section, "lo": lo,
+                                            "hi": hi})
 
 
 @dataclass(frozen=True)
 class Settings:
-    """All of enfold's defaults (SPEC §11). Override with ``Settings().with_(name=value)``."""
+    """All of enfold's defaults. Override with ``Settings().with_(name=value)``."""
 
-    # Proactive context assembly (SPEC §4.3, CogniFold Eq. 1)
-    alpha: float = _s(0.4, "weight of PageRank in the context score", "§4.3")
-    beta: float = _s(0.4, "weight of recency exp(-λΔt) in the context score", "§4.3")
-    gamma: float = _s(0.2, "weight of access frequency in the context score", "§4.3")
-    recency_lambda: float = _s(0.01, "recency decay λ per hour since last access", "§4.3")
-    urgency_max: float = _s(2.0, "urgency multiplier U(v) reached at a deadline", "§4.3")
-    urgency_window_h: float = _s(24.0, "hours before a deadline over which U rises 1→max", "§4.3")
-    context_window: int = _s(100, "candidate nodes considered for the context window", "§4.3")
-    tier_immediate: float = _s(0.10, "share of the window in the Immediate tier", "§4.3")
-    tier_working: float = _s(0.30, "share of the window in the Working tier", "§4.3")
-    tier_background: float = _s(0.50, "share of the window in the Background tier", "§4.3")
-    context_nearest: int = _s(5, "nearest concepts/facts/claims by embedding added", "§4.3")
+    # Proactive context assembly (CogniFold Eq. 1)
+    alpha: float = _s(0.4, "weight of PageRank in the context score", "context", hi=1)
+    beta: float = _s(0.4, "weight of recency exp(-λΔt) in the context score", "context", hi=1)
+    gamma: float = _s(0.2, "weight of access frequency in the context score", "context", hi=1)
+    recency_lambda: float = _s(0.01, "recency decay λ per hour since last access", "context")
+    urgency_max: float = _s(2.0, "urgency multiplier U(v) reached at a deadline", "context")
+    urgency_window_h: float = _s(24.0, "hours before a deadline over which U rises 1→max",
+                                 "context")
+    context_window: int = _s(100, "candidate nodes considered for the context window",
+                             "context", lo=1)
+    tier_immediate: float = _s(0.10, "share of the window in the Immediate tier", "context", hi=1)
+    tier_working: float = _s(0.30, "share of the window in the Working tier", "context", hi=1)
+    tier_background: float = _s(0.50, "share of the window in the Background tier", "context", hi=1)
+    context_nearest: int = _s(5, "nearest concepts/facts/claims by embedding added", "context")
     context_recent_vectors: int = _s(
-        4096, "facts/claims searched for the nearest: the most recent ones", "§4.3")
-    pagerank_damping: float = _s(0.85, "PageRank damping factor", "§4.3")
-    pagerank_tol: float = _s(1e-6, "PageRank convergence tolerance (L1)", "§4.3")
-    pagerank_every: int = _s(25, "events between warm-started PageRank refreshes", "§4.6")
+        4096, "facts/claims searched for the nearest: the most recent ones", "context")
+    pagerank_damping: float = _s(0.85, "PageRank damping factor", "context", hi=1)
+    pagerank_tol: float = _s(1e-6, "PageRank convergence tolerance (L1)", "context")
+    pagerank_every: int = _s(25, "events between warm-started PageRank refreshes", "context", lo=1)
 
-    # Executor (SPEC §5)
-    merge_threshold: float = _s(0.85, "label similarity / centroid cosine for near-duplicates", "§5")
-    max_ops_per_plan: int = _s(200, "operations a single plan may carry", "§5")
-    max_node_text: int = _s(4000, "characters of a derived node's text", "§5")
-    max_event_text: int = _s(32_000, "characters of an event's text (larger is refused)", "§3")
-    max_meta_bytes: int = _s(16_384, "bytes of an event's JSON meta", "§3")
-    edge_reinforce: float = _s(0.1, "weight added when an edge is reinforced", "§2")
-    strength_reinforce: float = _s(0.1, "strength added to a reinforced concept", "§6")
+    # Executor
+    merge_threshold: float = _s(0.85, "label similarity / centroid cosine for near-duplicates",
+                                "executor", hi=1)
+    max_ops_per_plan: int = _s(200, "operations a single plan may carry", "executor", lo=1)
+    max_node_text: int = _s(4000, "characters of a derived node's text", "executor", lo=1)
+    max_event_text: int = _s(32_000, "characters of an event's text (larger is refused)",
+                             "events", lo=1)
+    max_meta_bytes: int = _s(16_384, "bytes of an event's JSON meta", "events")
+    edge_reinforce: float = _s(0.1, "weight added when an edge is reinforced", "graph")
+    strength_reinforce: float = _s(0.1, "strength added to a reinforced concept", "consolidation")
 
-    # Local planner (SPEC §4, local mode); thresholds are per embedder, see calibration
+    # Local planner; thresholds are per embedder, see calibration
     assign_threshold: float = _s(0.0, "cosine to a concept centroid to reinforce it "
-                                 "(0 = use the embedder's calibration)", "§4")
+                                 "(0 = use the embedder's calibration)", "write", hi=1)
     cluster_threshold: float = _s(0.0, "cosine for pending events to cluster "
-                                  "(0 = use the embedder's calibration)", "§4")
+                                  "(0 = use the embedder's calibration)", "write", hi=1)
     group_events: bool = _s(False, "consolidation groups the recent unfolded events by "
                             "average linkage (enfold.consolidate.group; off: on the CogEval "
                             "tuning and measuring scenarios it folds more events but matches "
-                            "the gold themes no better)", "§6")
+                            "the gold themes no better)", "consolidation")
     group_threshold: float = _s(0.0, "mean cosine at which grouping joins two groups "
-                                "(0: the embedder's calibration)", "§6")
-    cluster_min_events: int = _s(3, "pending events needed to form a concept", "§4")
-    cluster_window_days: float = _s(30.0, "window within which pending events cluster", "§4")
-    pending_max: int = _s(500, "pending (unfolded) events kept as cluster candidates", "§4")
-    label_max_terms: int = _s(3, "key phrases in a concept label", "§4")
+                                "(0: the embedder's calibration)", "consolidation", hi=1)
+    cluster_min_events: int = _s(3, "pending events needed to form a concept", "write", lo=1)
+    cluster_window_days: float = _s(30.0, "window within which pending events cluster", "write")
+    pending_max: int = _s(500, "pending (unfolded) events kept as cluster candidates", "write")
+    label_max_terms: int = _s(3, "key phrases in a concept label", "write", lo=1)
 
-    fold_group_events: int = _s(256, "events folded per store transaction (group commit)", "§3")
+    fold_group_events: int = _s(256, "events folded per store transaction (group commit)",
+                                "events", lo=1)
     fold_group_ms: float = _s(500.0, "longest a fold group collects events before its write "
-                              "(a crash refolds them from the log)", "§3")
+                              "(a crash refolds them from the log)", "events")
 
-    # Consolidation (SPEC §6)
-    consolidate_every: int = _s(50, "events between automatic consolidation passes", "§6")
-    consolidate_idle_s: float = _s(60.0, "idle seconds before a consolidation pass", "§6")
-    decay_delta: float = _s(0.005, "edge decay δ per hour since last reinforcement", "§6")
-    prune_floor: float = _s(0.05, "weight below which derived edges are archived", "§6")
-    provenance_floor: float = _s(0.3, "weight below which provenance edges never decay", "§6")
-    knn_k: int = _s(3, "neighbours for kNN completion", "§6")
-    knn_min_cosine: float = _s(0.30, "cosine for kNN completion", "§6")
-    fact_min_events: int = _s(3, "events sharing a person and a concept that form a fact", "§6")
-    fact_window_days: float = _s(30.0, "window for fact consolidation", "§6")
+    # Consolidation
+    consolidate_every: int = _s(50, "events between automatic consolidation passes",
+                                "consolidation")
+    consolidate_idle_s: float = _s(60.0, "idle seconds before a consolidation pass",
+                                   "consolidation")
+    decay_delta: float = _s(0.005, "edge decay δ per hour since last reinforcement",
+                            "consolidation")
+    prune_floor: float = _s(0.05, "weight below which derived edges are archived",
+                            "consolidation", hi=1)
+    provenance_floor: float = _s(0.3, "weight below which provenance edges never decay",
+                                 "consolidation", hi=1)
+    knn_k: int = _s(3, "neighbours for kNN completion", "consolidation", lo=1)
+    knn_min_cosine: float = _s(0.30, "cosine for kNN completion", "consolidation", hi=1)
+    fact_min_events: int = _s(3, "events sharing a person and a concept that form a fact",
+                              "consolidation", lo=1)
+    fact_window_days: float = _s(30.0, "window for fact consolidation", "consolidation")
 
-    # Intents (SPEC §7)
-    intent_ema_alpha: float = _s(0.3, "EMA rate of per-category feedback", "§7")
-    feedback_accept: float = _s(1.5, "feedback score of accept", "§7")
-    feedback_modify: float = _s(1.1, "feedback score of modify", "§7")
-    feedback_defer: float = _s(0.8, "feedback score of defer", "§7")
-    feedback_reject: float = _s(0.3, "feedback score of reject", "§7")
-    intent_density: float = _s(0.5, "base weighted-density threshold θ for goal intents", "§7")
-    habit_min_events: int = _s(3, "occurrences within the habit window that make a habit", "§7")
-    habit_window_days: float = _s(7.0, "window of a habit", "§7")
+    # Intents
+    intent_ema_alpha: float = _s(0.3, "EMA rate of per-category feedback", "intents", hi=1)
+    feedback_accept: float = _s(1.5, "feedback score of accept", "intents")
+    feedback_modify: float = _s(1.1, "feedback score of modify", "intents")
+    feedback_defer: float = _s(0.8, "feedback score of defer", "intents")
+    feedback_reject: float = _s(0.3, "feedback score of reject", "intents")
+    intent_density: float = _s(0.5, "base weighted-density threshold θ for goal intents",
+                               "intents")
+    habit_min_events: int = _s(3, "occurrences within the habit window that make a habit",
+                               "intents", lo=1)
+    habit_window_days: float = _s(7.0, "window of a habit", "intents")
 
-    # Recall (SPEC §8)
-    bm25_k1: float = _s(1.5, "BM25 k1 (reference BM25; FTS5 uses its built-in 1.2)", "§8")
-    bm25_b: float = _s(0.75, "BM25 b", "§8")
-    rrf_k: int = _s(60, "reciprocal rank fusion constant", "§8")
-    traverse_depth: int = _s(3, "maximum traversal hops", "§8")
-    traverse_decay: float = _s(0.7, "score decay per traversal hop", "§8")
-    ppr_blend: float = _s(0.4, "share of personalized PageRank in traversal scores", "§8")
-    recall_k: int = _s(10, "items returned by recall", "§8")
+    # Recall
+    rrf_k: int = _s(60, "reciprocal rank fusion constant", "recall")
+    traverse_decay: float = _s(0.7, "score decay per traversal hop", "recall", hi=1)
+    ppr_blend: float = _s(0.4, "share of personalized PageRank in traversal scores", "recall", hi=1)
+    recall_k: int = _s(10, "items returned by recall", "recall", lo=1)
     lexical_rows: int = _s(4000, "index rows a lexical (BM25) search scores at most: the "
-                           "query's commonest words are left out first (0 = no bound)", "§8")
-    context_tokens: int = _s(2000, "token budget of a rendered context", "§8")
+                           "query's commonest words are left out first (0 = no bound)", "recall")
+    context_tokens: int = _s(2000, "token budget of a rendered context", "recall")
 
     # Vector search
     ann_threshold: int = _s(20_000, "vectors in an index (events, or one kind of derived node) "
                             "from which search uses an HNSW graph instead of an exact scan "
-                            "(0 = always exact)", "§8")
-    ann_connectivity: int = _s(16, "HNSW links per node and layer (M)", "§8")
+                            "(0 = always exact)", "recall")
+    ann_connectivity: int = _s(16, "HNSW links per node and layer (M)", "recall", lo=1)
     ann_expansion_add: int = _s(128, "HNSW candidates kept while inserting (efConstruction)",
-                                "§8")
-    ann_expansion_search: int = _s(128, "HNSW candidates kept while searching (ef)", "§8")
+                                "recall", lo=1)
+    ann_expansion_search: int = _s(128, "HNSW candidates kept while searching (ef)", "recall", lo=1)
 
     # Embeddings and LLM
-    embedding_dtype: str = _s("float32", "float32 or float16 embedding blobs", "§3")
-    embed_batch: int = _s(64, "texts per embedding batch", "§4")
+    embedding_dtype: str = _s("float32", "float32 or float16 embedding blobs", "events", lo=None)
+    embed_batch: int = _s(64, "texts per embedding batch (the embedder's batch size)", "write",
+                          lo=1)
+    embed_base_url: str | None = _s(None, "base URL of the OpenAI-compatible /embeddings "
+                                    "endpoint of --embedder openai (None: OpenAI's own)",
+                                    "embeddings", lo=None)
+    embed_api_key: str | None = _s(None, "API key of --embedder openai (a secret: set it "
+                                   "in ENFOLD_EMBED_API_KEY or the config file)",
+                                   "embeddings", lo=None)
+    embed_model: str | None = _s(None, "model of --embedder openai (e.g. "
+                                 "text-embedding-3-small)", "embeddings", lo=None)
     embed_threads_single: int = _s(1, "threads a local model (MiniLM) embeds one text with: a "
-                                   "query, one add() (0 = the library's default)", "§4")
+                                   "query, one add() (0 = the library's default)", "write")
     embed_threads_batch: int = _s(0, "threads a local model embeds a batch with "
-                                  "(0 = every core)", "§4")
-    llm_batch: int = _s(1, "events folded per LLM call (micro-batching)", "§4")
+                                  "(0 = every core)", "write")
+    llm_batch: int = _s(1, "events folded per LLM call (micro-batching)", "write", lo=1)
     llm_breaker_failures: int = _s(
         5, "consecutive failed LLM calls (timeouts, unreachable, 5xx/429 after retries) that "
-        "open the circuit breaker: calls then fail fast and events fold locally (0: never)", "§1")
+        "open the circuit breaker: calls then fail fast and events fold locally (0: never)", "llm")
     llm_breaker_cooldown_s: float = _s(
         60.0, "seconds an open LLM circuit breaker refuses calls before one probe call "
-        "(success closes it, failure reopens it)", "§1")
+        "(success closes it, failure reopens it)", "llm")
 
     def ann_options(self) -> AnnOptions:
         """The vector indexes' search options these settings give."""
@@ -142,14 +169,159 @@ class Settings:
         return replace(self, **overrides)
 
 
-def settings_table() -> list[dict[str, Any]]:
-    """Rows of (name, default, help, section) for docs and ``enfold settings``."""
-    return [
-        {
+#: Where a setting's value came from, strongest first: ``enfold --set``, an ``ENFOLD_<NAME>``
+#: environment variable, the config file (``enfold.toml`` or ``--config``), the default.
+SOURCES = ("cli", "env", "file", "default")
+#: Settings whose value is a secret: ``enfold settings`` shows that one is set, not what.
+SECRETS = frozenset({"embed_api_key"})
+#: The values ``embedding_dtype`` may take.
+_CHOICES: dict[str, tuple[str, ...]] = {"embedding_dtype": ("float32", "float16")}
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def _types() -> dict[str, str]:
+    """Each setting's type as written (``float``, ``int``, ``bool``, ``str``, ``str | None``)."""
+    return {f.name: str(f.type) for f in fields(Settings)}
+
+
+def parse_setting(name: str, value: Any) -> Any:
+    """``value`` (a string from the CLI or the environment, or a TOML value) as setting
+    ``name``'s type, checked against its bounds; anything else is a one-line ConfigError."""
+    meta = {f.name: f.metadata for f in fields(Settings)}.get(name)
+    if meta is None:
+        raise ConfigError(f"unknown setting {name!r} (enfold settings lists them)")
+    kind = _types()[name]
+    text = value.strip() if isinstance(value, str) else None
+    try:
+        if kind == "bool":
+            if isinstance(value, bool):
+                out: Any = value
+            elif text is not None and text.lower() in _TRUE + _FALSE:
+                out = text.lower() in _TRUE
+            else:
+                raise ValueError
+        elif kind == "int":
+            if isinstance(value, bool) or not isinstance(value, int | str):
+                raise ValueError
+            out = int(value)
+        elif kind == "float":
+            if isinstance(value, bool) or not isinstance(value, int | float | str):
+                raise ValueError
+            out = float(value)
+            if not math.isfinite(out):
+                raise ValueError
+        else:  # str or str | None
+            if not isinstance(value, str):
+                raise ValueError
+            out = value if value != "" or "None" not in kind else None
+    except ValueError:
+        what = {"bool": "a boolean (true/false)", "int": "an integer", "float": "a number"}
+        raise ConfigError(f"setting {name}: {value!r} is not "
+                          f"{what.get(kind, 'a string')}") from None
+    lo, hi = meta.get("lo"), meta.get("hi")
+    if isinstance(out, int | float) and not isinstance(out, bool):
+        if lo is not None and out < lo:
+            raise ConfigError(f"setting {name}: {out} is below its minimum {lo}")
+        if hi is not None and out > hi:
+            raise ConfigError(f"setting {name}: {out} is above its maximum {hi}")
+    choices = _CHOICES.get(name)
+    if choices and out not in choices:
+        raise ConfigError(f"setting {name}: {out!r} is not one of {', '.join(choices)}")
+    return out
+
+
+def parse_assignment(text: str) -> tuple[str, str]:
+    """``name=value`` (as ``enfold --set`` takes it) split into its name and raw value."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise ConfigError(f"--set {text!r}: use NAME=VALUE")
+    return name.strip(), value
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The settings of a TOML config file: top-level ``name = value`` pairs (a
+    ``[settings]`` table is read the same way)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path}: {str(exc).splitlines()[0]}") from exc
+    inner = data.pop("settings", None)
+    if isinstance(inner, dict):
+        data.update(inner)
+    return data
+
+
+def load_settings(*, cli: Mapping[str, Any] = {}, env: Mapping[str, str] = {},
+                  file: Mapping[str, Any] = {}) -> tuple[Settings, dict[str, str]]:
+    """Settings from their sources, strongest first: ``cli`` (``--set``), ``env`` (the
+    ``ENFOLD_<NAME>`` variables of an environment mapping; others are ignored), ``file`` (a
+    config file's pairs), then the defaults. Returns the settings and, per name, the source
+    its value came from (one of :data:`SOURCES`). Every value is parsed and range-checked
+    by :func:`parse_setting`; an unknown name in ``cli`` or ``file`` is a ConfigError.
+    The library never reads the environment itself: the CLI and server pass it here."""
+    names = [f.name for f in fields(Settings)]
+    values: dict[str, Any] = {}
+    origin = dict.fromkeys(names, "default")
+    env_values = {n: env[f"ENFOLD_{n.upper()}"] for n in names if f"ENFOLD_{n.upper()}" in env}
+    for source, given in (("file", file), ("env", env_values), ("cli", cli)):
+        for name, raw in given.items():
+            values[name] = parse_setting(name, raw)
+            origin[name] = source
+    return Settings(**values), origin
+
+
+def settings_table(settings: Settings | None = None,
+                   origin: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Rows of (name, type, default, value, source, bounds, help, section) for the docs and
+    ``enfold settings``; without ``settings`` the value is the default. A secret's value
+    is shown as ``"***"`` when set."""
+    types = _types()
+    rows = []
+    for f in fields(Settings):
+        value = getattr(settings, f.name) if settings is not None else f.default
+        if f.name in SECRETS and value is not None:
+            value = "***"
+        rows.append({
             "name": f.name,
+            "type": types[f.name],
             "default": f.default,
+            "value": value,
+            "source": (origin or {}).get(f.name, "default"),
+            "min": f.metadata.get("lo"),
+            "max": f.metadata.get("hi"),
+            "choices": list(_CHOICES.get(f.name, ())),
             "help": f.metadata.get("help", ""),
             "section": f.metadata.get("section", ""),
-        }
-        for f in fields(Settings)
+        })
+    return rows
+
+
+def settings_markdown() -> str:
+    """``docs/settings.md``: the table of every setting, generated from :class:`Settings`
+    (``enfold settings --markdown`` prints it; a docs test keeps the file current)."""
+    out = [
+        "# Settings",
+        "",
+        ("Generated from `enfold.settings.Settings` by `enfold settings --markdown`; do not "
+         "edit by hand."),
+        "",
+        ("Every setting can be changed, strongest first, with `enfold --set NAME=VALUE` "
+         "(repeatable), an `ENFOLD_<NAME>` environment variable (e.g. `ENFOLD_RECALL_K=20`), "
+         "a TOML config file (`enfold.toml` in the working directory, or `enfold --config "
+         "PATH`; top-level `name = value` pairs), or in Python with `Settings().with_(...)`. "
+         "A value outside a setting's type or bounds stops the CLI with one line (exit 2). "
+         "`enfold settings` shows each value and where it came from."),
+        "",
+        "| name | type | default | bounds | meaning |",
+        "|---|---|---|---|---|",
     ]
+    for r in settings_table():
+        lo, hi = r["min"], r["max"]
+        bounds = (", ".join(r["choices"]) if r["choices"] else f"{lo} … {hi}"
+                  if lo is not None and hi is not None else f"≥ {lo}" if lo is not None
+                  else "")
+        text = str(r["help"]).replace("|", "\\|")
+        out.append(f"| `{r['name']}` | {r['type']} | `{r['default']!r}` | {bounds} | {text} |")
+    return "\n".join(out) + "\n"

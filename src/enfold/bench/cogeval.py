@@ -77,7 +77,7 @@ from enfold.model import EdgeType, NodeKind
 
 __all__ = ["METRICS", "PUBLISHED", "render_summary", "run", "score_graph"]
 
-#: The averaged metrics of ``systems.enfold``, in SPEC §10 order.
+#: The averaged metrics of ``systems.enfold``, in report order.
 METRICS = ("gold_f1", "gold_f1_described", "event_f1", "bcubed_f1", "purity", "chain_discovery", "clustering", "modularity",
            "edge_entropy", "compression", "pagerank_gini", "proactivity", "concepts",
            "intents", "unfolded_events", "entity_concepts")
@@ -166,7 +166,7 @@ def concept_text(graph: WorkingGraph, concept_id: str) -> str:
 
 
 def _pagerank_scores(graph: WorkingGraph) -> list[float]:
-    from enfold.consolidate.rank import pagerank_reference
+    from enfold.pagerank import pagerank_reference
 
     edges = [(e.src, e.dst, max(0.0, e.weight)) for e in graph.all_edges()
              if e.src in graph.nodes and e.dst in graph.nodes]

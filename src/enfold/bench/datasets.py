@@ -1,6 +1,6 @@
 """Benchmark and demo datasets: typed records and the loaders that validate them.
 
-Four datasets feed ``enfold bench`` and ``enfold demo`` (SPEC §10):
+Four datasets feed ``enfold bench`` and ``enfold demo``:
 
 - **CogEval-Bench** scenarios (one JSON file each): a gold concept graph plus the event stream
   generated from it. :func:`load_cogeval` also checks the cross-references — every event,

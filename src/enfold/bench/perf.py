@@ -731,7 +731,7 @@ def _incremental_pass_time(mem: Any, batch: Sequence[dict[str, Any]]) -> float:
 
 
 def system_metrics(results: Sequence[SizeResult]) -> dict[str, Any]:
-    """The SPEC §10 perf metrics of one system, each keyed by size (as a string)."""
+    """The perf metrics of one system, each keyed by size (as a string)."""
     def by_size(f: Callable[[SizeResult], Any]) -> dict[str, Any]:
         return {str(r.size): f(r) for r in results}
 

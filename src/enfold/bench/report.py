@@ -1,7 +1,7 @@
 """Benchmark result files: one JSON object per run, plus a Markdown table beside it.
 
-Every ``enfold bench NAME ... --out FILE`` writes the SPEC §10 shape, so that results can be
-compared across versions by a script::
+Every ``enfold bench NAME ... --out FILE`` writes one result shape (:func:`build`'s), so
+that results can be compared across versions by a script::
 
     {"benchmark": "perf", "version": "0.1.0", "config": {...},
      "systems": {"enfold": {metric: value, ...}, "bm25": {...}}, "elapsed_s": 12.3}
@@ -33,7 +33,7 @@ def write_result(
     out: Path | None,
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Build the SPEC §10 result object; with ``out``, write it there and a table to ``.md``.
+    """Build the result object; with ``out``, write it there and a table to ``.md``.
 
     ``extra`` adds top-level keys (e.g. collapse's ``mean_fact_claim_cosine``); it may not
     replace the standard ones. Parent directories of ``out`` are created. Returns the object.

@@ -1,4 +1,4 @@
-"""Claim reconciliation: a holder's repeated or changed opinion (SPEC §6.6, CogMem).
+"""Claim reconciliation: a holder's repeated or changed opinion (CogMem's claim reconciliation).
 
 Two claims are *about the same thing* when they have
 

@@ -3,7 +3,7 @@
 Consolidation measures time on the **stream's clock** — the time of the newest event
 (:func:`event_time`) — so
 that replaying a year of conversation in a minute decays and consolidates the graph as
-living through that year would (SPEC §4.3 makes the same choice for context assembly).
+living through that year would (context assembly makes the same choice: Δt is stream time).
 Edges, however, only carry wall-clock stamps (``created_at``/``updated_at``). To tell when an
 edge was last written *on the stream's clock* without adding a field to :class:`Edge`,
 every pass that writes anything records one sample ``(wall time, stream time)`` in the

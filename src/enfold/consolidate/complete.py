@@ -1,5 +1,5 @@
 """Completion: concepts with no edge to any other concept get RELATED_TO their nearest
-concepts (SPEC §6.4).
+concepts (kNN completion).
 
 kNN over concept centroids: the ``knn_k`` nearest concepts whose cosine reaches
 ``knn_min_cosine``. CogniFold's text calls these GROUNDS edges, which the ontology reserves

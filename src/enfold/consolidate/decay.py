@@ -1,4 +1,4 @@
-"""Decay: edge weights fade with stream time since they were last written (SPEC §6.3).
+"""Decay: edge weights fade with stream time since they were last written.
 
     w ← w · exp(−δ · Δhours),   δ = ``settings.decay_delta``
 

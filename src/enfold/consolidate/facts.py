@@ -1,5 +1,5 @@
 """Fact consolidation: recurring episodes of one person and one concept become a Fact
-(SPEC §6.5, CogMem's consolidation of event clusters).
+(CogMem's consolidation of event clusters).
 
 When at least ``fact_min_events`` events that share a person (PARTICIPATES from them, or
 MENTIONS of them) and a concept (GROUNDS or REINFORCES into it) fall within

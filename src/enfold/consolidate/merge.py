@@ -1,4 +1,4 @@
-"""Compression: near-duplicate concepts merge (SPEC §6.2).
+"""Compression: near-duplicate concepts merge.
 
 Two concepts are duplicates when their normalized label similarity (over labels and
 aliases, :func:`enfold.write.apply.label_similarity`) or their centroid cosine reaches

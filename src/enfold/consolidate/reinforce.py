@@ -1,4 +1,4 @@
-"""Accumulation: an event that corroborates an existing concept reinforces it (SPEC §6.1).
+"""Accumulation: an event that corroborates an existing concept reinforces it.
 
 The write path already does this for each event as it is folded (the planner reinforces the
 nearest concept; the executor turns a near-duplicate new concept into reinforcement). What

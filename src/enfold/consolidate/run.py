@@ -1,5 +1,5 @@
 """A consolidation pass: the structural debts, fact consolidation and claim reconciliation,
-in order, over the dirty region or the whole graph (SPEC §6).
+in order, over the dirty region or the whole graph.
 
 :func:`consolidate` is the pass itself — a plain function over the working graph that runs
 inside an open graph transaction and returns a :class:`ConsolidationReport`. Its order:
@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from enfold.changeset import ChangeSet
 from enfold.consolidate.centroids import ConceptCentroids
 from enfold.consolidate.claims import reconcile_claims
 from enfold.consolidate.clock import CLOCK_KEY, PassClock, Stamp, newest_event_ts
@@ -48,7 +49,7 @@ from enfold.consolidate.group import GroupResult, group_unfolded
 from enfold.consolidate.merge import compress
 from enfold.consolidate.reinforce import accumulate
 from enfold.consolidate.schedule import SEQ_KEY, Scheduler
-from enfold.graph import ChangeSet, WorkingGraph
+from enfold.graph import WorkingGraph
 from enfold.model import NodeKind, now
 from enfold.settings import Settings
 from enfold.store.base import Store
@@ -63,7 +64,7 @@ _MAX_ROUNDS = 8  # accumulation/compression rounds; each round strictly shrinks 
 
 @dataclass
 class ConsolidationReport:
-    """What one pass did (SPEC §6: merged, reinforced, decayed, linked, facts, claims)."""
+    """What one pass did (merged, reinforced, decayed, linked, facts, claims)."""
 
     merged: int = 0
     reinforced: int = 0

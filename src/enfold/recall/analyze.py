@@ -1,4 +1,4 @@
-"""Query analysis by rules (SPEC §8.1): what a question asks for, before any search.
+"""Query analysis by rules: what a question asks for, before any search.
 
 Comparison words ask for an intersection; attribution ("what does Gina think", "who said")
 asks for someone's claims; time expressions, normalized against the question's own date,

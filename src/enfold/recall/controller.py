@@ -1,4 +1,4 @@
-"""The recall controller: composes the operators from the query analysis (SPEC §8.3).
+"""The recall controller: composes the operators from the query analysis.
 
 Rule-based and deterministic. Every step is recorded (operator, inputs, how many items it
 produced) and every returned item carries the path of operators that produced it.

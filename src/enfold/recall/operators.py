@@ -1,4 +1,4 @@
-"""The four retrieval operators (SPEC §8.2, CogMem's deterministic toolkit).
+"""The four retrieval operators: anchor, traverse, intersect, ground (CogMem's toolkit).
 
 Each is a plain function over the working graph returning ``{node id: score}``:
 

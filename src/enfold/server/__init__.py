@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from enfold.server.app import ServerSettings, create_app
+    from enfold.server.app import create_app
+    from enfold.server.settings import ServerSettings
 
 __all__ = ["ServerSettings", "create_app"]
 

@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 import click
 
 from enfold.model import format_time
+from enfold.server.settings import server_default as _d
 
 _LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 
@@ -57,25 +58,31 @@ def _refuse(message: str) -> NoReturn:
 @click.option("--admin-key-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="File holding the admin key [default: env ENFOLD_ADMIN_KEY].")
 @click.option("--no-auth", is_flag=True, help="No API keys (only on a loopback --host).")
-@click.option("--fold-threads", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--fold-threads", type=click.IntRange(min=1), default=_d("fold_threads"),
+              show_default=True,
               help="Background folding threads.")
-@click.option("--max-backlog", type=click.IntRange(min=1), default=10_000, show_default=True,
+@click.option("--max-backlog", type=click.IntRange(min=1), default=_d("max_backlog"),
+              show_default=True,
               help="Unfolded events of a namespace before POST /events answers 429.")
-@click.option("--max-total-backlog", type=click.IntRange(min=1), default=50_000,
+@click.option("--max-total-backlog", type=click.IntRange(min=1),
+              default=_d("max_total_backlog"),
               show_default=True, help="Unfolded events of the server before 503.")
 @click.option("--consolidate-every", "consolidate_s", type=click.FloatRange(min=0),
-              default=300.0, show_default=True,
+              default=_d("consolidate_interval_s"), show_default=True,
               help="Seconds between scheduled consolidation passes (0: off).")
-@click.option("--lease-ttl", type=click.FloatRange(min=1), default=30.0, show_default=True,
+@click.option("--lease-ttl", type=click.FloatRange(min=1), default=_d("lease_ttl_s"),
+              show_default=True,
               help="Seconds a namespace lease outlives a crashed server.")
-@click.option("--drain-timeout", type=click.FloatRange(min=0), default=30.0, show_default=True,
+@click.option("--drain-timeout", type=click.FloatRange(min=0), default=_d("drain_timeout_s"),
+              show_default=True,
               help="Seconds to finish folding on shutdown.")
 @click.option("--webhook", "webhooks", multiple=True, callback=_webhook, metavar="NS=URL",
               help="POST notifications of namespace NS (* for all) to URL; repeatable.")
 @click.option("--webhook-secret-file", type=click.Path(exists=True, dir_okay=False,
               path_type=Path), default=None,
               help="File with the webhook signing key [default: env ENFOLD_WEBHOOK_SECRET].")
-@click.option("--sse-replay", type=click.IntRange(min=0), default=1000, show_default=True,
+@click.option("--sse-replay", type=click.IntRange(min=0), default=_d("sse_replay"),
+              show_default=True,
               help="Notifications per namespace kept for SSE clients reconnecting with "
                    "Last-Event-ID (0: none).")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
@@ -99,7 +106,8 @@ def serve(obj: Any, host: str, port: int, db: str | None, admin_key_file: Path |
         extras.require("server")
         import uvicorn
 
-        from enfold.server.app import ServerSettings, create_app
+        from enfold.server.app import create_app
+        from enfold.server.settings import ServerSettings
     except (EnfoldError, ImportError) as exc:
         _refuse(str(exc))
     settings = ServerSettings(

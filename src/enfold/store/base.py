@@ -26,7 +26,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from enfold.graph import ChangeSet
+from enfold.changeset import ChangeSet
+from enfold.errors import StaleGraph
 from enfold.model import Edge, Node, NodeKind, OpRecord
 
 #: The meta key of a namespace that names the vector space of its vectors:
@@ -268,6 +269,10 @@ class Store(Protocol):
 
     def history(self, namespace: str, node_id: str) -> list[OpRecord]: ...
 
+    def oplog(self, namespace: str) -> list[OpRecord]:
+        """The namespace's whole op log in sequence order (export writes it)."""
+        ...
+
     def search_text(
         self, namespace: str, query: str, kinds: Iterable[NodeKind] | None, limit: int,
         *, max_rows: int | None = None,
@@ -291,7 +296,7 @@ class Store(Protocol):
         they predate the record) and their size."""
         ...
 
-    # forgetting (SPEC §9)
+    # forgetting (an event, what derives from it, and its words in the op log)
     def event_words(self, namespace: str, words: Iterable[str], *, exclude: str
                     ) -> set[str]:
         """Which of ``words`` (lowercase) the text of an event other than ``exclude``
@@ -383,3 +388,23 @@ class RowStore(Protocol):
     def namespaces(self) -> list[str]: ...
 
     def transaction(self) -> AbstractContextManager[None]: ...
+
+
+def check_fence(namespace: str, expected: Token | None, token: Token) -> None:
+    """Refuse a commit from a working graph loaded at another token than the store's."""
+    if expected is not None and expected != token:
+        raise StaleGraph(f"namespace {namespace!r} was changed by another writer since its "
+                         f"working graph was loaded (change token {expected}, now {token})")
+
+
+def fts_text(node: Node) -> str:
+    """What lexical search sees of a node: its text plus aliases, summary and keywords."""
+    parts = [node.text]
+    for key in ("aliases", "keywords"):
+        value = node.attrs.get(key)
+        if isinstance(value, list):
+            parts.extend(str(v) for v in value)
+    summary = node.attrs.get("summary")
+    if isinstance(summary, str):
+        parts.append(summary)
+    return " ".join(parts)

@@ -40,8 +40,8 @@ import numpy as np
 import psycopg
 from psycopg_pool import ConnectionPool
 
+from enfold.changeset import ChangeSet
 from enfold.errors import InputError, StaleGraph, StoreError
-from enfold.graph import ChangeSet
 from enfold.model import Edge, EdgeType, Node, NodeKind, OpRecord, now
 from enfold.store.base import (
     EMBEDDER_KEY,
@@ -53,8 +53,9 @@ from enfold.store.base import (
     Fences,
     GraphSnapshot,
     Token,
+    check_fence,
+    fts_text,
 )
-from enfold.store.sqlite import _check_fence, _fts_text  # one definition of each
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _MIGRATION_LOCK = 0x656E666F6C64  # "enfold": one migrator at a time across processes
@@ -414,7 +415,7 @@ class PostgresStore:
             self._lock(conn, namespace, _GRAPH_LOCK_SEED)
             token = _token(cur.execute(_TOKEN_SQL, (namespace, namespace)).fetchone())
             expected = self._fences.expected(fence)
-            _check_fence(namespace, expected, token)
+            check_fence(namespace, expected, token)
             if cursor is not None:
                 self._fence(namespace, token[1], cursor)
             self._commit_nodes(cur, namespace, changes)
@@ -468,7 +469,7 @@ class PostgresStore:
                 continue
             if node.namespace != namespace:
                 raise StoreError(f"node {node_id} belongs to {node.namespace!r}")
-            rows.append(self._node_row(node, _fts_text(node)))
+            rows.append(self._node_row(node, fts_text(node)))
         if rows:
             cur.executemany(f"{self._NODE_INSERT} ON CONFLICT (namespace, id) DO UPDATE SET "
                             f"{_NODE_UPDATE}", rows)
@@ -817,7 +818,7 @@ class PostgresStore:
                                        for r in rows]
         if table == "nodes":
             sql = self._NODE_INSERT
-            data = [self._node_row(n, _fts_text(n)) for n in map(self._row_node, data)]
+            data = [self._node_row(n, fts_text(n)) for n in map(self._row_node, data)]
         with self._tx() as conn, conn.cursor() as cur:
             cur.executemany(sql.encode(), data)
 

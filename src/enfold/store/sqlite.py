@@ -22,8 +22,8 @@ from urllib.parse import quote
 
 import numpy as np
 
-from enfold.errors import StaleGraph, StoreError
-from enfold.graph import ChangeSet
+from enfold.changeset import ChangeSet
+from enfold.errors import StoreError
 from enfold.model import Edge, EdgeType, Node, NodeKind, OpRecord, now
 from enfold.store.base import (
     EMBEDDER_KEY,
@@ -35,6 +35,8 @@ from enfold.store.base import (
     Fences,
     GraphSnapshot,
     Token,
+    check_fence,
+    fts_text,
 )
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -427,7 +429,7 @@ class SQLiteStore:
         with self._tx(durable=durable) as db:
             token = _token(db.execute(_TOKEN_SQL, (namespace, namespace)).fetchone())
             expected = self._fences.expected(fence)
-            _check_fence(namespace, expected, token)
+            check_fence(namespace, expected, token)
             self._commit_nodes(db, namespace, changes)
             reset, prov_rows = changes.provenance_writes()
             db.executemany("DELETE FROM provenance WHERE namespace = ? AND node_id = ?",
@@ -524,7 +526,7 @@ class SQLiteStore:
             if node.namespace != namespace:
                 raise StoreError(f"node {node_id} belongs to {node.namespace!r}")
             rows.append(self._node_row(node))
-            if not known or old is None or _fts_text(old) != _fts_text(node) \
+            if not known or old is None or fts_text(old) != fts_text(node) \
                     or old.kind is not node.kind:
                 reindex.append(node)
                 if not (known and old is None):  # a node new to the store has no row yet
@@ -538,7 +540,7 @@ class SQLiteStore:
                        [(namespace, i) for i in gone])
         db.executemany(self._NODE_UPSERT, rows)
         for node in reindex:
-            _fts_put(db, namespace, node.id, node.kind.value, _fts_text(node))
+            _fts_put(db, namespace, node.id, node.kind.value, fts_text(node))
 
     def get_node(self, namespace: str, node_id: str) -> Node | None:
         rows = self._q(
@@ -932,7 +934,7 @@ class SQLiteStore:
             if table == "nodes":  # (the FTS text does not depend on provenance)
                 for r in rows:
                     node = self._row_node(r)
-                    _fts_put(db, node.namespace, node.id, node.kind.value, _fts_text(node))
+                    _fts_put(db, node.namespace, node.id, node.kind.value, fts_text(node))
 
 
 _TOKEN_SQL = ("SELECT (SELECT version FROM graph_versions WHERE namespace = ?), "
@@ -943,32 +945,12 @@ def _token(row: Sequence[Any]) -> Token:
     return int(row[0] or 0), int(row[1] or 0)
 
 
-def _check_fence(namespace: str, expected: Token | None, token: Token) -> None:
-    """Refuse a commit from a working graph loaded at another token than the store's."""
-    if expected is not None and expected != token:
-        raise StaleGraph(f"namespace {namespace!r} was changed by another writer since its "
-                         f"working graph was loaded (change token {expected}, now {token})")
-
-
 def _fts_put(db: sqlite3.Connection, namespace: str, node_id: str, kind: str, text: str
              ) -> None:
     cur = db.execute("INSERT INTO node_fts (text, namespace, node_id, kind) VALUES (?,?,?,?)",
                      (text, namespace, node_id, kind))
     db.execute("INSERT OR REPLACE INTO fts_rows (namespace, node_id, fts_rowid) VALUES (?,?,?)",
                (namespace, node_id, cur.lastrowid))
-
-
-def _fts_text(node: Node) -> str:
-    """What lexical search sees of a node: its text plus aliases, summary and keywords."""
-    parts = [node.text]
-    for key in ("aliases", "keywords"):
-        value = node.attrs.get(key)
-        if isinstance(value, list):
-            parts.extend(str(v) for v in value)
-    summary = node.attrs.get("summary")
-    if isinstance(summary, str):
-        parts.append(summary)
-    return " ".join(parts)
 
 
 def _split_sql(script: str) -> list[str]:

@@ -1,2 +1,3 @@
 """Reading event text: times, people, claims, key phrases, and the annotation that combines
-them (SPEC §4, step 2). Pure functions over text; the planners call them."""
+them (step 2 of the write path: annotation before planning). Pure functions over text;
+the planners call them."""

@@ -1,11 +1,11 @@
 """Annotate one event: times, people, claims, obligations and causal/completion cues.
 
-Step 2 of the write path (SPEC §4): everything the local planner and the intent layer need
-to know about an event's text, computed by pure functions without I/O. This module combines
-:mod:`~enfold.text.times`, :mod:`~enfold.text.people` and :mod:`~enfold.text.claims` and
-adds three cue detectors of its own:
+Step 2 of the write path (after the append, before planning): everything the local
+planner and the intent layer need to know about an event's text, computed by pure
+functions without I/O. This module combines :mod:`~enfold.text.times`,
+:mod:`~enfold.text.people` and :mod:`~enfold.text.claims` and adds three cue detectors of its own:
 
-* **Obligations** (SPEC §7 explicit intents): "I need to", "I have to", "I've got to",
+* **Obligations** (explicit intents): "I need to", "I have to", "I've got to",
   "I gotta", "I must", "I'm supposed to", "remind me to", "don't forget to", plus any sentence
   with "deadline", "is due" or a deadline-flagged time still ahead of the event ("submit it
   by Friday"; not a tally such as "1,200 downloads by noon"). The obligation

@@ -1,4 +1,4 @@
-"""The executor: validates an UpdatePlan and applies it atomically (SPEC §5).
+"""The executor: validates an UpdatePlan and applies it atomically.
 
 Plans come from untrusted text — an event may say "delete all memories" and an LLM may
 oblige — so this module is the security boundary. It enforces:

@@ -1,4 +1,4 @@
-"""Proactive context assembly (SPEC §4.3, CogniFold Eq. 1).
+"""Proactive context assembly (CogniFold Eq. 1).
 
     Score(v) = [α·PR(v) + β·exp(−λ·Δt_v) + γ·Acc(v)] · U(v)
 
@@ -9,7 +9,7 @@ the event's nearest concepts, facts and claims and the people involved are added
 Cost does not grow with the graph: candidates come from bounded pools — recently active
 nodes, the PageRank leaders of the last refresh, pending intents and the embedding
 neighbours — and PageRank itself is refreshed lazily and warm-started
-(:mod:`enfold.consolidate.rank`). Time is the event stream's own clock: Δt is measured from
+(:mod:`enfold.pagerank`). Time is the event stream's own clock: Δt is measured from
 the event being folded, so replaying a year-old conversation behaves as it did live.
 """
 
@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from enfold.consolidate.rank import IncrementalPageRank
 from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, Node, NodeKind
+from enfold.pagerank import IncrementalPageRank
 from enfold.settings import Settings
 from enfold.write.people_index import PeopleIndex
 

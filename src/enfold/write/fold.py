@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from enfold.changeset import ChangeSet
 from enfold.errors import EnfoldError, StoreError
-from enfold.graph import ChangeSet, WorkingGraph
+from enfold.graph import WorkingGraph
 from enfold.model import Node, now
 from enfold.plan import UpdatePlan
 from enfold.settings import Settings
@@ -42,7 +43,8 @@ class FoldHook(Protocol):
 
 
 class Planner(Protocol):
-    """Turns one event and the graph around it into an UpdatePlan (SPEC §4 step 4)."""
+    """Turns one event and the graph around it into an UpdatePlan (the write path's planning
+    step)."""
 
     name: str
 

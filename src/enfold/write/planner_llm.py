@@ -1,4 +1,5 @@
-"""The LLM planner: an OpenAI-compatible model as the central executive (SPEC §1, §4, §5).
+"""The LLM planner: an OpenAI-compatible model as the central executive: it proposes
+the UpdatePlan, the executor validates and applies it.
 
 For each event :class:`LLMPlanner` writes an UpdatePlan in two parts:
 

@@ -1,4 +1,4 @@
-"""The local planner: folds events into the graph with no LLM (SPEC §4, local mode).
+"""The local planner: folds events into the graph with no LLM.
 
 For each event it writes an UpdatePlan that
 

@@ -616,7 +616,7 @@ def _evidence(items: Sequence[str], limit: int = 400) -> str:
 
 def fact_messages(evidence: Sequence[str], *, subject: str | None = None,
                   concept: str | None = None) -> list[dict[str, str]]:
-    """Ask for one consolidated fact statement over a cluster of events (SPEC §6)."""
+    """Ask for one consolidated fact statement over a cluster of events (fact consolidation)."""
     about = "".join([f" Subject: {subject}." if subject else "",
                      f" Theme: {concept}." if concept else ""])
     return [
@@ -631,7 +631,7 @@ def fact_messages(evidence: Sequence[str], *, subject: str | None = None,
 
 def intent_label_messages(evidence: Sequence[str], *, category: str | None = None
                           ) -> list[dict[str, str]]:
-    """Ask for a short imperative label for an emerging intent (SPEC §7)."""
+    """Ask for a short imperative label for an emerging intent."""
     cat = f" The intent is a {category}." if category else ""
     return [
         {"role": "system", "content":
@@ -644,7 +644,7 @@ def intent_label_messages(evidence: Sequence[str], *, category: str | None = Non
 
 def answer_messages(question: str, context_text: str, profile: Profile | None = None
                     ) -> list[dict[str, str]]:
-    """Ask for an answer grounded in recalled memory (SPEC §8)."""
+    """Ask for an answer grounded in recalled memory."""
     role = (profile.role.strip() + "\n\n") if profile is not None else ""
     return [
         {"role": "system", "content": role +

@@ -6,7 +6,7 @@ remaining evidence: a text is *tainted* when it holds a content word of the forg
 or quotes the forgotten text where no evidence text does. :func:`redact_record` replaces the
 texts of an op record that hold the words found (:data:`REDACTED`); only texts are looked
 at — the strings under :data:`TEXT_KEYS` and the reasoning — never ids, statuses or kinds.
-Pure functions: :mod:`enfold.write.forget` uses them on the graph, the caller on the op
+Pure functions: :mod:`enfold.forget` uses them on the graph, the caller on the op
 records a store hands it.
 """
 

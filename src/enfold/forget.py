@@ -1,4 +1,4 @@
-"""Forgetting an event: delete it and everything derived from it, its words included (SPEC §9).
+"""Forgetting an event: delete it and everything derived from it, its words included.
 
 :func:`forget_event` runs inside an open graph transaction:
 
