@@ -171,3 +171,53 @@ def test_the_understanding_scorers_run_on_the_bundled_sets(kind: str) -> None:
             assert scores["accuracy"] >= 0.85
         else:
             assert scores["precision"] >= 0.65 and scores["recall"] >= 0.65
+
+
+def test_the_polarity_model_reads_a_lean_the_word_lists_miss(minilm: Any) -> None:
+    from datetime import datetime
+
+    from enfold.text.annotate import annotate
+    from enfold.text.polarity import polarity
+
+    text = "Oskar reckons the night ferry is a lifeline for the island"
+    vector = minilm.embed([text])[0]
+    plain = annotate(text, ts=datetime(2026, 3, 14), speaker="Ana")
+    read = annotate(text, ts=datetime(2026, 3, 14), speaker="Ana", vector=vector,
+                    embedder=minilm.name)
+    assert [c.stance for c in plain.claims] == ["neutral"]  # no evaluative word
+    assert [(c.holder, c.stance) for c in read.claims] == [("Oskar", "positive")]
+    bad = "the evening ferry leaves me stranded on the pier twice a week"
+    assert polarity(minilm.embed([bad])[0], minilm.name) == "negative"
+    assert polarity(vector, "hash") is None  # the model belongs to one embedder
+
+
+def test_an_opposite_lean_with_no_stance_word_supersedes(minilm: Any) -> None:
+    m = Memory.open("memory:", embedder=minilm, planner="local")
+    try:
+        m.add("Oskar reckons the night ferry is a lifeline for the island", source="Ana",
+              ts=TS)
+        m.add("Oskar reckons the night ferry is a waste, half empty every crossing",
+              source="Ana", ts=TS + 86_400 * 30)
+        m.consolidate()
+        old, new = _claims_of(m, "Oskar")
+        assert old.attrs.get("superseded_by") == new.id
+    finally:
+        m.close()
+
+
+def test_a_change_of_mind_ends_every_restatement_of_the_view(minilm: Any) -> None:
+    m = Memory.open("memory:", embedder=minilm, planner="local")
+    try:
+        for i, text in enumerate(["the new tram line is a pointless vanity project",
+                                  "still think the new tram line is a pointless vanity project",
+                                  "ok I take it back, the tram line has been great"]):
+            m.add(text, source="Ana", ts=TS + 86_400 * 7 * i)
+        m.consolidate()
+        claims = _claims_of(m, "Ana")
+        assert len(claims) == 3, [c.attrs for c in claims]
+        first, second, last = claims
+        assert first.attrs.get("superseded_by") == last.id
+        assert second.attrs.get("superseded_by") == last.id
+        assert last.attrs.get("supersedes") in (first.id, second.id)
+    finally:
+        m.close()
