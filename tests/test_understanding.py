@@ -221,3 +221,28 @@ def test_a_change_of_mind_ends_every_restatement_of_the_view(minilm: Any) -> Non
         assert last.attrs.get("supersedes") in (first.id, second.id)
     finally:
         m.close()
+
+
+@pytest.mark.parametrize("question,holder", [
+    # the small parser reads "Precious" as an adjective and "Marisol worried" as a noun
+    # phrase: the inverted word order still names the holder
+    ("What does Precious blame for the flooded cellar?", "Precious"),
+    ("What's Marisol worried about with the roof?", "Marisol"),
+    ("How does Gina describe the feeling that dance brings?", "Gina"),
+    # a view noun as the object of a verb that is not one of holding a view asks a fact
+    ("What position did Kenji finish in at the regatta?", None),
+    ("Which flat did Ines take in the end?", None),
+])
+def test_the_holder_a_question_asks_about(question: str, holder: str | None) -> None:
+    from enfold.text.stance import view_holder
+
+    assert view_holder(question) == holder
+
+
+@pytest.mark.parametrize("text,speaker,holder", [
+    ("my mum brigitte is convinced the boiler is on its last legs", "Hannah", "Brigitte"),
+    ("Aunt Rosa thinks the hedge is far too tall", "Tom", "Rosa"),
+])
+def test_a_holder_named_with_a_relation_word_is_the_name(text: str, speaker: str,
+                                                          holder: str) -> None:
+    assert [c.holder for c in extract_claims(text, speaker)] == [holder]
