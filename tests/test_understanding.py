@@ -246,3 +246,16 @@ def test_the_holder_a_question_asks_about(question: str, holder: str | None) -> 
 def test_a_holder_named_with_a_relation_word_is_the_name(text: str, speaker: str,
                                                           holder: str) -> None:
     assert [c.holder for c in extract_claims(text, speaker)] == [holder]
+
+
+@pytest.mark.parametrize("text,holder", [
+    # the tagger reads "Lily" as an adverb; she is still the one who changed her mind
+    ("Lily no longer believes the landlord will pay for the boiler", "Lily"),
+    # the cue's clause has no subject: the speaker's change, not the man named after it
+    ("can't stand Omar anymore, he took the last parking space again", "Ana"),
+])
+def test_the_holder_of_a_change_of_mind(text: str, holder: str) -> None:
+    from enfold.text.stance import revision
+
+    found = revision(text, "Ana", "Ana")
+    assert found is not None and found.holder == holder

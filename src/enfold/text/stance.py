@@ -270,6 +270,9 @@ def _holder(doc: Doc, subj: Token, speaker: str | None, me: str) -> str | None:
         return None
     if subj.pos_ == "PROPN" or subj.ent_type_ == "PERSON":
         return _name(subj)
+    if subj.pos_ in ("ADV", "ADJ", "X", "INTJ") and subj.text[:1].isupper() and subj.is_alpha \
+            and not subj.is_stop:
+        return _name(subj)  # a name the tagger took for another word ("Lily no longer ...")
     kin = any(c.dep_ == "compound" and canonical_relation(c.lower_) for c in subj.children)
     if subj.is_lower and subj.tag_ == "NN" and subj.is_alpha and (kin or not any(
             c.dep_ in ("det", "poss", "amod", "compound") for c in subj.children)):
@@ -428,6 +431,9 @@ def _is_named(tok: Token) -> bool:
         tok.text[:1].isupper() and not tok.is_sent_start and tok.pos_ in ("NOUN", "ADJ"))
 
 
+#: Relations that open a clause of its own: the subject of the clause above is not the
+#: one whose view changed.
+_OWN_CLAUSE = frozenset({"advcl", "ccomp", "parataxis", "conj"})
 _CHANGE_NOUNS = frozenset({"mind", "view", "opinion", "tune", "position", "stance"})
 
 
@@ -444,6 +450,8 @@ def revision(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
         subj = _subject(tok)
         if subj is not None or tok.head is tok:
             break
+        if tok.dep_ in _OWN_CLAUSE:
+            break  # "can't stand Matt anymore, he took credit ...": not his change of mind
         tok = tok.head
     holder = me if subj is None else _holder(cue.doc, subj, speaker, me)
     if holder is None:
