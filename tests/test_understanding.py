@@ -171,3 +171,91 @@ def test_the_understanding_scorers_run_on_the_bundled_sets(kind: str) -> None:
             assert scores["accuracy"] >= 0.85
         else:
             assert scores["precision"] >= 0.65 and scores["recall"] >= 0.65
+
+
+def test_the_polarity_model_reads_a_lean_the_word_lists_miss(minilm: Any) -> None:
+    from datetime import datetime
+
+    from enfold.text.annotate import annotate
+    from enfold.text.polarity import polarity
+
+    text = "Oskar reckons the night ferry is a lifeline for the island"
+    vector = minilm.embed([text])[0]
+    plain = annotate(text, ts=datetime(2026, 3, 14), speaker="Ana")
+    read = annotate(text, ts=datetime(2026, 3, 14), speaker="Ana", vector=vector,
+                    embedder=minilm.name)
+    assert [c.stance for c in plain.claims] == ["neutral"]  # no evaluative word
+    assert [(c.holder, c.stance) for c in read.claims] == [("Oskar", "positive")]
+    bad = "the evening ferry leaves me stranded on the pier twice a week"
+    assert polarity(minilm.embed([bad])[0], minilm.name) == "negative"
+    assert polarity(vector, "hash") is None  # the model belongs to one embedder
+
+
+def test_an_opposite_lean_with_no_stance_word_supersedes(minilm: Any) -> None:
+    m = Memory.open("memory:", embedder=minilm, planner="local")
+    try:
+        m.add("Oskar reckons the night ferry is a lifeline for the island", source="Ana",
+              ts=TS)
+        m.add("Oskar reckons the night ferry is a waste, half empty every crossing",
+              source="Ana", ts=TS + 86_400 * 30)
+        m.consolidate()
+        old, new = _claims_of(m, "Oskar")
+        assert old.attrs.get("superseded_by") == new.id
+    finally:
+        m.close()
+
+
+def test_a_change_of_mind_ends_every_restatement_of_the_view(minilm: Any) -> None:
+    m = Memory.open("memory:", embedder=minilm, planner="local")
+    try:
+        for i, text in enumerate(["the new tram line is a pointless vanity project",
+                                  "still think the new tram line is a pointless vanity project",
+                                  "ok I take it back, the tram line has been great"]):
+            m.add(text, source="Ana", ts=TS + 86_400 * 7 * i)
+        m.consolidate()
+        claims = _claims_of(m, "Ana")
+        assert len(claims) == 3, [c.attrs for c in claims]
+        first, second, last = claims
+        assert first.attrs.get("superseded_by") == last.id
+        assert second.attrs.get("superseded_by") == last.id
+        assert last.attrs.get("supersedes") in (first.id, second.id)
+    finally:
+        m.close()
+
+
+@pytest.mark.parametrize("question,holder", [
+    # the small parser reads "Precious" as an adjective and "Marisol worried" as a noun
+    # phrase: the inverted word order still names the holder
+    ("What does Precious blame for the flooded cellar?", "Precious"),
+    ("What's Marisol worried about with the roof?", "Marisol"),
+    ("How does Gina describe the feeling that dance brings?", "Gina"),
+    # a view noun as the object of a verb that is not one of holding a view asks a fact
+    ("What position did Kenji finish in at the regatta?", None),
+    ("Which flat did Ines take in the end?", None),
+])
+def test_the_holder_a_question_asks_about(question: str, holder: str | None) -> None:
+    from enfold.text.stance import view_holder
+
+    assert view_holder(question) == holder
+
+
+@pytest.mark.parametrize("text,speaker,holder", [
+    ("my mum brigitte is convinced the boiler is on its last legs", "Hannah", "Brigitte"),
+    ("Aunt Rosa thinks the hedge is far too tall", "Tom", "Rosa"),
+])
+def test_a_holder_named_with_a_relation_word_is_the_name(text: str, speaker: str,
+                                                          holder: str) -> None:
+    assert [c.holder for c in extract_claims(text, speaker)] == [holder]
+
+
+@pytest.mark.parametrize("text,holder", [
+    # the tagger reads "Lily" as an adverb; she is still the one who changed her mind
+    ("Lily no longer believes the landlord will pay for the boiler", "Lily"),
+    # the cue's clause has no subject: the speaker's change, not the man named after it
+    ("can't stand Omar anymore, he took the last parking space again", "Ana"),
+])
+def test_the_holder_of_a_change_of_mind(text: str, holder: str) -> None:
+    from enfold.text.stance import revision
+
+    found = revision(text, "Ana", "Ana")
+    assert found is not None and found.holder == holder

@@ -224,6 +224,24 @@ def train_subjectivity(out: Path | None) -> None:
         click.echo(f"wrote {out}")
 
 
+@bench.command("train-polarity")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the model here (default: print its summary). The packaged model is "
+                   "src/enfold/data/polarity_model.json.")
+def train_polarity(out: Path | None) -> None:
+    """Fit the stance-polarity classifier over MiniLM sentence vectors (see
+    enfold.bench.train_polarity)."""
+    from enfold.bench import train_polarity as tp
+    from enfold.embed import make_embedder
+
+    model = tp.train(make_embedder("minilm"))
+    click.echo(f"examples {model['examples']}  threshold {model['threshold']}  "
+               f"cross-validated {model['cross_validated']}")
+    if out is not None:
+        tp.save(model, out)
+        click.echo(f"wrote {out}")
+
+
 @bench.command("train-recall")
 @click.option("--locomo", "locomo_file", type=click.Path(exists=True, dir_okay=False,
                                                          path_type=Path), default=None,

@@ -145,18 +145,22 @@ def reconcile_group(graph: WorkingGraph, stamp: Stamp, index: ClaimIndex, key: C
         result.superseded += 1
 
 
-def supersede(graph: WorkingGraph, stamp: Stamp, current: Node, nxt: Node, reason: str
-              ) -> Node:
-    """Record that ``nxt`` supersedes ``current`` (both kept); the updated newer claim."""
+def supersede(graph: WorkingGraph, stamp: Stamp, current: Node, nxt: Node, reason: str,
+              *, link_newer: bool = True) -> Node:
+    """Record that ``nxt`` supersedes ``current`` (both kept); the updated newer claim.
+    ``link_newer=False`` leaves the newer claim's ``supersedes`` (the view it changed) as
+    it is: ``current`` only restated that view."""
     when = valid_from(graph, nxt)
     old = current.with_changes(attrs={**current.attrs, "superseded_by": nxt.id,
                                       "superseded_at": when}, updated_at=stamp.at)
-    new = nxt.with_changes(attrs={**nxt.attrs, "supersedes": current.id}, updated_at=stamp.at)
     graph.put_node(old)
-    graph.put_node(new)
     stamp.op(graph, "SUPERSEDE", old.id,
              {"superseded_by": None, "stance": current.attrs.get("stance")},
-             {"superseded_by": new.id, "superseded_at": when}, reason)
+             {"superseded_by": nxt.id, "superseded_at": when}, reason)
+    if not link_newer:
+        return nxt
+    new = nxt.with_changes(attrs={**nxt.attrs, "supersedes": current.id}, updated_at=stamp.at)
+    graph.put_node(new)
     before, after = node_diff(nxt, new)
     stamp.op(graph, "UPDATE_NODE", new.id, before, after, reason)
     return new
@@ -167,6 +171,9 @@ def supersede(graph: WorkingGraph, stamp: Stamp, current: Node, nxt: Node, reaso
 #: holder's earlier claim, and for an opposite stance alone to do so.
 REVISION_SIMILARITY = 0.2
 OPPOSITE_SIMILARITY = 0.45
+#: How alike an earlier claim of the same stance must be to the claim a change of mind ends
+#: to count as a restatement of it, ended too.
+RESTATEMENT_SIMILARITY = 0.6
 
 
 def _utterance_similarity(graph: WorkingGraph, a: Node, b: Node) -> float:
@@ -221,6 +228,7 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
         stance = new.attrs.get("stance") or "neutral"
         revises = bool(new.attrs.get("revises"))
         best: tuple[float, Node] | None = None
+        earlier: list[Node] = []
         for other_id in _held(graph, holder, claims):
             if other_id == cid:
                 continue
@@ -228,6 +236,7 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
             if _superseded(graph, other) or holder_of(graph, other) != holder \
                     or valid_from(graph, other) >= when:
                 continue
+            earlier.append(other)
             old_stance = other.attrs.get("stance") or "neutral"
             opposite = {stance, old_stance} == {"positive", "negative"}
             if not (revises or opposite):
@@ -241,10 +250,26 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                 best = (sim, other)
         if best is not None:
             why = "says the view changed" if revises else "takes the opposite stance"
-            supersede(graph, stamp, best[1], new,
+            ended = best[1]
+            supersede(graph, stamp, ended, new,
                       f"consolidation: a later claim of the same holder {why} "
                       f"(utterance similarity {best[0]:.2f})")
             result.superseded += 1
+            # The view that changed may have been put more than once in other words ("pineapple
+            # on pizza is a crime", "still think pineapple on pizza is a crime"): a change of
+            # mind ends each restatement of it too.
+            for other in earlier:
+                if other.id == ended.id or _superseded(graph, other) or \
+                        (other.attrs.get("stance") or "neutral") != \
+                        (ended.attrs.get("stance") or "neutral"):
+                    continue
+                sim = _utterance_similarity(graph, other, ended)
+                if sim >= RESTATEMENT_SIMILARITY:
+                    supersede(graph, stamp, other, graph.nodes[new.id],
+                              f"consolidation: a restatement of the view {ended.id} that "
+                              f"a later claim changed (utterance similarity {sim:.2f})",
+                              link_newer=False)
+                    result.superseded += 1
 
 
 def reconcile_claims(

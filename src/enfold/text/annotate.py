@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from enfold.text.claims import ClaimCandidate, extract_claims, holder_name, speaker_view
 from enfold.text.people import PersonMention, extract_people
+from enfold.text.polarity import polarity
 from enfold.text.stance import reports_another, revision
 from enfold.text.subjectivity import is_view
 from enfold.text.times import TimeMention, extract_times, parse_timestamp
@@ -148,6 +149,10 @@ def annotate(
         claims = [changed]  # "Sophie's changed her mind": a view, whatever its wording
     if not claims and looks_like_a_view and not reports_another(text):
         claims = [speaker_view(text, speaker)]
+    side = polarity(vector, embedder) if any(c.stance == "neutral" for c in claims) else None
+    if side is not None:
+        # The lexicon saw no evaluative word; the meaning still leans one way.
+        claims = [replace(c, stance=side) if c.stance == "neutral" else c for c in claims]
     return Annotation(
         times=tuple(times),
         people=tuple(extract_people(text, speaker, known=known_people,

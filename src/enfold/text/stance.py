@@ -270,6 +270,9 @@ def _holder(doc: Doc, subj: Token, speaker: str | None, me: str) -> str | None:
         return None
     if subj.pos_ == "PROPN" or subj.ent_type_ == "PERSON":
         return _name(subj)
+    if subj.pos_ in ("ADV", "ADJ", "X", "INTJ") and subj.text[:1].isupper() and subj.is_alpha \
+            and not subj.is_stop:
+        return _name(subj)  # a name the tagger took for another word ("Lily no longer ...")
     kin = any(c.dep_ == "compound" and canonical_relation(c.lower_) for c in subj.children)
     if subj.is_lower and subj.tag_ == "NN" and subj.is_alpha and (kin or not any(
             c.dep_ in ("det", "poss", "amod", "compound") for c in subj.children)):
@@ -295,7 +298,10 @@ def reports_another(text: str) -> bool:
 
 
 def _name(tok: Token) -> str | None:
-    parts = [c for c in tok.children if c.dep_ in ("compound", "flat") and c.i < tok.i] + [tok]
+    # "my mum brigitte", "Aunt Rosa": the relation word is a role, the rest the name.
+    named = canonical_relation(tok.lower_) is None
+    parts = [c for c in tok.children if c.dep_ in ("compound", "flat") and c.i < tok.i
+             and not (named and canonical_relation(c.lower_) is not None)] + [tok]
     words = [p.text for p in sorted(parts, key=lambda p: p.i)]
     name = " ".join(w[:1].upper() + w[1:] if w.islower() else w for w in words)
     name = name.removesuffix("'s").removesuffix("’s")
@@ -364,8 +370,9 @@ def view_holder(question: str) -> str | None:
         head = tok.head
         if tok.dep_ in ("nsubj", "nsubjpass"):
             lemma = head.lemma_.lower()
-            if any(c.dep_ in ("dobj", "attr") and c.lemma_.lower() in _ASKING_NOUNS
-                   for c in head.children):
+            if lemma in _HOLDING_VERBS and any(
+                    c.dep_ in ("dobj", "attr") and c.lemma_.lower() in _ASKING_NOUNS
+                    for c in head.children):
                 return _name(tok)  # "What concern does Efua have?", "What excuse ..."
             if lemma == "put" and any(c.lower_ == "down" for c in head.children):
                 return _name(tok)  # "What does Ngozi put the mark down to?"
@@ -381,6 +388,37 @@ def view_holder(question: str) -> str | None:
                 return _name(tok)
         if tok.dep_ == "poss" and head.lemma_.lower() in (NOUNS.keys() | _ASKING_NOUNS):
             return _name(tok)
+    return _inverted_subject(doc)
+
+
+#: The verbs a view noun is the object of when a question asks for someone's view ("What
+#: concern does Efua have?", "What doubts did Ravi raise?"); other verbs ask for an account
+#: ("What position did Zion finish in?").
+_HOLDING_VERBS = frozenset({"have", "hold", "take", "give", "express", "raise", "voice",
+                            "share", "offer", "make", "be", "do", "describe"})
+_WH = frozenset({"what", "why", "how", "which", "who", "whom", "whose"})
+_INVERTING = frozenset({"do", "does", "did", "is", "was", "are", "were", "'s", "’s"})
+
+
+def _inverted_subject(doc: Doc) -> str | None:
+    """The holder of an inverted wh-question read from its word order, for the questions
+    the small parser mis-tags ("What does Precious credit for ...?": "Precious" read as an
+    adjective, "credit" as a noun; "What's Rosa worried about ...?"): a wh-word, an
+    inverting auxiliary, a capitalised name, then a stance or judging verb (in its base
+    form) or a stance adjective."""
+    toks = [t for t in doc if not t.is_punct]
+    for i in range(len(toks) - 3):
+        if toks[i].lower_ not in _WH or toks[i + 1].lower_ not in _INVERTING:
+            continue
+        j = i + 2
+        while j < len(toks) and toks[j].text[:1].isupper() and toks[j].is_alpha \
+                and toks[j].lower_ not in _FIRST | _THIRD:
+            j += 1
+        if j == i + 2 or j >= len(toks):
+            continue
+        word = toks[j].lower_
+        if word in _ASKING_VERBS or word in ADJECTIVES:
+            return " ".join(t.text for t in toks[i + 2:j])
     return None
 
 
@@ -393,6 +431,9 @@ def _is_named(tok: Token) -> bool:
         tok.text[:1].isupper() and not tok.is_sent_start and tok.pos_ in ("NOUN", "ADJ"))
 
 
+#: Relations that open a clause of its own: the subject of the clause above is not the
+#: one whose view changed.
+_OWN_CLAUSE = frozenset({"advcl", "ccomp", "parataxis", "conj"})
 _CHANGE_NOUNS = frozenset({"mind", "view", "opinion", "tune", "position", "stance"})
 
 
@@ -409,6 +450,8 @@ def revision(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
         subj = _subject(tok)
         if subj is not None or tok.head is tok:
             break
+        if tok.dep_ in _OWN_CLAUSE:
+            break  # "can't stand Matt anymore, he took credit ...": not his change of mind
         tok = tok.head
     holder = me if subj is None else _holder(cue.doc, subj, speaker, me)
     if holder is None:

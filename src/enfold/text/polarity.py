@@ -1,0 +1,57 @@
+"""Is a view for or against what it is about? A logistic regression over its sentence vector.
+
+The lexicon of :func:`enfold.text.claims._stance` knows a few hundred evaluative words; a
+view says which way it leans in many more ("the shoes gave me blisters", "totally
+overhyped", "it's draining the life out of me"), and that lean is what tells a change of
+mind from a repeat. The model (``data/polarity_model.json``, fitted by ``enfold bench
+train-polarity`` on ``polarity-train.jsonl``: sentences written for the purpose, each
+evaluation put once for and once against the same thing, in domains and words the probes do
+not use) reads the lean from the meaning. It belongs to one embedder: with any other,
+:func:`polarity` gives None and the lexicon alone decides.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+__all__ = ["polarity", "positive_probability"]
+
+
+@functools.cache
+def _model() -> dict[str, Any] | None:
+    try:
+        raw = resources.files("enfold").joinpath("data", "polarity_model.json").read_text(
+            encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    model: dict[str, Any] = json.loads(raw)
+    model["w"] = np.asarray(model["weights"], dtype=np.float32)
+    return model
+
+
+def positive_probability(vector: Any, embedder: str | None) -> float | None:
+    """P(the view leans for its target) from its ``embedder`` vector; None when the model is
+    for another embedder (or there is no vector)."""
+    model = _model()
+    if model is None or vector is None or embedder != model["embedder"]:
+        return None
+    v = np.asarray(vector, dtype=np.float32)
+    if v.shape != model["w"].shape:
+        return None
+    return float(1.0 / (1.0 + np.exp(-(float(v @ model["w"]) + float(model["bias"])))))
+
+
+def polarity(vector: Any, embedder: str | None) -> str | None:
+    """"positive" or "negative" when the model is sure enough (its cross-validated
+    threshold), else None."""
+    p = positive_probability(vector, embedder)
+    model = _model()
+    if p is None or model is None:
+        return None
+    t = float(model["threshold"])
+    return "positive" if p >= t else "negative" if p <= 1.0 - t else None
