@@ -23,7 +23,7 @@ from enfold.model import ONTOLOGY, Edge, EdgeType, NodeKind
 Scores = dict[str, float]
 HUB_SCAN = 4  # traverse looks at most this × max_degree of a hub's most recent edges
 GROUND_PER_NODE = 100  # events ground() gives for one derived node at most
-GROUND_SCAN = 2000  # a large node's most recent sources among which ground() chooses
+GROUND_SCAN = 500  # a large node's most recent sources among which ground() chooses
 GROUND_MAX_NODES = 200  # derived nodes ground() follows at most (the best scored)
 _GROUNDING = (EdgeType.GROUNDS, EdgeType.REINFORCES, EdgeType.SUPPORTED_BY, EdgeType.TRIGGERS,
               EdgeType.USER_FEEDBACK)
