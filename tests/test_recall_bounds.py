@@ -12,7 +12,13 @@ from enfold import Memory
 from enfold.embed import HashingEmbedder, MiniLMEmbedder, available_cores, make_embedder
 from enfold.graph import WorkingGraph
 from enfold.model import Edge, EdgeType, Node, NodeKind
-from enfold.recall.operators import ground, personalized_pagerank, recent_neighbors, traverse
+from enfold.recall.operators import (
+    GROUND_SCAN,
+    ground,
+    personalized_pagerank,
+    recent_neighbors,
+    traverse,
+)
 from enfold.settings import Settings
 from enfold.store.sqlite import SQLiteStore
 
@@ -106,7 +112,7 @@ def test_ground_gives_a_large_node_s_sources_nearest_the_query() -> None:
     q = vecs[17]
     everything = ground(g, {"co_big": 1.0}, per_node=None)
     assert len(everything) == 600
-    some = ground(g, {"co_big": 1.0}, qvec=q, per_node=100)
+    some = ground(g, {"co_big": 1.0}, qvec=q, per_node=100, scan=600)
     assert len(some) == 100
     sims = g.event_vectors.similarities(q, list(everything))
     best = sorted(sims, key=lambda e: -sims[e])[:100]
@@ -114,7 +120,10 @@ def test_ground_gives_a_large_node_s_sources_nearest_the_query() -> None:
     # without a query vector: the most recent
     recent = ground(g, {"co_big": 1.0}, per_node=50)
     assert set(recent) == {f"ev_{i:05d}" for i in range(550, 600)}
-    # and only among the newest `scan` sources
+    # and only among the newest `scan` sources: by default the newest GROUND_SCAN
+    default = ground(g, {"co_big": 1.0}, qvec=q, per_node=100)
+    assert len(default) == 100
+    assert all(int(e[3:]) >= 600 - GROUND_SCAN for e in default)
     window = ground(g, {"co_big": 1.0}, qvec=q, per_node=10, scan=100)
     assert all(int(e[3:]) >= 500 for e in window)
 
