@@ -13,24 +13,20 @@ not use) reads the lean from the meaning. It belongs to one embedder: with any o
 from __future__ import annotations
 
 import functools
-import json
-from importlib import resources
 from typing import Any
 
 import numpy as np
+
+from enfold.text.subjectivity import logistic_probability, packaged_model
 
 __all__ = ["polarity", "positive_probability"]
 
 
 @functools.cache
 def _model() -> dict[str, Any] | None:
-    try:
-        raw = resources.files("enfold").joinpath("data", "polarity_model.json").read_text(
-            encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    model: dict[str, Any] = json.loads(raw)
-    model["w"] = np.asarray(model["weights"], dtype=np.float32)
+    model = packaged_model("polarity_model.json")
+    if model is not None:
+        model["w"] = np.asarray(model["weights"], dtype=np.float32)
     return model
 
 
@@ -40,10 +36,7 @@ def positive_probability(vector: Any, embedder: str | None) -> float | None:
     model = _model()
     if model is None or vector is None or embedder != model["embedder"]:
         return None
-    v = np.asarray(vector, dtype=np.float32)
-    if v.shape != model["w"].shape:
-        return None
-    return float(1.0 / (1.0 + np.exp(-(float(v @ model["w"]) + float(model["bias"])))))
+    return logistic_probability(model, vector)
 
 
 def polarity(vector: Any, embedder: str | None) -> str | None:

@@ -19,15 +19,31 @@ import numpy as np
 __all__ = ["is_view", "view_probability"]
 
 
-@functools.cache
-def _models() -> dict[str, Any] | None:
+def packaged_model(filename: str) -> dict[str, Any] | None:
+    """A model recorded in ``enfold/data/`` (None when the file is not there)."""
     try:
-        raw = resources.files("enfold").joinpath("data", "subjectivity_model.json").read_text(
-            encoding="utf-8")
+        raw = resources.files("enfold").joinpath("data", filename).read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
-    models: dict[str, Any] = json.loads(raw)
-    models["statements"]["w"] = np.asarray(models["statements"]["weights"], dtype=np.float32)
+    model: dict[str, Any] = json.loads(raw)
+    return model
+
+
+def logistic_probability(model: dict[str, Any], vector: Any) -> float | None:
+    """The logistic model's probability for ``vector`` (``model["w"]`` its weights as an
+    array, ``model["bias"]``); None when the vector has another size."""
+    v = np.asarray(vector, dtype=np.float32)
+    if v.shape != model["w"].shape:
+        return None
+    return float(1.0 / (1.0 + np.exp(-(float(v @ model["w"]) + float(model["bias"])))))
+
+
+@functools.cache
+def _models() -> dict[str, Any] | None:
+    models = packaged_model("subjectivity_model.json")
+    if models is not None:
+        models["statements"]["w"] = np.asarray(models["statements"]["weights"],
+                                               dtype=np.float32)
     return models
 
 
@@ -37,11 +53,7 @@ def view_probability(vector: Any, embedder: str | None) -> float | None:
     models = _models()
     if models is None or vector is None or embedder != models["embedder"]:
         return None
-    model = models["statements"]
-    v = np.asarray(vector, dtype=np.float32)
-    if v.shape != model["w"].shape:
-        return None
-    return float(1.0 / (1.0 + np.exp(-(float(v @ model["w"]) + float(model["bias"])))))
+    return logistic_probability(models["statements"], vector)
 
 
 def is_view(vector: Any, embedder: str | None) -> bool:
