@@ -400,7 +400,10 @@ def test_fact_forms_from_three_events_and_is_extended_by_a_fourth() -> None:
     assert report.facts == 1
     (fid,) = g.of_kind(NodeKind.FACT)
     fact = g.nodes[fid]
-    assert fact.text.startswith("Maya — ")
+    # A template over the whole support, not one event's words under a name.
+    assert fact.text.startswith("Maya · Marathon training: 3 accounts, ")
+    assert not any(g.nodes[e].text in fact.text for e in ev)
+    assert fact.attrs["statement_by"] == "template" and fact.attrs["phrases"]
     assert fact.attrs["first"] == T0 and fact.attrs["last"] == T0 + 20 * DAY
     assert fact.attrs["support"] == 3 and set(fact.grounded_in) == set(ev)
     assert fact.attrs["key"] == f"{maya}|{cid}"
@@ -414,6 +417,7 @@ def test_fact_forms_from_three_events_and_is_extended_by_a_fourth() -> None:
     assert list(g.of_kind(NodeKind.FACT)) == [fid]
     fact = g.nodes[fid]
     assert fact.attrs["support"] == 4 and fact.attrs["last"] == T0 + 35 * DAY
+    assert fact.text.startswith("Maya · Marathon training: 4 accounts, ")  # it follows
     assert e4 in fact.grounded_in and g.edge(fid, EdgeType.SUPPORTED_BY, e4)
     assert [r.op for r in m.history(fid)][:1] == ["ADD_NODE"]
     assert_grounding_reachable(g)
@@ -446,7 +450,8 @@ def test_fact_writer_is_used_and_its_failure_falls_back() -> None:
     m, report = make(bad)
     (fid,) = m.graph().of_kind(NodeKind.FACT)
     assert report.writer_failures == 1
-    assert m.graph().nodes[fid].text.startswith("Ben — Piano practice")
+    assert m.graph().nodes[fid].text.startswith("Ben · Piano practice: 3 accounts")
+    assert m.graph().nodes[fid].attrs["statement_by"] == "template"
 
 
 # ---------------------------------------------------------------------------- claims

@@ -9,7 +9,7 @@
   summarised from it, an intent stating its obligation, a fact quoting it, a claim worded by
   it, a person named only there — is rebuilt from its remaining evidence by the builders that
   made it (key phrases and the central text for a concept, the obligation clause of a
-  remaining statement for an intent, the extractive statement for a fact, the clause of a
+  remaining statement for an intent, the template statement for a fact, the clause of a
   remaining utterance for a claim), or removed when that evidence cannot rebuild it. Nodes
   that copy a rebuilt node's text follow (a fact's theme, a habit's "Keep up: …", a goal's
   label, a parent theme's summary); any other attribute text carrying the words is dropped;
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from enfold.consolidate.facts import central_texts, extractive_statement
+from enfold.consolidate.facts import recurring_phrases, template_statement
 from enfold.graph import WorkingGraph
 from enfold.intents import cached_links, goal_template, habit_label, symmetric
 from enfold.model import GROUNDED_KINDS, EdgeType, Node, NodeKind, OpRecord
@@ -377,10 +377,14 @@ class _Forgetting:
         if concept is not None:
             attrs["theme"] = concept.text
         text = node.text
-        if trace.taints(text):
+        if trace.taints_any([text, *strings(attrs.get("phrases"))]):
             members = self.events(node.grounded_in)
-            text = extractive_statement(person.text, central_texts(g, members))
-            attrs["statement_by"] = "extractive"
+            attrs["phrases"] = recurring_phrases(g, members, self.terms().terms, person.text)
+            attrs["phrased_at"] = len(members)
+            times = [g.nodes[e].ts for e in members] or [float(attrs.get("first") or 0.0)]
+            text = template_statement(person.text, str(attrs.get("theme") or ""),
+                                      len(members), min(times), max(times), attrs["phrases"])
+            attrs["statement_by"] = "template"
         trace.support(" ".join([person.text, str(attrs.get("theme") or "")]))
         return node.with_changes(text=text, attrs=attrs)
 

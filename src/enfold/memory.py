@@ -550,7 +550,7 @@ class Memory:
                     flush()
 
     def _fact_writer(self, ns: str) -> Callable[..., str] | None:
-        """Fact statements by the LLM in llm mode (None: extractive)."""
+        """Fact statements by the LLM in llm mode (None: the template statement)."""
         client = self.llm
         if client is None:
             return None

@@ -6,12 +6,17 @@ MENTIONS of them) and a concept (GROUNDS or REINFORCES into it) fall within
 ``fact_window_days``, a Fact node is formed:
 
 * only plain accounts count: an event a claim rests on (someone's view) supports no fact;
-* its statement is extractive — the most central supporting event's text (closest to the
-  events' centroid), trimmed, prefixed by the person: ``"Maya — Long run along the river…"``
-  — or, in LLM mode, one sentence from the optional ``writer``;
+* its statement is a template over the whole support, never one event's text under a name:
+  the person, the theme, how many accounts over which dates, and the phrases that recur
+  in them, most distinctive first (:func:`template_statement`:
+  ``"Maya · Marathon training: 6 accounts, 3 Mar – 20 Apr 2026 (long run; river path;
+  intervals)"``) — or, in LLM mode, one sentence from the optional ``writer``. The template
+  follows the support as the fact grows (its phrases are read again when the support has
+  doubled since they were last read);
 * ``attrs``: ``first``/``last`` (the temporal envelope, event time), ``support`` (events),
   ``key`` (``"<person id>|<concept id>"``), ``person``, ``concept``, ``subject`` and ``theme``
-  (their names at formation), ``statement_by`` (``"extractive"`` or ``"llm"``);
+  (their names at formation), ``statement_by`` (``"template"`` or ``"llm"``), ``phrases``
+  and ``phrased_at`` (the template's recurring phrases and the support they were read at);
 * ``grounded_in`` lists every supporting event, and SUPPORTED_BY edges go from the fact to
   each of them (evidence mounting); RELATED_TO edges tie it to its concept and person; its
   vector is the supporting events' centroid, so it is found by embedding like a concept.
@@ -34,6 +39,7 @@ import itertools
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -43,12 +49,15 @@ from enfold.errors import EnfoldError
 from enfold.graph import WorkingGraph
 from enfold.model import ONTOLOGY, Edge, EdgeType, Node, NodeKind, new_id
 from enfold.settings import Settings
+from enfold.text.phrases import TermStats, tokens
+from enfold.text.themes import theme_phrases
 
 log = logging.getLogger("enfold.consolidate")
 
 DAY = 86_400.0
-STATEMENT_CHARS = 200  # extractive statements are trimmed to this many characters
 WRITER_EVIDENCE = 20  # events shown to the LLM writer, the most central first
+GIST_PHRASES = 3  # recurring phrases a template statement names
+GIST_EVIDENCE = 50  # the most central supporting events the phrases are read from
 
 #: Writes a fact statement from evidence texts: ``writer(texts, subject=…, concept=…)``.
 FactWriter = Callable[..., str]
@@ -158,8 +167,10 @@ class FactIndex:
 
 class _Consolidator:
     def __init__(self, graph: WorkingGraph, settings: Settings, stamp: Stamp,
-                 index: FactIndex, writer: FactWriter | None) -> None:
+                 index: FactIndex, writer: FactWriter | None,
+                 terms: TermStats | None = None) -> None:
         self.g, self.s, self.stamp, self.index, self.writer = graph, settings, stamp, index, writer
+        self.terms = terms
         self.window = settings.fact_window_days * DAY
         self.result = FactResult()
         self._pairs: dict[str, tuple[set[str], set[str]]] = {}
@@ -270,8 +281,8 @@ class _Consolidator:
         return self.g.event_centroid(events)
 
     def statement(self, person: str, theme: str, events: list[str]) -> tuple[str, str]:
-        texts = central_texts(self.g, events)
         if self.writer is not None:
+            texts = central_texts(self.g, events)
             try:
                 text = " ".join(str(self.writer(texts[:WRITER_EVIDENCE], subject=person,
                                                 concept=theme)).split())
@@ -279,8 +290,21 @@ class _Consolidator:
                     return text[: self.s.max_node_text], "llm"
             except EnfoldError as exc:
                 self.result.writer_failures += 1
-                log.warning("fact writer failed, using the extractive statement: %s", exc)
-        return extractive_statement(person, texts), "extractive"
+                log.warning("fact writer failed, using the template statement: %s", exc)
+        return "", "template"
+
+    def templated(self, attrs: dict[str, Any], events: Sequence[str]) -> str:
+        """The template statement for ``attrs`` (support, envelope, subject, theme); the
+        recurring phrases are read again when the support has doubled since they were
+        (``attrs`` gains ``phrases`` and ``phrased_at``)."""
+        support = int(attrs["support"])
+        if "phrases" not in attrs or support >= 2 * int(attrs.get("phrased_at") or 0):
+            attrs["phrases"] = recurring_phrases(self.g, events, self.terms,
+                                                 str(attrs["subject"]))
+            attrs["phrased_at"] = support
+        return template_statement(str(attrs["subject"]), str(attrs["theme"]), support,
+                                  float(attrs["first"]), float(attrs["last"]),
+                                  attrs["phrases"])[: self.s.max_node_text]
 
     def support_edges(self, fact_id: str, events: Iterable[str]) -> None:
         prior = ONTOLOGY[EdgeType.SUPPORTED_BY].prior
@@ -300,6 +324,8 @@ class _Consolidator:
             "key": f"{p}|{c}", "person": p, "concept": c, "subject": person, "theme": theme,
             "statement_by": by,
         }
+        if by == "template":
+            text = self.templated(attrs, events)
         at = self.stamp.at
         fact = Node(new_id(NodeKind.FACT), g.namespace, NodeKind.FACT, text, attrs,
                     tuple(events), at, at, at, 0, self.stamp.plan_id)
@@ -335,7 +361,12 @@ class _Consolidator:
                  "last": max(float(fact.attrs["last"]), *times),
                  "support": len(fact.grounded_in) + len(new)}
         attrs.pop("stale", None)
-        updated = fact.with_changes(attrs=attrs, grounded_in=(*fact.grounded_in, *new),
+        support = (*fact.grounded_in, *new)
+        text = (self.templated(attrs, support) if attrs.get("statement_by") != "llm"
+                else fact.text)
+        if text != fact.text:
+            attrs["statement_by"] = "template"
+        updated = fact.with_changes(text=text, attrs=attrs, grounded_in=support,
                                     updated_at=self.stamp.at)
         g.put_node(updated)
         self.support_edges(fact.id, new)
@@ -347,10 +378,12 @@ class _Consolidator:
         changed = sorted(k for k in set(attrs) | set(fact.attrs)
                          if attrs.get(k) != fact.attrs.get(k))
         # The op-log diff, as node_diff writes it, without walking the whole support.
-        self.stamp.op(g, "UPDATE_NODE", fact.id,
-                      {"id": fact.id, "attrs": {k: fact.attrs.get(k) for k in changed}},
-                      {"id": fact.id, "attrs": {k: attrs.get(k) for k in changed},
-                       "grounded_in_added": new},
+        before: dict[str, Any] = {"id": fact.id, "attrs": {k: fact.attrs.get(k) for k in changed}}
+        after: dict[str, Any] = {"id": fact.id, "attrs": {k: attrs.get(k) for k in changed},
+                                 "grounded_in_added": new}
+        if text != fact.text:
+            before["text"], after["text"] = fact.text, text
+        self.stamp.op(g, "UPDATE_NODE", fact.id, before, after,
                       f"consolidation: {len(new)} more event(s) support the fact")
         self.index.add_support(fact.id, new)
         if fact.id not in self._formed and fact.id not in self._extended:
@@ -369,9 +402,44 @@ def central_texts(graph: WorkingGraph, events: list[str]) -> list[str]:
     return [graph.nodes[e].text for e in order]
 
 
-def extractive_statement(person: str, texts: Sequence[str]) -> str:
-    """A fact's extractive statement: the person, then the most central text, trimmed."""
-    return f"{person} — {trim(texts[0], STATEMENT_CHARS)}"
+def recurring_phrases(graph: WorkingGraph, events: Sequence[str], terms: TermStats | None,
+                      subject: str) -> list[str]:
+    """The phrases the supporting events share, most distinctive first (read from the
+    :data:`GIST_EVIDENCE` most central of them), without the subject's own name."""
+    texts = central_texts(graph, list(events))[:GIST_EVIDENCE]
+    own = {t.lower() for t in tokens(subject)}
+    phrases = theme_phrases(texts, terms or TermStats(), k=GIST_PHRASES + 1)
+    return [p for p in phrases
+            if not {t.lower() for t in tokens(p)} <= own][:GIST_PHRASES]
+
+
+def _day(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, tz=UTC)
+
+
+def span_text(first: float, last: float) -> str:
+    """A date range in words: ``3 Mar 2026``, ``3 – 20 Mar 2026``, ``3 Mar – 20 Apr 2026``,
+    ``30 Dec 2025 – 2 Jan 2026`` (UTC dates)."""
+    a, b = _day(first), _day(last)
+    if a.date() == b.date():
+        return f"{a.day} {a:%b %Y}"
+    if (a.year, a.month) == (b.year, b.month):
+        return f"{a.day} – {b.day} {b:%b %Y}"
+    if a.year == b.year:
+        return f"{a.day} {a:%b} – {b.day} {b:%b %Y}"
+    return f"{a.day} {a:%b %Y} – {b.day} {b:%b %Y}"
+
+
+def template_statement(subject: str, theme: str, support: int, first: float, last: float,
+                       phrases: Sequence[str]) -> str:
+    """What a fact's recurring evidence says, by template: who, which theme, how many
+    accounts over which dates, and the phrases they share —
+    ``"Maya · Marathon training: 6 accounts, 3 Mar – 20 Apr 2026 (long run; river path)"``.
+    Never one event's words under a name."""
+    text = f"{subject} · {theme}: {support} account{'s' if support != 1 else ''}, " \
+           f"{span_text(first, last)}"
+    shown = [p for p in phrases if p.lower() not in theme.lower()]
+    return f"{text} ({'; '.join(shown)})" if shown else text
 
 
 def trim(text: str, limit: int) -> str:
@@ -393,12 +461,14 @@ def consolidate_facts(
     events: Iterable[str] | None = None,
     keys: Iterable[tuple[str, str]] = (),
     writer: FactWriter | None = None,
+    terms: TermStats | None = None,
 ) -> FactResult:
     """Form and extend facts for the events of ``events`` (every event when None) and for
-    every event of the (person, concept) ``keys`` (e.g. after a merge joined two concepts).
+    every event of the (person, concept) ``keys`` (e.g. after a merge joined two concepts);
+    ``terms``: the namespace's term statistics (how distinctive a recurring phrase is).
     ``index`` must reflect the graph (see :class:`FactIndex`). Runs inside an open graph
     transaction."""
-    work = _Consolidator(graph, settings, stamp, index, writer)
+    work = _Consolidator(graph, settings, stamp, index, writer, terms)
     seeds: dict[tuple[str, str], list[tuple[float, str]]] = {}
     if events is None:
         for p, c in index.pairs():

@@ -53,6 +53,7 @@ from enfold.graph import WorkingGraph
 from enfold.model import NodeKind, now
 from enfold.settings import Settings
 from enfold.store.base import Store
+from enfold.text.phrases import TermStats
 from enfold.write.calibration import thresholds_for
 
 log = logging.getLogger("enfold.consolidate")
@@ -101,6 +102,12 @@ def _kind_subset(graph: WorkingGraph, ids: Iterable[str], kind: NodeKind) -> lis
     return sorted(i for i in ids if i in members)
 
 
+def _terms(graph: WorkingGraph, settings: Settings) -> TermStats:
+    from enfold.write.planner_local import LocalPlanner
+
+    return LocalPlanner(settings).state(graph).terms
+
+
 def _group(graph: WorkingGraph, settings: Settings, stamp: Stamp, cut: float,
            events: list[str] | None) -> GroupResult:
     from enfold.write.planner_local import LocalPlanner
@@ -127,7 +134,7 @@ def consolidate(
     ``region``: node ids to consolidate around (None: the whole graph, a full pass).
     ``now_ts``: the stream time (default: the newest event's time, see
     :func:`enfold.consolidate.clock.event_time`). ``writer``: writes fact
-    statements (LLM mode); failures fall back to the extractive statement.
+    statements (LLM mode); failures fall back to the template statement.
     ``assign_threshold``: cosine at which accumulation attaches an event to a concept
     (default: ``settings.assign_threshold`` or the embedder's calibration).
     ``decay_budget``: edges an incremental pass decays at most (default: ten per event of
@@ -203,7 +210,7 @@ def consolidate(
         merged_keys = [(p, c) for c in survivors for p in sorted(index.events.get(c, {}))]
         fact_events = None if events is None else sorted({*events, *attached})
         facts = consolidate_facts(graph, settings, stamp, index, events=fact_events,
-                                  keys=merged_keys, writer=writer)
+                                  keys=merged_keys, writer=writer, terms=_terms(graph, settings))
         report.facts, report.facts_extended = facts.formed, facts.extended
         report.writer_failures = facts.writer_failures
         visited["events"] += facts.visited

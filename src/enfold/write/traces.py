@@ -32,7 +32,7 @@ _MIN_QUOTE = 16  # a shorter fragment of it is not taken for a quote
 TEXT_ATTRS: dict[NodeKind, tuple[str, ...]] = {
     NodeKind.CONCEPT: ("summary", "keywords", "aliases"),
     NodeKind.INTENT: ("summary", "aliases", "history", "clause"),
-    NodeKind.FACT: ("subject", "theme"),
+    NodeKind.FACT: ("subject", "theme", "phrases"),
     NodeKind.CLAIM: ("holder", "target", "target_key", "aliases"),
     NodeKind.PERSON: ("aliases",),
     NodeKind.TIME: ("expressions",),
