@@ -883,7 +883,7 @@ class Memory:
         with self._lock(ns):
             g = self.graph(ns)
             when = None if at is None else datetime.fromtimestamp(to_epoch(at), tz=UTC)
-            analysis = analyze(query, at=when, known_keys=PeopleIndex.of(g).known.keys())
+            analysis = analyze(query, at=when, known_keys=PeopleIndex.of(g).asked())
             qvec = None
             if self.embedder is not None:
                 qvec = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)

@@ -96,7 +96,7 @@ def featurize(mem: Any, questions: Iterable[Question]
     g = mem.graph(mem.namespace)
     out = []
     for q in questions:
-        analysis = analyze(q.text, at=q.at, known_keys=PeopleIndex.of(g).known.keys())
+        analysis = analyze(q.text, at=q.at, known_keys=PeopleIndex.of(g).asked())
         qvec = None
         if mem.embedder is not None:
             qvec = np.asarray(mem.embedder.embed([q.text])[0], dtype=np.float32)

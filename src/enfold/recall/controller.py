@@ -312,12 +312,10 @@ def _is_opinion(graph: WorkingGraph, event_id: str) -> bool:
 
 
 def _person(graph: WorkingGraph, name: str) -> str | None:
-    from enfold.text.people import same_person
+    from enfold.text.people import refers_to
 
-    for pid in graph.of_kind(NodeKind.PERSON):
-        if same_person(graph.nodes[pid].text, name):
-            return pid
-    return None
+    return refers_to(name, ((pid, graph.nodes[pid].text)
+                            for pid in graph.of_kind(NodeKind.PERSON)))
 
 
 def _claims(graph: WorkingGraph, analysis: QueryAnalysis, derived: Scores) -> Scores:

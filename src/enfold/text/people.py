@@ -509,3 +509,31 @@ def same_person(a: str, b: str) -> bool:
         return False
     (short, t_short), long_ = ((wa, ta), wb) if len(wa) == 1 else ((wb, tb), wa)
     return short[0] == (long_[-1] if t_short else long_[0])
+
+
+_NAME_PART = re.compile(r"[^\W\d_]+")
+
+
+def name_parts(name: str) -> frozenset[str]:
+    """The lowercased letter runs of a name without its title: "Dr. Sunita Rao" → {sunita,
+    rao}; a handle "kenji_t" → {kenji, t}; "Maestro Ivanov" → {maestro, ivanov}."""
+    _, words = split_title(name)
+    return frozenset(p.lower() for w in words for p in _NAME_PART.findall(w))
+
+
+def refers_to(asked: str, names: Iterable[tuple[str, str]]) -> str | None:
+    """Which of ``names`` ((key, full name) pairs) a name asked in a question means: the first
+    :func:`same_person` accepts; else the only one whose name holds every part of the asked
+    name ("Brooks" → "Prof. Danielle Brooks", "Kenji" → "kenji_t", "Ivanov" → "Maestro
+    Ivanov"). A question names someone already known, so a part that only one person's name
+    has is that person; where two names share it, nobody is chosen."""
+    pairs = list(names)
+    for key, full in pairs:
+        if same_person(full, asked):
+            return key
+    parts = {p for p in name_parts(asked) if len(p) > 1}
+    if not parts:
+        return None
+    found = [key for key, full in pairs if parts <= name_parts(full)]
+    return found[0] if len(found) == 1 else None
+

@@ -10,11 +10,11 @@ thousands. :class:`PeopleIndex` answers both from keys kept up by a node listene
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 
 from enfold.graph import WorkingGraph
 from enfold.model import Node, NodeKind
-from enfold.text.people import name_key, same_person, split_title
+from enfold.text.people import name_key, name_parts, same_person, split_title
 
 
 def _keys(name: str) -> list[tuple[str, object]]:
@@ -51,6 +51,7 @@ class PeopleIndex:
         self.by_key: dict[tuple[str, object], dict[str, None]] = {}
         self.order: dict[str, int] = {}  # person id -> position, as in graph.by_kind
         self.known: Counter[str] = Counter()  # name_key of each person's text
+        self.parts: Counter[str] = Counter()  # the parts of those names (name_parts)
         self._next = 0
         for pid in graph.of_kind(NodeKind.PERSON):
             self._add(graph.nodes[pid])
@@ -79,6 +80,7 @@ class PeopleIndex:
             for key in _keys(name):
                 self.by_key.setdefault(key, {})[node.id] = None
         self.known[name_key(node.text)] += 1
+        self.parts.update(p for p in name_parts(node.text) if len(p) > 2)
 
     def _drop(self, node: Node, *, keep_order: bool) -> None:
         for name in node.names():
@@ -92,10 +94,20 @@ class PeopleIndex:
         self.known[k] -= 1
         if self.known[k] <= 0:
             del self.known[k]
+        for p in name_parts(node.text):
+            if p in self.parts:
+                self.parts[p] -= 1
+                if self.parts[p] <= 0:
+                    del self.parts[p]
         if not keep_order:
             self.order.pop(node.id, None)
 
     # --------------------------------------------------------------- reading
+    def asked(self) -> Container[str]:
+        """The keys a question's names are recognized by: every person's name and each part
+        of it ("Lindqvist" of "Prof. Lindqvist", "kenji" of "kenji_t")."""
+        return _Union(self.known, self.parts)
+
     def candidates(self, name: str) -> Iterator[str]:
         found: set[str] = set()
         for key in _query_keys(name):
@@ -120,3 +132,14 @@ class PeopleIndex:
         low = name.lower()
         return next((pid for pid in self.candidates(name)
                      if self.graph.nodes[pid].text.lower() == low), None)
+
+
+class _Union:
+    """Membership in either of two containers, without copying them."""
+
+    def __init__(self, a: Container[str], b: Container[str]) -> None:
+        self.a, self.b = a, b
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.a or key in self.b
+
