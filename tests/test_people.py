@@ -8,6 +8,7 @@ from enfold.text.people import (
     PersonMention,
     extract_people,
     looks_like_name,
+    refers_to,
     relation_holder,
     same_person,
 )
@@ -254,3 +255,15 @@ def test_people_index_skips_malformed_aliases() -> None:
     g.remove_node("pe_1")
     g.rollback()
     assert index.find("Gee") == "pe_1"
+
+
+def test_a_name_asked_in_a_question_finds_the_one_person_it_can_mean() -> None:
+    people = [("a", "Prof. Danielle Brooks"), ("b", "kenji_t"), ("c", "Maestro Ivanov"),
+              ("d", "Gina Rossi"), ("e", "Marco Rossi")]
+    assert refers_to("Brooks", people) == "a"
+    assert refers_to("Kenji", people) == "b"  # a handle's letters
+    assert refers_to("Ivanov", people) == "c"
+    assert refers_to("Gina", people) == "d"  # the conservative rule first
+    assert refers_to("Rossi", people) is None  # two people have it: nobody is chosen
+    assert refers_to("Danielle Brooks", people) == "a"
+    assert refers_to("Petra", people) is None

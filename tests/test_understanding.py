@@ -232,6 +232,13 @@ def test_a_change_of_mind_ends_every_restatement_of_the_view(minilm: Any) -> Non
     # a view noun as the object of a verb that is not one of holding a view asks a fact
     ("What position did Kenji finish in at the regatta?", None),
     ("Which flat did Ines take in the end?", None),
+    # a verb whose object is a finite clause holds or reports a proposition
+    ("Does Tomasz accept that the new rota is fairer?", "Tomasz"),
+    ("Is Ayesha convinced the quote is too high?", "Ayesha"),
+    ("When did Bruno move to Porto?", None),
+    # the wh-word's own noun before the inverted auxiliary
+    ("What remedy does Ilse favour for the damp?", "Ilse"),
+    ("What road did Ilse take to the coast?", None),
 ])
 def test_the_holder_a_question_asks_about(question: str, holder: str | None) -> None:
     from enfold.text.stance import view_holder
@@ -259,3 +266,21 @@ def test_the_holder_of_a_change_of_mind(text: str, holder: str) -> None:
 
     found = revision(text, "Ana", "Ana")
     assert found is not None and found.holder == holder
+
+
+def test_a_view_asked_by_surname_returns_that_persons_words(minilm: Any) -> None:
+    m = Memory.open("memory:", embedder=minilm, planner="local")
+    try:
+        m.add("The inspection on 3 May found the footbridge sound, and it reopened after repairs "
+              "costing £180,000.",
+              source="Harriet Lowe", ts=TS)
+        m.add("Councillor Mbeki argued at the meeting that the repairs were money well spent.",
+              source="Harriet Lowe", ts=TS + 3600)
+        m.add("Frankly the bridge was patched, not fixed; it will be shut again within a year.",
+              source="Dr. Amara Okonjo", ts=TS + 7200)
+        pack = m.recall("Does Okonjo accept that the bridge is sound now?", k=3, touch=False)
+        assert pack.evidence and pack.evidence[0].source == "Dr. Amara Okonjo"
+        pack = m.recall("What does Mbeki make of the cost?", k=3, touch=False)
+        assert pack.evidence and "Mbeki" in pack.evidence[0].text
+    finally:
+        m.close()

@@ -342,7 +342,8 @@ def _target(content: Span) -> str | None:
 _ASKING_VERBS = (VERBS.keys() - _NEUTRAL_SPEECH - {"find", "convince"}) | {
     "say", "trust", "rate", "regard", "recommend", "suggest", "credit", "judge", "consider",
     "attribute", "agree", "disagree", "oppose", "favour", "favor", "dismiss", "defend",
-    "hold", "compare", "explain",
+    "hold", "compare", "explain", "foresee", "propose", "accept", "regret", "characterise",
+    "characterize",
 }
 _ASKING_NOUNS = frozenset({
     "concern", "attitude", "explanation", "verdict", "reaction", "assessment",
@@ -379,6 +380,11 @@ def view_holder(question: str) -> str | None:
             if lemma in _ASKING_VERBS or lemma == "make" and any(
                     c.lower_ == "of" for c in head.children):  # "What does X make of ..."
                 return _name(tok)
+            if head.pos_ == "VERB" and any(c.dep_ == "ccomp" for c in head.children):
+                # a verb with a finite clause for its object holds or reports a proposition:
+                # "Does Oduya accept that the lane hurt trade?", "Is Priya convinced her
+                # pet is healthy?"
+                return _name(tok)
             if lemma == "find" and any(c.lower_ == "how" for c in head.children):
                 return _name(tok)  # "How did Lucia find Fushimi Inari?"
             if head.pos_ == "AUX" and any(c.dep_ == "acomp" and c.pos_ == "ADJ"
@@ -408,8 +414,14 @@ def _inverted_subject(doc: Doc) -> str | None:
     form) or a stance adjective."""
     toks = [t for t in doc if not t.is_punct]
     for i in range(len(toks) - 3):
-        if toks[i].lower_ not in _WH or toks[i + 1].lower_ not in _INVERTING:
+        if toks[i].lower_ not in _WH:
             continue
+        aux = i + 1  # "What solution does Sami favour?": the wh-word's noun comes between
+        while aux < min(i + 3, len(toks)) and toks[aux].pos_ == "NOUN":
+            aux += 1
+        if aux >= len(toks) or toks[aux].lower_ not in _INVERTING:
+            continue
+        i = aux - 1
         j = i + 2
         while j < len(toks) and toks[j].text[:1].isupper() and toks[j].is_alpha \
                 and toks[j].lower_ not in _FIRST | _THIRD:
