@@ -199,3 +199,12 @@ def test_clauses_with_irregular_verbs_are_claims() -> None:
 def test_a_stance_adverb_is_never_a_holder() -> None:
     """"Honestly" opening a sentence is the speaker's stance, not a person called Honestly."""
     assert all(c.holder == "Maya" for c in extract_claims("Honestly said it was fine", "Maya"))
+
+
+def test_a_view_reported_by_any_verb_with_a_clause_is_its_subjects() -> None:
+    # "suggest" is no stance verb: the clause structure names the holder once the text
+    # reads as a view; without that reading the sentence yields no claim of anyone.
+    text = "The treasurer, Mrs. Adebayo, has suggested that the fees are far too low."
+    (claim,) = extract_claims(text, "Tom", view=True)
+    assert claim.holder == "Mrs. Adebayo" and claim.reported
+    assert extract_claims(text, "Tom") == []

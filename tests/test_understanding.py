@@ -239,6 +239,7 @@ def test_a_change_of_mind_ends_every_restatement_of_the_view(minilm: Any) -> Non
     # the wh-word's own noun before the inverted auxiliary
     ("What remedy does Ilse favour for the damp?", "Ilse"),
     ("What road did Ilse take to the coast?", None),
+    ("What cure does Dr. Ilse Berg recommend?", "Dr. Ilse Berg"),
 ])
 def test_the_holder_a_question_asks_about(question: str, holder: str | None) -> None:
     from enfold.text.stance import view_holder

@@ -171,6 +171,10 @@ def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str, view: boo
                 if holder is not None:
                     return _claim(doc, sent, tok, _after(tok, sent), holder, NOUNS[lemma],
                                   me, speaker)
+    if view:
+        reported = _reported_view(doc, sent, speaker, me)
+        if reported is not None:
+            return reported
     for tok in sent:
         if tok.lower_ in ADVERBS and tok.dep_ in ("advmod", "intj", "npadvmod", "ROOT", "dep"):
             return _claim(doc, sent, tok, sent, me, "think", me, speaker)
@@ -178,6 +182,29 @@ def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str, view: boo
             subj = _subject(tok.head)
             if subj is not None and subj.lower_ not in _FIRST:
                 return _claim(doc, sent, tok, sent, me, "think", me, speaker)
+    return None
+
+
+def _reported_view(doc: Doc, sent: Span, speaker: str | None, me: str
+                   ) -> ClaimCandidate | None:
+    """In a text the view classifier reads as a view, someone else's words by the clause
+    structure alone, whatever the verb: a person other than the speaker is the subject of a
+    verb whose object is a finite clause or a predicate ("The Dean, Prof. Kalu, has
+    suggested that the module is no longer viable", "Ivanov has made it clear that ...",
+    "Yusuf called it two hours of pretentious noise")."""
+    for tok in sent:
+        if tok.pos_ not in ("VERB", "AUX"):
+            continue
+        content = next((c for c in tok.children if c.dep_ in ("ccomp", "oprd")
+                        and c.i > tok.i), None)
+        subj = _subject(tok)
+        if content is None or subj is None or subj.lower_ in _FIRST:
+            continue
+        holder = _holder(doc, subj, speaker, me)
+        if holder is None or holder == me or speaker and same_person(holder, speaker):
+            continue
+        span = doc[tok.i + 1:content.right_edge.i + 1]
+        return _claim(doc, sent, tok, span, holder, "claim", me, speaker)
     return None
 
 
@@ -423,8 +450,9 @@ def _inverted_subject(doc: Doc) -> str | None:
             continue
         i = aux - 1
         j = i + 2
-        while j < len(toks) and toks[j].text[:1].isupper() and toks[j].is_alpha \
-                and toks[j].lower_ not in _FIRST | _THIRD:
+        while j < len(toks) and toks[j].text[:1].isupper() \
+                and (toks[j].is_alpha or toks[j].text[:-1].isalpha() and toks[j].text[-1] == ".") \
+                and toks[j].lower_ not in _FIRST | _THIRD:  # a title: "Dr.", "Prof."
             j += 1
         if j == i + 2 or j >= len(toks):
             continue
