@@ -47,6 +47,41 @@ def test_an_unbounded_budget_changes_nothing(texts_store: SQLiteStore) -> None:
             == texts_store.search_text("default", q, [NodeKind.EVENT], 20)
 
 
+def test_search_text_equals_its_one_statement_reference(tmp_path: Path) -> None:
+    """The scored rows and the columns read are kept between calls: the results stay the
+    reference's across kinds, limits, namespaces, and writes by this connection (a row of
+    the index deleted and its rowid given to a new one) and by another."""
+    store = SQLiteStore(str(tmp_path / "s.db"))
+    mem = Memory(store, embedder=HashingEmbedder(), namespace="A")
+    other = Memory(store, embedder=HashingEmbedder(), namespace="B")
+    for i in range(120):
+        mem.add(f"the garden note {i} about {'kiln' if i % 7 == 0 else 'roses'} and Sam")
+        if i % 3 == 0:
+            other.add(f"the garden in namespace B, note {i}")
+    asks = [("A", [NodeKind.EVENT], 10), ("A", [NodeKind.EVENT], 100),
+            ("A", [NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM, NodeKind.INTENT], 50),
+            ("A", None, 7), ("B", [NodeKind.EVENT], 20), ("A", [NodeKind.EVENT], 0)]
+
+    def check() -> None:
+        for q in ("the garden kiln", "roses", "garden note Sam", "zebra"):
+            for max_rows in (None, 30):
+                for ns, kinds, limit in asks:
+                    assert store.search_text(ns, q, kinds, limit, max_rows=max_rows) == \
+                        store._search_text_reference(ns, q, kinds, limit, max_rows=max_rows)
+
+    check()
+    newest = max(store.search_text("A", "garden", [NodeKind.EVENT], 500), key=lambda h: h[0])
+    mem.forget(newest[0])
+    mem.add("the garden kiln, said anew")  # may take the forgotten row's rowid
+    check()
+    second = SQLiteStore(str(tmp_path / "s.db"))  # another connection writes
+    Memory(second, embedder=HashingEmbedder(), namespace="A").add("garden kiln roses, again")
+    second.close()
+    check()
+    assert any("again" in (store.get_node("A", i).text or "")  # type: ignore[union-attr]
+               for i, _ in store.search_text("A", "again", [NodeKind.EVENT], 5))
+
+
 def test_the_commonest_words_are_left_out_to_stay_within_the_budget(
         texts_store: SQLiteStore) -> None:
     # "the" matches all 200 rows, "garden" 40, "kiln" 3: with 50 rows, "the" is left out
