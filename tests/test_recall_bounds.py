@@ -265,3 +265,58 @@ def test_ground_follows_only_the_best_scored_nodes_of_many() -> None:
     assert len(ground(g, claims, max_nodes=None)) == 30
     got = ground(g, claims, max_nodes=5)
     assert set(got) == {"ev_00003", *(f"ev_{i:05d}" for i in range(26, 30))}
+
+
+# ------------------------------------------------------------- candidate features
+def test_the_feature_matrix_equals_its_reference_on_random_signals() -> None:
+    import random
+
+    from enfold.recall.rank import Signals, feature_matrix, feature_matrix_reference
+
+    rng = random.Random(5)
+
+    def pick(ids: list[str], share: float) -> set[str]:
+        return {e for e in ids if rng.random() < share}
+
+    for trial in range(60):
+        ids = [f"ev_{i:04d}" for i in range(rng.randint(0, 80))]
+        sig = Signals(asks_latest=trial % 2 == 0)
+        sig.lex = {e: rng.uniform(-1, 9) for e in pick(ids, 0.3)}
+        sig.dense = {e: rng.uniform(-0.2, 0.9) for e in pick(ids, 0.7)}
+        sig.dense_floor = rng.uniform(-0.1, 0.5)
+        sig.ground = {e: rng.random() for e in pick(ids, 0.2)}
+        sig.person = {e: rng.random() for e in pick(ids, 0.1)}
+        sig.claim = {e: rng.random() for e in pick(ids, 0.1)}
+        sig.speaker, sig.opinion, sig.window = pick(ids, 0.1), pick(ids, 0.2), pick(ids, 0.3)
+        sig.ts = {e: rng.choice((1e9, 1e9 + rng.random() * 1e6)) for e in pick(ids, 0.9)}
+        candidates = [e for e in ids if rng.random() < 0.8]
+        outside = [f"ev_x{i}" for i in range(5)]  # neighbours that are not candidates
+        sig.lex.update({e: rng.uniform(0, 5) for e in outside[:2]})
+        near = {e: (tuple(rng.sample(ids + outside, min(rng.randint(0, 2), len(ids)))),
+                    tuple(rng.sample(ids + outside, min(rng.randint(0, 3), len(ids)))))
+                for e in candidates if rng.random() < 0.9}
+        got = feature_matrix(candidates, sig, near)
+        assert got.shape == (len(candidates), 16)
+        assert np.array_equal(got, feature_matrix_reference(candidates, sig, near))
+
+
+def test_the_neighbouring_turns_kept_follow_the_events() -> None:
+    from enfold.recall.controller import _Turns
+
+    m = Memory.open("memory:", embedder="hash", planner="local")
+    for i in range(6):
+        m.add(f"turn {i} of the talk about kilns", ts=1_790_000_000 + 60 * i)
+    with m.reading() as g:
+        first = [g.events_by_seq[s] for s in sorted(g.events_by_seq)]
+        turns = _Turns.of(g)
+        assert turns(first[2]) == ((first[1], first[3]), (first[0], first[4]))
+    m.recall("kilns")  # access statistics change no turn: the kept turns stay
+    with m.reading() as g:
+        assert _Turns.of(g) is turns
+    m.add("turn 6, a minute later", ts=1_790_000_000 + 360)
+    with m.reading() as g:
+        fresh = _Turns.of(g)
+        assert fresh is not turns
+        last = [g.events_by_seq[s] for s in sorted(g.events_by_seq)]
+        assert fresh(last[5]) == ((last[4], last[6]), (last[3],))
+    m.close()
