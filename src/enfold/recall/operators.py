@@ -256,9 +256,10 @@ def ground(graph: WorkingGraph, nodes: Mapping[str, float], *,
         if window is not None:
             sources = [ev for ev in sources if in_window(graph, ev, window)]
         if per_node is not None and len(sources) > per_node:
-            if qvec is not None:
-                sims = graph.event_vectors.similarities(qvec, sources)
-                sources = sorted(sources, key=lambda ev: -sims.get(ev, -2.0))[:per_node]
+            if qvec is not None:  # nearest first, the most recent first among equals
+                sims = graph.event_vectors.similarity_array(qvec, sources)
+                nearest = np.argsort(-sims, kind="stable")[:per_node]
+                sources = [sources[i] for i in nearest.tolist()]
             else:
                 sources = sources[:per_node]
         for ev in sources:
