@@ -757,7 +757,8 @@ class SQLiteStore:
         if top > self._df_until or top < self._df_from:
             self._df.clear()
             self._df_from, self._df_until = top, top + max(500, top // 10)
-        if all(w in self._df for w in words):
+        fresh = [w for w in words if w not in self._df]
+        if not fresh:
             return {w: self._df[w] for w in words}
         if not self._vocab_ready:
             # The query's words go through the index's own tokenizer (porter stemming) in a
@@ -771,21 +772,22 @@ class SQLiteStore:
             self._vocab_ready = True
         db.execute("DELETE FROM temp.enfold_qwords")
         db.executemany("INSERT INTO temp.enfold_qwords (rowid, text) VALUES (?, ?)",
-                       list(enumerate(words)))
+                       list(enumerate(fresh)))
         terms: dict[int, set[str]] = {}
         for term, doc in db.execute("SELECT term, doc FROM temp.enfold_qterms"):
             terms.setdefault(int(doc), set()).add(term)
         db.execute("DELETE FROM temp.enfold_qwords")
         wanted = sorted({t for ts in terms.values() for t in ts})
         df: dict[str, int] = {}
-        for i in range(0, len(wanted), 100):
-            chunk = wanted[i:i + 100]
-            df.update(db.execute(
-                "SELECT term, doc FROM temp.enfold_vocab WHERE term IN "
-                f"({','.join('?' * len(chunk))})", chunk).fetchall())
-        counts = {w: min(df.get(t, 0) for t in terms[i]) if i in terms else 0
-                  for i, w in enumerate(words)}
-        self._df.update(counts)
+        for term in wanted:
+            # one term at a time: fts5vocab seeks a term it is given by "=", and with
+            # "IN (...)" walked the vocabulary (8 ms a query at 100k events, not 0.2)
+            for t, doc in db.execute("SELECT term, doc FROM temp.enfold_vocab WHERE term = ?",
+                                     (term,)):
+                df[t] = doc
+        self._df.update({w: min(df.get(t, 0) for t in terms[i]) if i in terms else 0
+                         for i, w in enumerate(fresh)})
+        counts = {w: self._df[w] for w in words}
         return counts
 
     # -------------------------------------------------------- namespaces
