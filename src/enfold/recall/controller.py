@@ -132,7 +132,7 @@ def recall(
     candidates, near = candidate_set(graph, sig, qvec, analysis.window,
                                      neighbours=neighbours)
     if not analysis.asks_opinion:
-        sig.opinion = {e for e in candidates if _is_opinion(graph, e)}
+        sig.opinion = _opinions(graph, candidates)
     model = model or packaged_model()
     fused: Scores = {}
     if candidates:
@@ -319,6 +319,18 @@ def _is_opinion(graph: WorkingGraph, event_id: str) -> bool:
     return any(e.type is EdgeType.SUPPORTED_BY and e.src in claims
                and not graph.nodes[e.src].attrs.get("states_facts")
                for e in graph.in_edges(event_id))
+
+
+def _opinions(graph: WorkingGraph, event_ids: Iterable[str]) -> set[str]:
+    """The events of ``event_ids`` that :func:`_is_opinion` holds are opinions (the same
+    test over each event's in-edges, with the lookups bound once)."""
+    claims = graph.by_kind[NodeKind.CLAIM]
+    nodes, inn = graph.nodes, graph.inn
+    supported = EdgeType.SUPPORTED_BY
+    return {e for e in event_ids
+            if any(edge.type is supported and edge.src in claims
+                   and not nodes[edge.src].attrs.get("states_facts")
+                   for edge in inn.get(e, {}).values())}
 
 
 def _person(graph: WorkingGraph, name: str) -> str | None:
