@@ -47,10 +47,16 @@ def test_an_unbounded_budget_changes_nothing(texts_store: SQLiteStore) -> None:
             == texts_store.search_text("default", q, [NodeKind.EVENT], 20)
 
 
-def test_search_text_equals_its_one_statement_reference(tmp_path: Path) -> None:
+@pytest.mark.parametrize("first", [1_024, 1])
+def test_search_text_equals_its_one_statement_reference(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: int) -> None:
     """The scored rows and the columns read are kept between calls: the results stay the
     reference's across kinds, limits, namespaces, and writes by this connection (a row of
-    the index deleted and its rowid given to a new one) and by another."""
+    the index deleted and its rowid given to a new one) and by another; and when the best
+    rows taken first (``first``: few) hold too few of the kinds asked for."""
+    import enfold.store.sqlite
+
+    monkeypatch.setattr(enfold.store.sqlite, "_SCORED_FIRST", first)
     store = SQLiteStore(str(tmp_path / "s.db"))
     mem = Memory(store, embedder=HashingEmbedder(), namespace="A")
     other = Memory(store, embedder=HashingEmbedder(), namespace="B")
@@ -60,7 +66,8 @@ def test_search_text_equals_its_one_statement_reference(tmp_path: Path) -> None:
             other.add(f"the garden in namespace B, note {i}")
     asks = [("A", [NodeKind.EVENT], 10), ("A", [NodeKind.EVENT], 100),
             ("A", [NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM, NodeKind.INTENT], 50),
-            ("A", None, 7), ("B", [NodeKind.EVENT], 20), ("A", [NodeKind.EVENT], 0)]
+            ("A", None, 7), ("B", [NodeKind.EVENT], 20), ("A", [NodeKind.EVENT], 0),
+            ("A", [NodeKind.PERSON], 1), ("B", [NodeKind.EVENT], 1)]
 
     def check() -> None:
         for q in ("the garden kiln", "roses", "garden note Sam", "zebra"):

@@ -44,6 +44,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 _LABEL_CHUNK = 256  # index rows whose stored columns search_text reads at a time
 _LABELS_KEPT = 500_000  # index rows whose stored columns it keeps at most
+_SCORED_FIRST = 1_024  # best rows search_text takes first (all of them if these fall short)
 
 
 def query_words(text: str) -> list[str]:
@@ -98,7 +99,7 @@ class SQLiteStore:
         # scored rows, and the stored columns of the index rows read (see _text_hits).
         self._text_writes = 0  # this connection's transactions that may write the index
         self._text_token: tuple[int, int] | None = None  # (data_version, _text_writes)
-        self._hits: tuple[tuple[Any, ...], list[tuple[int, float]]] | None = None
+        self._hits: tuple[tuple[Any, ...], list[tuple[int, float]], bool] | None = None
         self._labels: dict[int, tuple[str, str, str]] = {}
         try:
             self._db = sqlite3.connect(
@@ -604,9 +605,10 @@ class SQLiteStore:
 
         The rows are scored by one statement that reads no row's columns, only its
         postings and length (namespace, kind and node id are UNINDEXED columns, and reading
-        them for each of some thousands of rows cost more than scoring them); then the
-        stored columns are read for the best rows only, a chunk at a time, until ``limit``
-        rows of ``kinds`` are found. The scored rows are kept for the next call with the
+        them for each of some thousands of rows cost more than scoring them), and only the
+        best :data:`_SCORED_FIRST` (or 8 × ``limit``) are taken, all of them if those hold
+        too few of ``kinds``; then the stored columns are read for the best rows only, a
+        chunk at a time, until ``limit`` rows of ``kinds`` are found. The scored rows are kept for the next call with the
         same words, and the columns read for any later query, while the text index is
         unchanged (no transaction of this connection that may write it, no commit by any
         other): recall asks for events and for derived nodes with the same query, and
@@ -615,36 +617,44 @@ class SQLiteStore:
         wanted = None if kinds is None else {k.value for k in kinds}
         out: list[tuple[str, float]] = []
         with self._lock:
-            hits = self._text_hits(query, max_rows)
-            if hits is None or limit <= 0:
-                return out
-            rows, labels = hits
-            try:
-                for lo in range(0, len(rows), _LABEL_CHUNK):
-                    chunk = rows[lo:lo + _LABEL_CHUNK]
-                    missing = [r for r, _ in chunk if r not in labels]
-                    if missing:
-                        labels.update((r, (ns, kind, node_id)) for r, ns, kind, node_id in
-                                      self._db.execute(
-                                          "SELECT rowid, namespace, kind, node_id FROM node_fts "
-                                          f"WHERE rowid IN ({','.join('?' * len(missing))})",
-                                          missing))
-                    for r, score in chunk:
-                        label = labels.get(r)
-                        if label is None or label[0] != namespace or \
-                                (wanted is not None and label[1] not in wanted):
-                            continue
-                        # bm25() is lower-is-better; flip the sign so callers sort descending.
-                        out.append((label[2], -float(score)))
-                        if len(out) == limit:
-                            return out
-            except sqlite3.Error as exc:
-                raise StoreError(f"SQLite: {exc}") from exc
-        return out
+            first: int | None = max(_SCORED_FIRST, 8 * limit)
+            while True:
+                hits = self._text_hits(query, max_rows, first)
+                if hits is None or limit <= 0:
+                    return out
+                rows, complete, labels = hits
+                try:
+                    for lo in range(0, len(rows), _LABEL_CHUNK):
+                        chunk = rows[lo:lo + _LABEL_CHUNK]
+                        missing = [r for r, _ in chunk if r not in labels]
+                        if missing:
+                            labels.update((r, (ns, kind, node_id)) for r, ns, kind, node_id
+                                          in self._db.execute(
+                                              "SELECT rowid, namespace, kind, node_id FROM "
+                                              "node_fts WHERE rowid IN "
+                                              f"({','.join('?' * len(missing))})", missing))
+                        for r, score in chunk:
+                            label = labels.get(r)
+                            if label is None or label[0] != namespace or \
+                                    (wanted is not None and label[1] not in wanted):
+                                continue
+                            # bm25() is lower-is-better; flip the sign so callers sort
+                            # descending.
+                            out.append((label[2], -float(score)))
+                            if len(out) == limit:
+                                return out
+                except sqlite3.Error as exc:
+                    raise StoreError(f"SQLite: {exc}") from exc
+                if complete:
+                    return out
+                # the best rows held too few of these kinds: all of them, from the start
+                out, first = [], None
 
-    def _text_hits(self, query: str, max_rows: int | None
-                   ) -> tuple[list[tuple[int, float]], dict[int, tuple[str, str, str]]] | None:
-        """Every index row the query's (bounded) words match, as (rowid, bm25) best first,
+    def _text_hits(self, query: str, max_rows: int | None, first: int | None
+                   ) -> tuple[list[tuple[int, float]], bool,
+                              dict[int, tuple[str, str, str]]] | None:
+        """The index rows the query's (bounded) words match, as (rowid, bm25) best first
+        (ties in rowid order): the ``first`` best (None: all), whether that is all of them,
         and the stored columns read so far (rowid -> namespace, kind, node id); None when
         no word can match. Both are kept while the text index is unchanged: the rows for
         the last query, the columns for every row read (at most :data:`_LABELS_KEPT`)."""
@@ -665,18 +675,25 @@ class SQLiteStore:
                 if index != self._text_token or len(self._labels) > _LABELS_KEPT:
                     self._text_token, self._hits = index, None
                     self._labels = {}
-                if self._hits is not None and self._hits[0] == (match, floor):
-                    return self._hits[1], self._labels
+                kept = self._hits
+                if kept is not None and kept[0] == (match, floor) and (
+                        kept[2] or (first is not None and len(kept[1]) >= first)):
+                    return kept[1], kept[2], self._labels
                 sql = "SELECT rowid, bm25(node_fts) AS s FROM node_fts WHERE node_fts MATCH ?"
                 args: list[Any] = [match]
                 if floor is not None:
                     sql += " AND rowid >= ?"
                     args.append(floor)
-                rows = self._db.execute(sql + " ORDER BY s, rowid", args).fetchall()
+                sql += " ORDER BY s, rowid"
+                if first is not None:
+                    sql += " LIMIT ?"
+                    args.append(first)
+                rows = self._db.execute(sql, args).fetchall()
             except sqlite3.Error as exc:
                 raise StoreError(f"SQLite: {exc}") from exc
-            self._hits = ((match, floor), rows)
-            return rows, self._labels
+            complete = first is None or len(rows) < first
+            self._hits = ((match, floor), rows, complete)
+            return rows, complete, self._labels
 
     def _search_text_reference(
         self, namespace: str, query: str, kinds: Iterable[NodeKind] | None, limit: int,
