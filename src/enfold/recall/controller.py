@@ -41,7 +41,7 @@ DENSE_DEPTH = 100  # dense hits scored per query
 WINDOW_DEPTH = 50  # dense hits among the events of the asked time, when it names one
 NEIGHBOUR_SOURCES = 10  # the best lexical and dense hits bring their neighbouring turns
 NEIGHBOUR_GAP_S = 1800.0  # log neighbours further apart in time are not turns of one talk
-TURNS_KEPT = 200_000  # events whose neighbouring turns the graph keeps at most
+TURNS_KEPT = 100_000  # events whose neighbouring turns the graph keeps at most
 FACT_MARGIN = 0.0  # among the top three, a plain account always goes before an opinion
 _DERIVED = (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM, NodeKind.INTENT)
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from importlib import resources
 from pathlib import Path
+from sys import intern
 from typing import Any
 from urllib.parse import quote
 
@@ -43,7 +44,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 _LABEL_CHUNK = 256  # index rows whose stored columns search_text reads at a time
-_LABELS_KEPT = 500_000  # index rows whose stored columns it keeps at most
+_LABELS_KEPT = 100_000  # index rows whose stored columns it keeps at most (~15 MB)
 _SCORED_FIRST = 1_024  # best rows search_text takes first (all of them if these fall short)
 
 
@@ -628,8 +629,9 @@ class SQLiteStore:
                         chunk = rows[lo:lo + _LABEL_CHUNK]
                         missing = [r for r, _ in chunk if r not in labels]
                         if missing:
-                            labels.update((r, (ns, kind, node_id)) for r, ns, kind, node_id
-                                          in self._db.execute(
+                            # (namespaces and kinds are few: one string each is kept)
+                            labels.update((r, (intern(ns), intern(kind), node_id))
+                                          for r, ns, kind, node_id in self._db.execute(
                                               "SELECT rowid, namespace, kind, node_id FROM "
                                               "node_fts WHERE rowid IN "
                                               f"({','.join('?' * len(missing))})", missing))
