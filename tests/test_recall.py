@@ -164,3 +164,12 @@ def test_decay_does_not_hide_old_evidence_from_recall(mem: Memory) -> None:
     prior = ONTOLOGY[EdgeType.PARTICIPATES].prior
     assert strength(edge) == prior
     assert strength(edge.with_changes(weight=min(1.0, prior + 0.1))) > prior
+
+
+def test_the_opinion_test_over_candidates_is_the_one_event_test(mem: Memory) -> None:
+    from enfold.recall.controller import _is_opinion, _opinions
+
+    with mem.reading() as g:
+        events = list(g.of_kind(NodeKind.EVENT))
+        assert _opinions(g, events) == {e for e in events if _is_opinion(g, e)}
+        assert _opinions(g, events)  # the fixture holds views

@@ -47,6 +47,48 @@ def test_an_unbounded_budget_changes_nothing(texts_store: SQLiteStore) -> None:
             == texts_store.search_text("default", q, [NodeKind.EVENT], 20)
 
 
+@pytest.mark.parametrize("first", [1_024, 1])
+def test_search_text_equals_its_one_statement_reference(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: int) -> None:
+    """The scored rows and the columns read are kept between calls: the results stay the
+    reference's across kinds, limits, namespaces, and writes by this connection (a row of
+    the index deleted and its rowid given to a new one) and by another; and when the best
+    rows taken first (``first``: few) hold too few of the kinds asked for."""
+    import enfold.store.sqlite
+
+    monkeypatch.setattr(enfold.store.sqlite, "_SCORED_FIRST", first)
+    store = SQLiteStore(str(tmp_path / "s.db"))
+    mem = Memory(store, embedder=HashingEmbedder(), namespace="A")
+    other = Memory(store, embedder=HashingEmbedder(), namespace="B")
+    for i in range(120):
+        mem.add(f"the garden note {i} about {'kiln' if i % 7 == 0 else 'roses'} and Sam")
+        if i % 3 == 0:
+            other.add(f"the garden in namespace B, note {i}")
+    asks = [("A", [NodeKind.EVENT], 10), ("A", [NodeKind.EVENT], 100),
+            ("A", [NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM, NodeKind.INTENT], 50),
+            ("A", None, 7), ("B", [NodeKind.EVENT], 20), ("A", [NodeKind.EVENT], 0),
+            ("A", [NodeKind.PERSON], 1), ("B", [NodeKind.EVENT], 1)]
+
+    def check() -> None:
+        for q in ("the garden kiln", "roses", "garden note Sam", "zebra"):
+            for max_rows in (None, 30):
+                for ns, kinds, limit in asks:
+                    assert store.search_text(ns, q, kinds, limit, max_rows=max_rows) == \
+                        store._search_text_reference(ns, q, kinds, limit, max_rows=max_rows)
+
+    check()
+    newest = max(store.search_text("A", "garden", [NodeKind.EVENT], 500), key=lambda h: h[0])
+    mem.forget(newest[0])
+    mem.add("the garden kiln, said anew")  # may take the forgotten row's rowid
+    check()
+    second = SQLiteStore(str(tmp_path / "s.db"))  # another connection writes
+    Memory(second, embedder=HashingEmbedder(), namespace="A").add("garden kiln roses, again")
+    second.close()
+    check()
+    assert any("again" in (store.get_node("A", i).text or "")  # type: ignore[union-attr]
+               for i, _ in store.search_text("A", "again", [NodeKind.EVENT], 5))
+
+
 def test_the_commonest_words_are_left_out_to_stay_within_the_budget(
         texts_store: SQLiteStore) -> None:
     # "the" matches all 200 rows, "garden" 40, "kiln" 3: with 50 rows, "the" is left out
@@ -230,3 +272,58 @@ def test_ground_follows_only_the_best_scored_nodes_of_many() -> None:
     assert len(ground(g, claims, max_nodes=None)) == 30
     got = ground(g, claims, max_nodes=5)
     assert set(got) == {"ev_00003", *(f"ev_{i:05d}" for i in range(26, 30))}
+
+
+# ------------------------------------------------------------- candidate features
+def test_the_feature_matrix_equals_its_reference_on_random_signals() -> None:
+    import random
+
+    from enfold.recall.rank import Signals, feature_matrix, feature_matrix_reference
+
+    rng = random.Random(5)
+
+    def pick(ids: list[str], share: float) -> set[str]:
+        return {e for e in ids if rng.random() < share}
+
+    for trial in range(60):
+        ids = [f"ev_{i:04d}" for i in range(rng.randint(0, 80))]
+        sig = Signals(asks_latest=trial % 2 == 0)
+        sig.lex = {e: rng.uniform(-1, 9) for e in pick(ids, 0.3)}
+        sig.dense = {e: rng.uniform(-0.2, 0.9) for e in pick(ids, 0.7)}
+        sig.dense_floor = rng.uniform(-0.1, 0.5)
+        sig.ground = {e: rng.random() for e in pick(ids, 0.2)}
+        sig.person = {e: rng.random() for e in pick(ids, 0.1)}
+        sig.claim = {e: rng.random() for e in pick(ids, 0.1)}
+        sig.speaker, sig.opinion, sig.window = pick(ids, 0.1), pick(ids, 0.2), pick(ids, 0.3)
+        sig.ts = {e: rng.choice((1e9, 1e9 + rng.random() * 1e6)) for e in pick(ids, 0.9)}
+        candidates = [e for e in ids if rng.random() < 0.8]
+        outside = [f"ev_x{i}" for i in range(5)]  # neighbours that are not candidates
+        sig.lex.update({e: rng.uniform(0, 5) for e in outside[:2]})
+        near = {e: (tuple(rng.sample(ids + outside, min(rng.randint(0, 2), len(ids)))),
+                    tuple(rng.sample(ids + outside, min(rng.randint(0, 3), len(ids)))))
+                for e in candidates if rng.random() < 0.9}
+        got = feature_matrix(candidates, sig, near)
+        assert got.shape == (len(candidates), 16)
+        assert np.array_equal(got, feature_matrix_reference(candidates, sig, near))
+
+
+def test_the_neighbouring_turns_kept_follow_the_events() -> None:
+    from enfold.recall.controller import _Turns
+
+    m = Memory.open("memory:", embedder="hash", planner="local")
+    for i in range(6):
+        m.add(f"turn {i} of the talk about kilns", ts=1_790_000_000 + 60 * i)
+    with m.reading() as g:
+        first = [g.events_by_seq[s] for s in sorted(g.events_by_seq)]
+        turns = _Turns.of(g)
+        assert turns(first[2]) == ((first[1], first[3]), (first[0], first[4]))
+    m.recall("kilns")  # access statistics change no turn: the kept turns stay
+    with m.reading() as g:
+        assert _Turns.of(g) is turns
+    m.add("turn 6, a minute later", ts=1_790_000_000 + 360)
+    with m.reading() as g:
+        fresh = _Turns.of(g)
+        assert fresh is not turns
+        last = [g.events_by_seq[s] for s in sorted(g.events_by_seq)]
+        assert fresh(last[5]) == ((last[4], last[6]), (last[3],))
+    m.close()

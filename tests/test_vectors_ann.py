@@ -177,3 +177,18 @@ def test_in_memory_store_keeps_no_file(tmp_path: Path) -> None:
         mem.add_many([{"text": f"entry {i}"} for i in range(40)])
         g = mem.graph()
         assert g.event_vectors.approximate and g.vector_files is None
+
+
+def test_similarity_array_is_similarities_aligned_with_the_ids() -> None:
+    rng = np.random.default_rng(3)
+    index = VectorIndex()
+    for i in range(50):
+        index.put(f"ev_{i}", rng.normal(size=8).astype(np.float32))
+    index.remove("ev_7")
+    q = rng.normal(size=8).astype(np.float32)
+    ids = ["ev_3", "nope", "ev_7", *(f"ev_{i}" for i in range(40, 10, -3)), "ev_3"]
+    sims = index.similarities(q, ids)
+    got = index.similarity_array(q, ids)
+    assert got.tolist() == [sims.get(i, -2.0) for i in ids]
+    assert index.similarity_array(np.zeros(8, dtype=np.float32), ids).tolist() == \
+        [-2.0] * len(ids)

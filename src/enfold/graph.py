@@ -50,6 +50,10 @@ class WorkingGraph:
         self.derived: dict[str, dict[EdgeType, dict[EdgeKey, Edge]]] = {}
         self.by_kind: dict[NodeKind, dict[str, None]] = {k: {} for k in NodeKind}
         self.events_by_seq: dict[int, str] = {}  # an event's log sequence number -> its id
+        # Bumped whenever an event comes or goes or its sequence number or time changes
+        # (not when only its access statistics do): what derives from the events' order
+        # alone (recall's neighbouring turns) is good while it stays.
+        self.events_epoch = 0
         self.event_vectors = VectorIndex(ann=self.ann)
         self.node_vectors = VectorIndex(ann=EXACT)  # never searched: read by id only
         # The same derived-node vectors split by kind: "the nearest concepts" among a
@@ -297,6 +301,11 @@ class WorkingGraph:
         old = self.nodes.get(node_id)
         if old is not None and (node is None or node.kind != old.kind):
             self.by_kind[old.kind].pop(node_id, None)
+        if ((old is not None and old.kind is NodeKind.EVENT)
+                or (node is not None and node.kind is NodeKind.EVENT)) and (
+                old is None or node is None or old.kind is not node.kind
+                or old.attrs.get("seq") != node.attrs.get("seq") or old.ts != node.ts):
+            self.events_epoch += 1
         if old is not None and old.kind is NodeKind.EVENT:
             seq = old.attrs.get("seq")
             if seq is not None and self.events_by_seq.get(int(seq)) == node_id:

@@ -305,6 +305,23 @@ class VectorIndex:
         return {node_id: float(s) for (node_id, _), s in zip(found, sims.tolist(),
                                                               strict=True)}
 
+    def similarity_array(self, query: np.ndarray, ids: Sequence[str],
+                         missing: float = -2.0) -> NDArray[np.float64]:
+        """:meth:`similarities` as an array aligned with ``ids`` (``missing`` for an id not
+        in the index, or for every id when the query is a zero vector)."""
+        out = np.full(len(ids), missing, dtype=np.float64)
+        q = _unit(query)
+        if q is None or not len(ids):
+            return out
+        get = self._row.get
+        rows = np.fromiter((get(node_id, -1) for node_id in ids), dtype=np.int64,
+                           count=len(ids))
+        found = rows >= 0
+        if found.any():
+            # the rows in the order similarities() takes them: the same products
+            out[found] = self._mat[rows[found]] @ q
+        return out
+
     # ------------------------------------------------------------------ loading
     def begin_load(self) -> None:
         """Hold off building the HNSW graph until :meth:`end_load` (a bulk load)."""

@@ -41,6 +41,7 @@ DENSE_DEPTH = 100  # dense hits scored per query
 WINDOW_DEPTH = 50  # dense hits among the events of the asked time, when it names one
 NEIGHBOUR_SOURCES = 10  # the best lexical and dense hits bring their neighbouring turns
 NEIGHBOUR_GAP_S = 1800.0  # log neighbours further apart in time are not turns of one talk
+TURNS_KEPT = 100_000  # events whose neighbouring turns the graph keeps at most
 FACT_MARGIN = 0.0  # among the top three, a plain account always goes before an opinion
 _DERIVED = (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM, NodeKind.INTENT)
 
@@ -131,7 +132,7 @@ def recall(
     candidates, near = candidate_set(graph, sig, qvec, analysis.window,
                                      neighbours=neighbours)
     if not analysis.asks_opinion:
-        sig.opinion = {e for e in candidates if _is_opinion(graph, e)}
+        sig.opinion = _opinions(graph, candidates)
     model = model or packaged_model()
     fused: Scores = {}
     if candidates:
@@ -175,7 +176,7 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
         [*sig.lex, *sig.dense, *sig.ground, *sig.person, *sig.claim])
     near: Neighbours = {}
     if neighbours and found:
-        turns = _Turns(graph)
+        turns = _Turns.of(graph)
         sources = [*ranked(sig.lex)[:NEIGHBOUR_SOURCES], *ranked(sig.dense)[:NEIGHBOUR_SOURCES]]
         for e in sources:
             one, two = turns(e)
@@ -196,33 +197,42 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
 
 class _Turns:
     """The events one and two places before and after an event in the log that are turns
-    of the same conversation (within :data:`NEIGHBOUR_GAP_S` of it), each event's answer
-    and time read once per query (a query asks for some hundreds of candidates)."""
+    of the same conversation (within :data:`NEIGHBOUR_GAP_S` of it).
+
+    They follow from the events' order and times alone, so they are kept in the graph's
+    state while :attr:`~enfold.graph.WorkingGraph.events_epoch` stays (a recall's access
+    statistics leave it): a query asks for some hundreds of candidates, and queries about
+    one topic meet the same events."""
+
+    KEY = "recall.turns"
 
     def __init__(self, graph: WorkingGraph) -> None:
         self.nodes = graph.nodes
         self.index = _seq_index(graph)
-        self.times: dict[str, float] = {}
+        self.epoch = graph.events_epoch
         self.found: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
-    def _ts(self, event_id: str) -> float:
-        t = self.times.get(event_id)
-        if t is None:
-            t = self.times[event_id] = self.nodes[event_id].ts
-        return t
+    @classmethod
+    def of(cls, graph: WorkingGraph) -> _Turns:
+        turns = graph.state_of(cls.KEY, cls, lambda: cls(graph))
+        if turns.epoch != graph.events_epoch or turns.nodes is not graph.nodes \
+                or len(turns.found) > TURNS_KEPT:
+            turns = graph.state[cls.KEY] = cls(graph)
+        return turns
 
     def __call__(self, event_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         got = self.found.get(event_id)
         if got is not None:
             return got
-        seq = int(self.nodes[event_id].attrs.get("seq", 0))
-        ts = self._ts(event_id)
+        nodes = self.nodes
+        seq = int(nodes[event_id].attrs.get("seq", 0))
+        ts = nodes[event_id].ts
         index = self.index
         away: list[tuple[str, ...]] = []
         for d in (1, 2):
             away.append(tuple(
                 other for other in (index.get(seq - d), index.get(seq + d))
-                if other is not None and abs(self._ts(other) - ts) <= NEIGHBOUR_GAP_S))
+                if other is not None and abs(nodes[other].ts - ts) <= NEIGHBOUR_GAP_S))
         got = self.found[event_id] = (away[0], away[1])
         return got
 
@@ -309,6 +319,18 @@ def _is_opinion(graph: WorkingGraph, event_id: str) -> bool:
     return any(e.type is EdgeType.SUPPORTED_BY and e.src in claims
                and not graph.nodes[e.src].attrs.get("states_facts")
                for e in graph.in_edges(event_id))
+
+
+def _opinions(graph: WorkingGraph, event_ids: Iterable[str]) -> set[str]:
+    """The events of ``event_ids`` that :func:`_is_opinion` holds are opinions (the same
+    test over each event's in-edges, with the lookups bound once)."""
+    claims = graph.by_kind[NodeKind.CLAIM]
+    nodes, inn = graph.nodes, graph.inn
+    supported = EdgeType.SUPPORTED_BY
+    return {e for e in event_ids
+            if any(edge.type is supported and edge.src in claims
+                   and not nodes[edge.src].attrs.get("states_facts")
+                   for edge in inn.get(e, {}).values())}
 
 
 def _person(graph: WorkingGraph, name: str) -> str | None:

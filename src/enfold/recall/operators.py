@@ -25,8 +25,8 @@ HUB_SCAN = 4  # traverse looks at most this × max_degree of a hub's most recent
 GROUND_PER_NODE = 100  # events ground() gives for one derived node at most
 GROUND_SCAN = 500  # a large node's most recent sources among which ground() chooses
 GROUND_MAX_NODES = 200  # derived nodes ground() follows at most (the best scored)
-_GROUNDING = (EdgeType.GROUNDS, EdgeType.REINFORCES, EdgeType.SUPPORTED_BY, EdgeType.TRIGGERS,
-              EdgeType.USER_FEEDBACK)
+_GROUNDING = frozenset((EdgeType.GROUNDS, EdgeType.REINFORCES, EdgeType.SUPPORTED_BY,
+                        EdgeType.TRIGGERS, EdgeType.USER_FEEDBACK))
 
 
 def rrf(rankings: Sequence[Sequence[str]], k: int = 60,
@@ -256,9 +256,10 @@ def ground(graph: WorkingGraph, nodes: Mapping[str, float], *,
         if window is not None:
             sources = [ev for ev in sources if in_window(graph, ev, window)]
         if per_node is not None and len(sources) > per_node:
-            if qvec is not None:
-                sims = graph.event_vectors.similarities(qvec, sources)
-                sources = sorted(sources, key=lambda ev: -sims.get(ev, -2.0))[:per_node]
+            if qvec is not None:  # nearest first, the most recent first among equals
+                sims = graph.event_vectors.similarity_array(qvec, sources)
+                nearest = np.argsort(-sims, kind="stable")[:per_node]
+                sources = [sources[i] for i in nearest.tolist()]
             else:
                 sources = sources[:per_node]
         for ev in sources:
@@ -274,9 +275,16 @@ def _sources(graph: WorkingGraph, node_id: str, provenance: Sequence[str], limit
     events = graph.by_kind[NodeKind.EVENT]
     prov = provenance if limit is None else provenance[-limit:]
     found: dict[str, None] = dict.fromkeys(reversed(prov))
-    edges = graph.neighbors(node_id) if limit is None else \
-        recent_neighbors(graph, node_id, limit)
-    for other, e in edges:
+    if limit is None or graph.degree(node_id) <= limit:
+        # (speed: recent_neighbors' own order, out-edges then in-edges, without the list)
+        for e in graph.out.get(node_id, {}).values():
+            if e.type in _GROUNDING and e.dst in events:
+                found.setdefault(e.dst, None)
+        for e in graph.inn.get(node_id, {}).values():
+            if e.type in _GROUNDING and e.src in events:
+                found.setdefault(e.src, None)
+        return list(found)
+    for other, e in recent_neighbors(graph, node_id, limit):
         if e.type in _GROUNDING and other in events:
             found.setdefault(other, None)
     return list(found)

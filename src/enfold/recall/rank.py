@@ -47,6 +47,7 @@ import numpy as np
 FEATURES = ("lex", "lex_rr", "dense", "dense_rr", "ground", "person", "claim", "speaker",
             "nb1_lex", "nb1_dense", "nb2_lex", "nb2_dense", "opinion", "window", "recency",
             "recency_asked")
+_COL = {name: i for i, name in enumerate(FEATURES)}
 DENSE_FLOOR_RANK = 50  # the cosine at this rank of the dense search scores 0
 MODEL_FILE = "recall_model.json"
 
@@ -81,13 +82,93 @@ def _reciprocal_ranks(scores: Mapping[str, float]) -> dict[str, float]:
     return {i: 1.0 / r for r, i in enumerate(order, 1)}
 
 
+def _relative(sig: Signals) -> tuple[dict[str, float], ...]:
+    """Each signal over the query's best (see the module docstring): lex, lex_rr, dense,
+    dense_rr, ground, person, claim."""
+    top = max(sig.dense.values(), default=0.0)
+    span = top - sig.dense_floor
+    floor = sig.dense_floor
+    dense = ({i: min(max((c - floor) / span, 0.0), 1.0) for i, c in sig.dense.items()}
+             if span > 1e-9 else {})
+    return (_over_best(sig.lex), _reciprocal_ranks(sig.lex), dense,
+            _reciprocal_ranks(sig.dense), _over_best(sig.ground), _over_best(sig.person),
+            _over_best(sig.claim))
+
+
 def feature_matrix(
     candidates: list[str],
     sig: Signals,
     neighbours: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]],
 ) -> np.ndarray:
     """One row of :data:`FEATURES` per candidate. ``neighbours[e]`` holds the ids one and two
-    places away from ``e`` in the log."""
+    places away from ``e`` in the log.
+
+    Column by column over the candidates (a query has some hundreds), the neighbours' best
+    scores by one gather over an index of their rows; the same values as
+    :func:`feature_matrix_reference` (every score is at least 0, so a missing neighbour's
+    0 changes no maximum)."""
+    n = len(candidates)
+    lex, lex_rr, dense, dense_rr, ground, person, claim = _relative(sig)
+    x = np.zeros((n, len(FEATURES)), dtype=np.float64)
+    if n == 0:
+        return x
+    for name, values in (("lex", lex), ("lex_rr", lex_rr), ("dense", dense),
+                         ("dense_rr", dense_rr), ("ground", ground), ("person", person),
+                         ("claim", claim)):
+        if values:
+            get = values.get
+            x[:, _COL[name]] = np.fromiter((get(e, 0.0) for e in candidates), np.float64, n)
+    for name, members in (("speaker", sig.speaker), ("opinion", sig.opinion),
+                          ("window", sig.window)):
+        if members:
+            x[:, _COL[name]] = np.fromiter((e in members for e in candidates), np.float64, n)
+    # The turns one and two places away, as rows of the candidates and of the neighbours
+    # that are not candidates; row `len(ids)` is a neighbour that is not there (0).
+    row = {e: i for i, e in enumerate(candidates)}
+    ids = list(candidates)
+    empty: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    near = [neighbours.get(e, empty) for e in candidates]
+    width = max((len(t) for pair in near for t in pair), default=0)
+    if width:
+        at = np.empty((2, n, width), dtype=np.int64)
+        for place in (0, 1):
+            for i, pair in enumerate(near):
+                found = pair[place]
+                for k in range(width):
+                    if k < len(found):
+                        j = row.get(found[k])
+                        if j is None:
+                            j = row[found[k]] = len(ids)
+                            ids.append(found[k])
+                    else:
+                        j = -1
+                    at[place, i, k] = j
+        at[at < 0] = len(ids)
+        for name, values in (("lex", lex), ("dense", dense)):
+            if not values:
+                continue
+            get = values.get
+            v = np.zeros(len(ids) + 1, dtype=np.float64)
+            v[:len(ids)] = np.fromiter((get(e, 0.0) for e in ids), np.float64, len(ids))
+            x[:, _COL[f"nb1_{name}"]] = v[at[0]].max(axis=1)
+            x[:, _COL[f"nb2_{name}"]] = v[at[1]].max(axis=1)
+    ts = sig.ts
+    times = np.fromiter((ts.get(e, 0.0) for e in candidates), np.float64, n)
+    first, last = float(times.min()), float(times.max())
+    if last > first:
+        own = np.fromiter((ts.get(e, first) for e in candidates), np.float64, n)
+        x[:, _COL["recency"]] = (own - first) / (last - first)
+        if sig.asks_latest:
+            x[:, _COL["recency_asked"]] = x[:, _COL["recency"]]
+    return x
+
+
+def feature_matrix_reference(
+    candidates: list[str],
+    sig: Signals,
+    neighbours: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]],
+) -> np.ndarray:
+    """:func:`feature_matrix` one candidate at a time: the reference it equals."""
     lex = _over_best(sig.lex)
     lex_rr = _reciprocal_ranks(sig.lex)
     top = max(sig.dense.values(), default=0.0)
