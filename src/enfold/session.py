@@ -41,16 +41,20 @@ from enfold.store.base import Fence, Store
 __all__ = ["EDGE_BYTES", "NODE_BYTES", "NamespaceLock", "NamespaceSession", "SessionCache",
            "SessionStats", "estimate_bytes"]
 
-#: Bytes a node costs a session beyond its vector, derived indexes included (the node
-#: object and its attributes, the by-kind and by-sequence indexes, people, time, trigger,
-#: context and PageRank state). Measured with tracemalloc over folded, recalled namespaces
-#: of the benchmarks' synthetic streams (hash embedder): see docs/benchmarks.md
-#: ("namespaces"); RSS per event agreed within a few per cent.
-NODE_BYTES = 5_600
-#: Bytes an edge costs (the edge object, indexed both ways, and the derived-link index).
-EDGE_BYTES = 900
-#: Bytes a vector row costs beyond its float32 components (its id, row maps, HNSW links).
-ROW_BYTES = 200
+#: Bytes a node costs a session beyond its vector, the derived indexes kept on the graph
+#: (people, time, triggers, context, PageRank, planner state) included. Measured with
+#: tracemalloc on namespaces of 200, 800 and 2,000 folded events of the two synthetic
+#: streams of the benchmarks (hash embedder), loaded in a fresh process and recalled five
+#: times: about 1,400-1,600 traced bytes a node once edges (below) and vectors are taken
+#: out; the constants add about a quarter for the allocator's overhead (RSS grew by 1.0-1.8
+#: times the traced bytes in the same runs). ``enfold bench namespaces`` reports the
+#: estimate beside the process's RSS.
+NODE_BYTES = 2_000
+#: Bytes an edge costs: the Edge object (about 480 bytes, measured with a deep getsizeof)
+#: and its entries in the out, in and derived-link indexes (about 300, traced).
+EDGE_BYTES = 1_000
+#: Bytes a vector row costs beyond its matrix (its id, the row and HNSW key maps).
+ROW_BYTES = 250
 
 
 def estimate_bytes(graph: WorkingGraph) -> int:
