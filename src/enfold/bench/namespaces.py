@@ -129,11 +129,11 @@ def _run(mem: Any, namespaces: int, events: int, check: int, settings: Settings,
     others = (_name(i) for i in range(namespaces) if _name(i) not in before)
     walked = 0
     while any(s.namespace in before for s in mem.sessions.resident()):
-        ns = next(others, None)
-        if ns is None:
+        other = next(others, None)
+        if other is None:
             break
-        was_resident = any(s.namespace == ns for s in mem.sessions.resident())
-        _, ms = _top(mem, ns, _queries(_index(ns))[:1])
+        was_resident = any(s.namespace == other for s in mem.sessions.resident())
+        _, ms = _top(mem, other, _queries(_index(other))[:1])
         (resident_ms if was_resident else reopened_ms).extend(ms)
         walked += 1
     still = {s.namespace for s in mem.sessions.resident()} & set(before)
