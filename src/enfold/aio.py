@@ -43,10 +43,15 @@ class ThreadRunner(Protocol):
 
 def _in_thread(method: Callable[Concatenate[Memory, _P], _R]
                ) -> Callable[Concatenate[AsyncMemory, _P], Coroutine[Any, Any, _R]]:
-    """The async twin of a ``Memory`` method: the same call, in a worker thread."""
+    """The async twin of a ``Memory`` method: the same call, in a worker thread. The method
+    is looked up on the wrapped memory at each call, so a subclass's override (or a test's
+    stand-in) is the one that runs."""
+    name = method.__name__
+
     @functools.wraps(method)
     async def call(self: AsyncMemory, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        return await self._run(functools.partial(method, self.memory, *args, **kwargs))
+        bound: Callable[_P, _R] = getattr(self.memory, name)
+        return await self._run(functools.partial(bound, *args, **kwargs))
     return call
 
 
