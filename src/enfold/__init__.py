@@ -4,6 +4,7 @@ Events stream in; enfold folds them into a typed graph of events, concepts, inte
 anchors, people, claims and facts, and gives back evidence-grounded context.
 """
 
+from enfold.aio import AsyncMemory
 from enfold.errors import (
     ConfigError,
     EmbedderError,
@@ -35,6 +36,7 @@ __all__ = [
     "ONTOLOGY",
     "AddEdge",
     "AddNode",
+    "AsyncMemory",
     "ConfigError",
     "Edge",
     "EdgeType",

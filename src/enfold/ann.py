@@ -101,6 +101,10 @@ class Hnsw:
         sims = 1.0 - np.asarray(m.distances, dtype=np.float32).reshape(-1)
         return keys, sims
 
+    def nbytes(self) -> int:
+        """The memory usearch holds for the index."""
+        return int(self.index.memory_usage)
+
     def serialize(self) -> bytes:
         data = self.index.save()
         if not isinstance(data, bytes | bytearray):

@@ -61,6 +61,7 @@ class WorkingGraph:
         self.kind_vectors: dict[NodeKind, VectorIndex] = {}
         self.aliases: dict[str, str] = {}
         self.meta: dict[str, Any] = {}
+        self.edge_total = 0  # edges held (what edge_count() counts), kept as they change
         self.version = 0  # bumped on every committed change; caches key on it
         self.state: dict[str, Any] = {}  # derived, unpersisted algorithm state (PageRank…)
         self.vector_load: dict[str, str] = {}  # index name -> how load() got its HNSW graph
@@ -326,7 +327,8 @@ class WorkingGraph:
         if edge is None:
             out = self.out.get(src)
             if out is not None:
-                out.pop((type_, dst), None)
+                if out.pop((type_, dst), None) is not None:
+                    self.edge_total -= 1
                 if not out:
                     del self.out[src]
             inn = self.inn.get(dst)
@@ -335,7 +337,10 @@ class WorkingGraph:
                 if not inn:
                     del self.inn[dst]
         else:
-            self.out.setdefault(src, {})[(type_, dst)] = edge
+            bucket = self.out.setdefault(src, {})
+            if (type_, dst) not in bucket:
+                self.edge_total += 1
+            bucket[(type_, dst)] = edge
             self.inn.setdefault(dst, {})[(type_, src)] = edge
         if not (self._is_event(src) or self._is_event(dst)):
             for end in (src, dst):

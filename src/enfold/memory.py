@@ -25,7 +25,6 @@ import functools
 import json
 import logging
 import sys
-import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -56,9 +55,10 @@ from enfold.model import Edge, Node, NodeKind, OpRecord, now, valid_namespace
 from enfold.notify import Notification, Notifier, Subscription
 from enfold.plan import UpdatePlan
 from enfold.recall.pack import ContextPack
+from enfold.session import NamespaceSession, SessionCache
 from enfold.settings import Settings
 from enfold.store import open_store
-from enfold.store.base import EventRecord, Fence, Store
+from enfold.store.base import EventRecord, Store
 from enfold.timeline import EventPage, page_events
 from enfold.write.apply import ApplyResult, apply_plan
 from enfold.write.fold import Folder, FoldReport, Planner, text_hash
@@ -129,11 +129,12 @@ class Memory:
         # Reads (recall, intents, tick) fold the backlog first, so they see every added
         # event. A server folding in the background turns this off to keep reads fast.
         self.fold_on_read = True
-        self._graphs: dict[str, WorkingGraph] = {}
+        #: The namespaces' sessions (working graph, lock, change-token fence), least
+        #: recently used first, kept within ``session_budget_mb`` and ``session_max``.
+        self.sessions = SessionCache(
+            self._new_session, budget_bytes=int(self.settings.session_budget_mb * 2**20),
+            max_sessions=self.settings.session_max, on_evict_error=_evict_error)
         self._fold_timings: dict[str, dict[str, float]] = {}  # ns -> stage -> seconds
-        self._locks: dict[str, NamespaceLock] = {}
-        self._fences: dict[str, Fence] = {}  # the change token each working graph mirrors
-        self._guard = threading.Lock()
         #: This memory's namespace leases: one writer per namespace across processes.
         self.leases = Leases(store)
         self._failures: dict[str, dict[str, int]] = {}  # namespace → planner → failures
@@ -270,57 +271,30 @@ class Memory:
     def _ns(self, namespace: str | None) -> str:
         return self.namespace if namespace is None else self._check_ns(namespace)
 
-    def _lock(self, ns: str) -> NamespaceLock:
-        with self._guard:
-            found = self._locks.get(ns)
-            if found is None:
-                found = self._locks[ns] = NamespaceLock(ns, self._session)
-            return found
+    def _new_session(self, ns: str) -> NamespaceSession:
+        return NamespaceSession(ns, self.store, ann=self.settings.ann_options(),
+                                vector_files=self._vector_file(ns),
+                                on_load=lambda g: self._restore_usage(ns, g))
 
-    def _fence(self, ns: str) -> Fence:
-        with self._guard:
-            return self._fences.setdefault(ns, Fence())
-
-    # Another process (a second worker, the CLI next to a server) may change a namespace in
-    # the store. The store's change token moves with every commit; the working graph's
-    # fence holds the token it was loaded at, which the store moves on with this process's
-    # own commits. Taking a namespace, a cached graph that missed a change is dropped (it
-    # reloads on next use); inside, every commit is checked against the fence. A store no
-    # other process can reach (``memory:``) needs neither.
-    @contextmanager
-    def _session(self, ns: str) -> Iterator[None]:
-        if not self.store.shared:
-            yield
-            return
-        fence = self._fence(ns)
-        if ns in self._graphs and self.store.change_token(ns) != fence.token:
-            self._drop(ns)
-        with self.store.fenced(ns, fence):
-            yield
+    def _lock(self, ns: str) -> AbstractContextManager[NamespaceSession]:
+        """The namespace's session for the block: pinned (never evicted meanwhile), its
+        lock held, its working graph checked against the store's change token when this
+        thread first takes it (see :mod:`enfold.session`)."""
+        return self.sessions.using(ns)
 
     def _drop(self, ns: str) -> None:
         """Forget the namespace's working graph (held under its lock): the next use
         reloads it from the store."""
-        self._graphs.pop(ns, None)
-        self._fence(ns).token = None
+        with self._lock(ns) as session:
+            session.drop()
 
     def graph(self, namespace: str | None = None) -> WorkingGraph:
-        """The working graph of a namespace, loaded from the store on first use."""
+        """The working graph of a namespace, loaded from the store on first use. Held
+        outside :meth:`reading`, it is a snapshot: once its session is evicted (see
+        ``session_budget_mb``) the namespace's next use loads a new one."""
         ns = self._ns(namespace)
-        with self._lock(ns):
-            g = self._graphs.get(ns)
-            if g is None:
-                from enfold.embed import limit_blas_threads
-
-                limit_blas_threads()  # vector search is small products: see its docstring
-                snap = self.store.load_graph(ns)
-                g = WorkingGraph(ns, ann=self.settings.ann_options(),
-                                 vector_files=self._vector_file(ns))
-                g.load(snap.nodes, snap.edges, snap.vectors, snap.aliases, snap.meta)
-                self._graphs[ns] = g
-                self._fence(ns).token = snap.token
-                self._restore_usage(ns, g)
-            return g
+        with self._lock(ns) as session:
+            return session.graph()
 
     def _write(self, ns: str, work: Callable[[], _T], *, lease: bool = True,
                done: Callable[[], bool] | None = None,
@@ -372,10 +346,9 @@ class Memory:
     def save_vectors(self) -> None:
         """Write the HNSW graphs of the loaded namespaces that changed beside the store, so
         the next open restores them instead of building them (:meth:`close` does this)."""
-        for ns, g in list(self._graphs.items()):
-            if g.vectors_unsaved():
-                with self._lock(ns):
-                    g.save_vectors({"token": list(self.store.change_token(ns))})
+        for resident in self.sessions.resident():
+            with self._lock(resident.namespace) as session:
+                session.save_vectors()
 
     def namespaces(self) -> list[str]:
         return self.store.namespaces()
@@ -1025,12 +998,10 @@ class Memory:
         from its files as far as the backend can (true when they no longer hold it, as
         ``forget``'s ``erased``; see docs/forgetting.md)."""
         ns = self._ns(namespace)
-        with self._lock(ns):
+        with self._lock(ns) as session:
             self.store.wipe(ns)
-            g = self._graphs.get(ns)
-            if g is not None:
-                g.discard_vector_files()
-            self._drop(ns)
+            session.discard_vector_files()  # loaded or not: an evicted one saved them
+            session.drop()
         return self.store.erase_deleted()
 
     # --------------------------------------------------------- export/import
@@ -1136,7 +1107,7 @@ class Memory:
             if {k: v for k, v in expected.items() if v} != got:
                 raise InputError(f"export is incomplete or altered: header counts {expected}, "
                                  f"found {got}")
-        with self.leases.holding(ns) as held, self._lock(ns):
+        with self.leases.holding(ns) as held, self._lock(ns) as session:
             if not held:
                 raise StoreError(f"namespace {ns!r} is being written by another process")
             if self.store.last_seq(ns) > 0:
@@ -1144,7 +1115,7 @@ class Memory:
             with self.store.transaction():
                 self.store.append_events(ns, events)
                 self.store.commit(ns, changes, cursor=int(header.get("cursor", 0)))
-            self._graphs.pop(ns, None)
+            session.drop()
         return counts
 
 
@@ -1185,40 +1156,9 @@ def _embedder(spec: str | Embedder | None | _Default, store: Store, settings: Se
     return emb
 
 
-class NamespaceLock:
-    """A namespace's re-entrant lock that enters ``session(ns)`` when a thread first takes
-    it and leaves it when that thread finally lets go (not on nested use)."""
-
-    def __init__(self, ns: str,
-                 session: Callable[[str], AbstractContextManager[object]]) -> None:
-        self.ns = ns
-        self._lock = threading.RLock()
-        self._depth = 0  # changed only by the thread holding the lock
-        self._session = session
-        self._open: AbstractContextManager[object] | None = None
-
-    def __enter__(self) -> Self:
-        self._lock.acquire()
-        self._depth += 1
-        if self._depth == 1:
-            try:
-                session = self._session(self.ns)
-                session.__enter__()
-                self._open = session
-            except BaseException:
-                self._depth -= 1
-                self._lock.release()
-                raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        try:
-            if self._depth == 1 and self._open is not None:
-                session, self._open = self._open, None
-                session.__exit__(None, None, None)
-        finally:
-            self._depth -= 1
-            self._lock.release()
+def _evict_error(namespace: str, exc: BaseException) -> None:
+    """An evicted session's HNSW file could not be written: a cache, rebuilt on next load."""
+    log.warning("could not save the vector index files of %s: %s", namespace, exc)
 
 
 @contextmanager

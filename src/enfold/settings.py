@@ -130,6 +130,16 @@ class Settings:
                                 "recall", lo=1)
     ann_expansion_search: int = _s(128, "HNSW candidates kept while searching (ef)", "recall", lo=1)
 
+    # Namespace sessions (enfold.session)
+    session_budget_mb: float = _s(
+        1024.0, "estimated MB the working graphs of the loaded namespaces may hold together "
+        "in one process: past it the least recently used ones are evicted (their HNSW "
+        "files saved) and rebuilt from the store on next use; the most recent one always "
+        "stays (0 = no limit)", "sessions")
+    session_max: int = _s(0, "namespaces whose working graphs stay loaded at most in one "
+                          "process, least recently used evicted first (0 = no limit)",
+                          "sessions")
+
     # Embeddings and LLM
     embedding_dtype: str = _s("float32", "float32 or float16 embedding blobs", "events", lo=None)
     embed_batch: int = _s(64, "texts per embedding batch (the embedder's batch size)", "write",

@@ -59,6 +59,11 @@ class VectorIndex:
     def __contains__(self, node_id: object) -> bool:
         return node_id in self._row
 
+    def nbytes(self) -> int:
+        """Bytes of the vectors held: the exact matrix (with its spare rows) and the HNSW
+        graph's own memory, as usearch reports it."""
+        return int(self._mat.nbytes) + (0 if self._hnsw is None else self._hnsw.nbytes())
+
     @property
     def approximate(self) -> bool:
         """Whether searches go through the HNSW graph."""

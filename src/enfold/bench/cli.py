@@ -564,3 +564,49 @@ def workers(ctx: click.Context, pg_url: str | None, counts: str, namespaces: int
         click.echo(json.dumps(rows))
     else:
         click.echo("\n".join(lines))
+
+
+@bench.command()
+@click.option("--namespaces", "namespaces", type=click.IntRange(min=1), default=1_000,
+              show_default=True, metavar="N", help="Namespaces, folded one after the other.")
+@click.option("--events", type=click.IntRange(min=1), default=200, show_default=True,
+              metavar="M", help="Events per namespace.")
+@click.option("--budget-mb", type=click.FloatRange(min=0), default=256.0, show_default=True,
+              help="The memory's session_budget_mb (0 = no limit).")
+@click.option("--max-sessions", type=click.IntRange(min=0), default=0, show_default=True,
+              help="The memory's session_max (0 = no limit).")
+@click.option("--check", type=click.IntRange(min=0), default=20, show_default=True,
+              metavar="N", help="Namespaces whose recall is compared before eviction and "
+                                "after reopening.")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The SQLite file to fill [default: a temporary one].")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the JSON result here and a Markdown table beside it (.md).")
+@click.pass_context
+def namespaces(ctx: click.Context, namespaces: int, events: int, budget_mb: float,
+               max_sessions: int, check: int, db: Path | None, out: Path | None) -> None:
+    """N namespaces × M events in one process on one SQLite file: RSS against the session
+    budget, sessions resident, evictions, ingest and recall latency, and the same recall
+    from a namespace evicted and reopened."""
+    import time
+
+    from enfold.bench.namespaces import render_namespaces, run_namespaces
+    from enfold.bench.report import write_result
+
+    as_json = bool(getattr(ctx.find_root().obj, "as_json", False))
+    t0 = time.perf_counter()
+    metrics = run_namespaces(namespaces, events, budget_mb=budget_mb,
+                             max_sessions=max_sessions, check=check, db=db,
+                             progress=None if as_json else (lambda m: click.echo(m, err=True)))
+    config = {"namespaces": namespaces, "events": events, "budget_mb": budget_mb,
+              "max_sessions": max_sessions, "check": check, "embedder": "hash",
+              "planner": "local", "store": "sqlite"}
+    result = write_result("namespaces", config, {"enfold": metrics},
+                          time.perf_counter() - t0, out)
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    click.echo(render_namespaces(metrics))
+    click.echo(json.dumps(metrics, indent=2))
+    if out is not None:
+        click.echo(f"wrote {out} and {out.with_suffix('.md')}")

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette.sse import EventSourceResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from enfold.aio import AsyncMemory
 from enfold.errors import (
     ConfigError,
     EnfoldError,
@@ -67,6 +68,8 @@ class State:
 
     def __init__(self, memory: Memory, settings: ServerSettings, *, owns_memory: bool) -> None:
         self.memory = memory
+        #: The routes' memory: each call in the thread pool sync routes run in.
+        self.amemory = AsyncMemory(memory, to_thread=run_in_threadpool)
         self.settings = settings
         self.owns_memory = owns_memory
         self.auth = Authenticator(memory.store, admin_key=settings.admin_key,
@@ -483,7 +486,7 @@ _FIXED = ("text", "ts", "source", "kind", "id")
 
 @api.patch("/events/{event_id}", tags=["events"],
            summary="Change an event's metadata (its text and the rest never change)")
-def patch_event(namespace: Namespace, st: StateDep, event_id: str,
+async def patch_event(namespace: Namespace, st: StateDep, event_id: str,
                 body: MetaPatch) -> dict[str, Any]:
     extra = sorted(body.model_extra or {})
     fixed = [k for k in extra if k in _FIXED]
@@ -492,78 +495,85 @@ def patch_event(namespace: Namespace, st: StateDep, event_id: str,
                          "(forget the event and add another)")
     if extra:
         raise InputError(f"unknown fields: {', '.join(extra)} (send meta, and replace)")
-    return st.memory.update_event(event_id, body.meta, merge=not body.replace,
-                                  namespace=namespace).to_dict()
+    node = await st.amemory.update_event(event_id, body.meta, merge=not body.replace,
+                                         namespace=namespace)
+    return node.to_dict()
 
 
 @api.get("/recall", tags=["read"], summary="Evidence for a question (the ContextPack)")
-def recall(namespace: Namespace, st: StateDep,
-           q: Annotated[str, Query(min_length=1, max_length=4000)],
-           k: Annotated[int, Query(ge=1, le=200)] = 10, at: str | None = None,
-           kinds: str | None = None) -> dict[str, Any]:
-    pack = st.memory.recall(q, k=k, at=_epoch(at), kinds=_kinds(kinds), namespace=namespace)
+async def recall(namespace: Namespace, st: StateDep,
+                 q: Annotated[str, Query(min_length=1, max_length=4000)],
+                 k: Annotated[int, Query(ge=1, le=200)] = 10, at: str | None = None,
+                 kinds: str | None = None) -> dict[str, Any]:
+    pack = await st.amemory.recall(q, k=k, at=_epoch(at), kinds=_kinds(kinds), namespace=namespace)
     return pack.to_dict()
 
 
 @api.post("/answer", tags=["read"], summary="Recall, then answer with the configured LLM")
-def answer(namespace: Namespace, st: StateDep, body: AnswerBody) -> dict[str, Any]:
-    pack = st.memory.answer(body.query, k=body.k, at=_epoch(body.at), namespace=namespace)
+async def answer(namespace: Namespace, st: StateDep, body: AnswerBody) -> dict[str, Any]:
+    pack = await st.amemory.answer(body.query, k=body.k, at=_epoch(body.at), namespace=namespace)
     return pack.to_dict()
 
 
 @api.get("/intents", tags=["intents"], summary="Intents, soonest due first")
-def intents(namespace: Namespace, st: StateDep, status: str = "pending",
-            category: str | None = None) -> list[dict[str, Any]]:
+async def intents(namespace: Namespace, st: StateDep, status: str = "pending",
+                  category: str | None = None) -> list[dict[str, Any]]:
     wanted = [s.strip() for s in status.split(",") if s.strip()]
-    nodes = st.memory.intents(status=wanted[0] if len(wanted) == 1 else wanted,
-                              category=category, namespace=namespace)
+    nodes = await st.amemory.intents(status=wanted[0] if len(wanted) == 1 else wanted,
+                                     category=category, namespace=namespace)
     return [n.to_dict() for n in nodes]
 
 
 @api.post("/intents/{intent_id}/feedback", tags=["intents"],
           summary="accept / modify / defer / reject an intent")
-def feedback(namespace: Namespace, st: StateDep, intent_id: str,
-             body: FeedbackBody) -> dict[str, Any]:
-    return st.memory.feedback(intent_id, body.kind, label=body.label,
-                              namespace=namespace).to_dict()
+async def feedback(namespace: Namespace, st: StateDep, intent_id: str,
+                   body: FeedbackBody) -> dict[str, Any]:
+    node = await st.amemory.feedback(intent_id, body.kind, label=body.label,
+                                     namespace=namespace)
+    return node.to_dict()
 
 
 @api.get("/nodes/{node_id}", tags=["read"], summary="A node, its edges and its provenance")
-def node(namespace: Namespace, st: StateDep, node_id: str) -> dict[str, Any]:
-    m = st.memory
-    n = m.get(node_id, namespace=namespace)
+async def node(namespace: Namespace, st: StateDep, node_id: str) -> dict[str, Any]:
+    m = st.amemory
+    n = await m.get(node_id, namespace=namespace)
     provenance = []
     for event_id in n.grounded_in:
         try:
-            provenance.append(m.get(event_id, namespace=namespace).to_dict())
+            provenance.append((await m.get(event_id, namespace=namespace)).to_dict())
         except NotFound:  # forgotten since
             continue
-    return {"node": n.to_dict(), "edges": [e.to_dict() for e in m.edges(n.id, namespace=namespace)],
+    edges = await m.edges(n.id, namespace=namespace)
+    return {"node": n.to_dict(), "edges": [e.to_dict() for e in edges],
             "provenance": provenance}
 
 
 @api.get("/nodes/{node_id}/history", tags=["read"], summary="The op-log records of a node")
-def history(namespace: Namespace, st: StateDep, node_id: str) -> list[dict[str, Any]]:
-    return [op.to_dict() for op in st.memory.history(node_id, namespace=namespace)]
+async def history(namespace: Namespace, st: StateDep, node_id: str) -> list[dict[str, Any]]:
+    return [op.to_dict() for op in await st.amemory.history(node_id, namespace=namespace)]
 
 
 @api.get("/events", tags=["events"], summary="Events in time order, a page at a time")
-def list_events(namespace: Namespace, st: StateDep, since: str | None = None,
-                until: str | None = None,
-                limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
-                cursor: Annotated[str | None, Query(max_length=200)] = None) -> dict[str, Any]:
+async def list_events(namespace: Namespace, st: StateDep, since: str | None = None,
+                      until: str | None = None,
+                      limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
+                      cursor: Annotated[str | None, Query(max_length=200)] = None
+                      ) -> dict[str, Any]:
     """The events with ``since <= ts < until`` (epoch seconds or ISO 8601; either may be
     left out), folded or not, ordered by time and then log order. ``next_cursor`` (null on
     the last page) passed back as ``cursor`` gives the next page."""
-    return st.memory.events(since=since, until=until, limit=limit, cursor=cursor,
-                            namespace=namespace).to_dict()
+    page = await st.amemory.events(since=since, until=until, limit=limit, cursor=cursor,
+                                   namespace=namespace)
+    return page.to_dict()
 
 
 @api.get("/graph", tags=["read"], summary="Nodes and edges for drawing (highest degree first)")
-def graph(namespace: Namespace, st: StateDep, limit: Annotated[int, Query(ge=1, le=5000)] = 500,
-          kinds: str | None = None) -> dict[str, Any]:
+async def graph(namespace: Namespace, st: StateDep,
+                limit: Annotated[int, Query(ge=1, le=5000)] = 500,
+                kinds: str | None = None) -> dict[str, Any]:
     wanted = _kinds(kinds) or list(NodeKind)
-    with st.memory.reading(namespace) as g:
+
+    def draw(g: WorkingGraph) -> dict[str, Any]:
         derived = [i for k in wanted if k is not NodeKind.EVENT for i in g.of_kind(k)]
         events = list(g.of_kind(NodeKind.EVENT)) if NodeKind.EVENT in wanted else []
         total = len(derived) + len(events)
@@ -573,6 +583,7 @@ def graph(namespace: Namespace, st: StateDep, limit: Annotated[int, Query(ge=1, 
         edges = [{"src": e.src, "dst": e.dst, "type": e.type.value, "weight": e.weight}
                  for i in chosen for e in g.out_edges(i) if e.dst in keep]
         return {"nodes": nodes, "edges": edges, "total": total, "truncated": total > limit}
+    return await st.amemory.read(draw, namespace=namespace)
 
 
 def _drawable(g: WorkingGraph, derived: list[str], events: list[str], limit: int) -> list[str]:
@@ -597,25 +608,28 @@ def _drawable(g: WorkingGraph, derived: list[str], events: list[str], limit: int
 
 
 @api.get("/search", tags=["read"], summary="Nodes matching a text (lexical + dense anchor)")
-def search(namespace: Namespace, st: StateDep,
-           q: Annotated[str, Query(min_length=1, max_length=1000)],
-           k: Annotated[int, Query(ge=1, le=200)] = 20,
-           kinds: str | None = None) -> list[dict[str, Any]]:
+async def search(namespace: Namespace, st: StateDep,
+                 q: Annotated[str, Query(min_length=1, max_length=1000)],
+                 k: Annotated[int, Query(ge=1, le=200)] = 20,
+                 kinds: str | None = None) -> list[dict[str, Any]]:
     import numpy as np
 
     from enfold.recall.operators import anchor
 
     m = st.memory
-    qvec = None if m.embedder is None else \
-        np.asarray(m.embedder.embed([q])[0], dtype=np.float32)
+    embedder = m.embedder
+    qvec = None if embedder is None else await run_in_threadpool(
+        lambda: np.asarray(embedder.embed([q])[0], dtype=np.float32))
     wanted = _kinds(kinds) or list(NodeKind)
-    with m.reading(namespace) as g:
+
+    def find(g: WorkingGraph) -> list[dict[str, Any]]:
         scores = anchor(g, lambda text, knd, n: m.store.search_text(
                             namespace, text, knd, n, max_rows=m.settings.lexical_rows or None),
                         q, qvec, wanted, depth=k, rrf_k=m.settings.rrf_k)
         best = sorted(scores.items(), key=lambda x: -x[1])[:k]
         return [{**_summary(g.nodes[i], g.degree(i)), "score": round(s, 6)}
                 for i, s in best if i in g.nodes]
+    return await st.amemory.read(find, namespace=namespace)
 
 
 @api.get("/stream", tags=["push"], response_class=EventSourceResponse,
@@ -640,31 +654,31 @@ async def stream(namespace: Namespace, st: StateDep,
 
 @api.get("/export", tags=["admin"], response_class=Response,
          summary="The namespace as JSON Lines (enfold import reads it)")
-def export(namespace: Namespace, st: StateDep) -> Response:
+async def export(namespace: Namespace, st: StateDep) -> Response:
     buf = io.StringIO()
-    st.memory.export(buf, namespace=namespace)
+    await st.amemory.export(buf, namespace=namespace)
     return Response(buf.getvalue(), media_type="application/x-ndjson")
 
 
 @api.post("/forget", tags=["admin"], summary="Delete an event and retract what derives from it")
-def forget(namespace: Namespace, st: StateDep, body: ForgetBody) -> dict[str, Any]:
-    report = st.memory.forget(body.event_id, namespace=namespace)
+async def forget(namespace: Namespace, st: StateDep, body: ForgetBody) -> dict[str, Any]:
+    report = await st.amemory.forget(body.event_id, namespace=namespace)
     st.replay.drop(namespace, node_ids={*report["removed"], *report["updated"]},
                    event_id=body.event_id)
     return report
 
 
 @api.delete("", status_code=204, tags=["admin"], summary="Wipe the namespace")
-def wipe(namespace: Namespace, st: StateDep) -> Response:
-    st.memory.wipe(namespace)
+async def wipe(namespace: Namespace, st: StateDep) -> Response:
+    await st.amemory.wipe(namespace)
     st.workers.forgot(namespace)
     st.replay.drop(namespace)
     return Response(status_code=204)
 
 
 @api.get("/stats", tags=["read"], summary="Counts, backlog and planner usage")
-def stats(namespace: Namespace, st: StateDep) -> dict[str, Any]:
-    out = st.memory.stats(namespace)
+async def stats(namespace: Namespace, st: StateDep) -> dict[str, Any]:
+    out = await st.amemory.stats(namespace)
     out.pop("store", None)  # where the server keeps its data is not a namespace's business
     out["backlog"] = st.workers.backlog(namespace)
     return out
