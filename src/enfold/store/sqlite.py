@@ -8,6 +8,7 @@ translated into :class:`enfold.errors.StoreError` at this seam.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import sqlite3
 import threading
@@ -39,6 +40,8 @@ from enfold.store.base import (
     check_fence,
     fts_text,
 )
+
+log = logging.getLogger("enfold.store")
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -848,13 +851,17 @@ class SQLiteStore:
         """Make what was deleted unreadable from the database files (after a forget or a
         wipe); true when the write-ahead log could be emptied.
 
-        ``secure_delete`` zeroes deleted rows and freed pages, but FTS5 keeps a deleted
-        row's terms in its index segments (a delete only adds a tombstone) until segments
-        merge: 'optimize' merges them all into one, whose freed pages are zeroed. Then a
-        TRUNCATE checkpoint copies the log into the database and cuts it to zero bytes — the
-        old versions of every page live in the log until then. Another connection reading
-        an old snapshot holds the checkpoint back (false; the log is emptied at the next
-        checkpoint that completes).
+        ``secure_delete`` zeroes deleted rows and freed pages, but not every copy: FTS5
+        keeps a deleted row's terms in its index segments (a delete only adds a tombstone)
+        until segments merge, and when a full b-tree page is split, the cells moved to the
+        new page stay behind in the old one's unused space, where no later delete reaches
+        them (a forgotten op-log record was found so, in a live page). So 'optimize' merges
+        the text index into one segment, then ``VACUUM`` rebuilds the file from the rows
+        that are left — its cost grows with the file, and forgetting is rare — and a
+        TRUNCATE checkpoint copies the log into the database and cuts it to zero bytes (the
+        old versions of every page live in the log until then). Another connection reading
+        an old snapshot holds the rebuild or the checkpoint back (false; what is left is
+        erased at the next forget's erase, the log at the next checkpoint that completes).
         """
         if not self.shared:  # an in-memory database: no file to erase from
             return True
@@ -862,10 +869,20 @@ class SQLiteStore:
             with self._tx() as db:
                 db.execute("INSERT INTO node_fts (node_fts) VALUES ('optimize')")
             try:
+                self._db.execute("VACUUM")
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise StoreError(f"SQLite: {exc}") from exc
+                log.warning("VACUUM after a forget was held back by another connection: %s",
+                            exc)
+                vacuumed = False
+            else:
+                vacuumed = True
+            try:
                 busy = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
             except sqlite3.Error as exc:
                 raise StoreError(f"SQLite: {exc}") from exc
-            return not busy
+            return vacuumed and not busy
 
     def event_words(self, namespace: str, words: Iterable[str], *, exclude: str
                     ) -> set[str]:
