@@ -310,7 +310,9 @@ class _Forgetting:
         keywords = attrs.get("keywords")
         if trace.taints_any([text, *strings(keywords)]):
             name = ThemeNamer.of(self.g).name(self.g, members[:_LABEL_EVENTS],
-                                              self.terms().terms, self.s.label_max_terms)
+                                              self.terms().terms, self.s.label_max_terms,
+                                              concept=node.id,
+                                              threshold=self.s.merge_threshold)
             if not name.keywords:
                 return None
             text, attrs["keywords"] = name.label, name.keywords

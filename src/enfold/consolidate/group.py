@@ -135,7 +135,8 @@ def group_unfolded(
                                      f"of the concept's events (mean cosine ≥ {threshold:.2f})")
                    for m in loose]
         else:
-            name = ThemeNamer.of(graph).name(graph, members, terms, settings.label_max_terms)
+            name = ThemeNamer.of(graph).name(graph, members, terms, settings.label_max_terms,
+                                             threshold=settings.merge_threshold)
             ops = [AddNode(ref="theme", kind=NodeKind.CONCEPT, text=name.label[:4000],
                            attrs={
                 "keywords": name.keywords,

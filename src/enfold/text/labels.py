@@ -14,7 +14,9 @@
    corpus), times its coverage (the share of the texts it occurs in). Without an embedder
    the closeness is left out.
 3. **Label**: the best candidate that is not a name alone (a person, place, organisation or
-   product — spaCy's entity types): a name is the label only when nothing else is there.
+   product — spaCy's entity types, or proper nouns only): a name is the label only when
+   nothing else is there; and, of the best few, one that no other theme is called already
+   (two themes of one name would be merged as duplicates).
    **Keywords**: the label, then further candidates by maximal marginal relevance (score
    against similarity to the ones chosen), so they are not paraphrases of each other.
 
@@ -53,6 +55,8 @@ COVER_WEIGHT = 0.25
 SHORT_BONUS = 0.2
 #: Phrases whose words are this common in the namespace (normalized idf below) are background.
 MIN_DISTINCT = 0.2
+#: How many of the best candidates may lead before a taken label is allowed.
+LEAD_CHECKS = 5
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z.]?")
 _NOMINAL = frozenset({"NOUN", "PROPN"})
 _MODIFIER = frozenset({"NOUN", "PROPN", "ADJ"})
@@ -182,10 +186,11 @@ def _distinctiveness(cand: Candidate, stats: TermStats) -> float:
 
 def theme_name(texts: Sequence[str], stats: TermStats, *, k: int = 3,
                centroid: np.ndarray | None = None,
-               vectors: Callable[[Sequence[str]], np.ndarray] | None = None
-               ) -> ThemeName | None:
+               vectors: Callable[[Sequence[str]], np.ndarray] | None = None,
+               taken: Callable[[str], bool] | None = None) -> ThemeName | None:
     """Name the theme of ``texts``; see the module docstring. None: no parse or no
-    candidate (the caller falls back to key phrases)."""
+    candidate (the caller falls back to key phrases). ``taken``: whether a label is
+    already another theme's name; of the best few candidates, a free one leads."""
     if not texts:
         return None
     cands = candidates(texts)
@@ -211,7 +216,9 @@ def theme_name(texts: Sequence[str], stats: TermStats, *, k: int = 3,
         score = score + distinct
     score = np.where(distinct >= MIN_DISTINCT, score, score - 10.0)
     order = sorted(range(len(cands)), key=lambda i: (-score[i], cands[i].key))
-    lead = next((i for i in order if not cands[i].named), order[0])
+    free = [i for i in order if not cands[i].named]
+    lead = next((i for i in free[:LEAD_CHECKS] if taken is None
+                 or not taken(_capital(cands[i].surface))), free[0] if free else order[0])
     chosen = [lead]
     rest = [i for i in order if i != lead]
     top = float(score[lead]) or 1.0
@@ -230,5 +237,8 @@ def theme_name(texts: Sequence[str], stats: TermStats, *, k: int = 3,
         chosen.append(best)
         rest.remove(best)
     keywords = [cands[i].surface for i in chosen]
-    first = keywords[0]
-    return ThemeName(first[:1].upper() + first[1:], keywords)
+    return ThemeName(_capital(keywords[0]), keywords)
+
+
+def _capital(phrase: str) -> str:
+    return phrase[:1].upper() + phrase[1:]

@@ -20,10 +20,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from enfold.graph import WorkingGraph
-from enfold.model import Node
+from enfold.model import Node, NodeKind
 from enfold.text.labels import PhraseVectors, ThemeName, theme_name
 from enfold.text.phrases import TermStats, make_label
 from enfold.text.themes import theme_phrases
+from enfold.write.apply import label_similarity
 
 if TYPE_CHECKING:
     from enfold.embed import Embedder
@@ -52,16 +53,27 @@ class ThemeNamer:
                                      or self.vectors.name != embedder.name):
             self.vectors = PhraseVectors(lambda texts: embedder.embed(texts), embedder.name)
 
-    def name(self, graph: WorkingGraph, members: Sequence[str], stats: TermStats, k: int
-             ) -> ThemeName:
-        """The label and keywords of a concept grounded in ``members`` (event ids)."""
+    def name(self, graph: WorkingGraph, members: Sequence[str], stats: TermStats, k: int,
+             *, concept: str | None = None, threshold: float = 0.85,
+             avoid: Sequence[str] = ()) -> ThemeName:
+        """The label and keywords of a concept grounded in ``members`` (event ids):
+        ``concept`` itself when it is being renamed; ``threshold``: the label similarity
+        at which another concept's name counts as the same name (the merge threshold);
+        ``avoid``: further names taken (a concept the same plan adds)."""
         ids = [m for m in dict.fromkeys(members) if m in graph.nodes]
         centroid = graph.event_centroid(ids)
         if len(ids) > NAME_EVENTS and centroid is not None:
             sims = graph.event_vectors.similarities(centroid, ids)
             ids = sorted(ids, key=lambda m: -sims.get(m, -1.0))[:NAME_EVENTS]
         texts = [graph.nodes[m].text for m in ids]
-        found = theme_name(texts, stats, k=k, centroid=centroid, vectors=self.vectors)
+        others = [graph.nodes[c] for c in graph.of_kind(NodeKind.CONCEPT) if c != concept]
+
+        def taken(label: str) -> bool:
+            return any(label_similarity(label, name, threshold) >= threshold
+                       for name in [*avoid, *(n for node in others for n in node.names())])
+
+        found = theme_name(texts, stats, k=k, centroid=centroid, vectors=self.vectors,
+                           taken=taken)
         if found is not None:
             return found
         phrases = theme_phrases(texts, stats, k=k)

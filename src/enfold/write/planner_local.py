@@ -36,8 +36,8 @@ from enfold.text.annotate import Annotation, annotate
 from enfold.text.claims import target_key
 from enfold.text.goals import obligation_label
 from enfold.text.people import same_person
-from enfold.text.phrases import TermStats, make_label, terms, tokens
-from enfold.text.themes import entity_words, theme_phrases
+from enfold.text.phrases import TermStats, terms, tokens
+from enfold.text.themes import entity_words
 from enfold.write.apply import label_similarity
 from enfold.write.calibration import thresholds_for
 from enfold.write.context import ContextAssembler
@@ -176,7 +176,8 @@ class LocalPlanner:
             return None
         members = [*close, ev.id]
         texts = [g.nodes[m].text for m in members]
-        name = ThemeNamer.of(g).name(g, members, st.terms, self.s.label_max_terms)
+        name = ThemeNamer.of(g).name(g, members, st.terms, self.s.label_max_terms,
+                                     threshold=self.s.merge_threshold)
         ref = b.add(NodeKind.CONCEPT, name.label, members, {
             "keywords": name.keywords,
             "summary": _central_text(g, members, vec),
@@ -187,7 +188,7 @@ class LocalPlanner:
            f"{self.s.cluster_window_days:g} days (cosine ≥ {self.cluster_threshold:.2f})")
         for m in members:
             b.edge(m, EdgeType.GROUNDS, ref, "event grounds the new concept")
-        self.place_in_hierarchy(b, ref, members, texts)
+        self.place_in_hierarchy(b, ref, members, texts, name.label)
         return ref
 
     def rename_if_grown(self, b: _Builder, cid: str) -> None:
@@ -198,7 +199,8 @@ class LocalPlanner:
         members = [*node.grounded_in, b.event.id]
         if node.attrs.get("level") or not due_rename(node, len(members), self.s.relabel_growth):
             return
-        name = ThemeNamer.of(g).name(g, members, self.state(g).terms, self.s.label_max_terms)
+        name = ThemeNamer.of(g).name(g, members, self.state(g).terms, self.s.label_max_terms,
+                                     concept=cid, threshold=self.s.merge_threshold)
         attrs: dict[str, Any] = {"keywords": name.keywords, "named_at": len(members)}
         if name.label != node.text:
             old = [a for a in node.attrs.get("aliases") or [] if a != name.label]
@@ -207,7 +209,7 @@ class LocalPlanner:
                                 reasoning=f"renamed: grown to {len(members)} events"))
 
     def place_in_hierarchy(self, b: _Builder, ref: str, members: list[str],
-                           texts: list[str]) -> None:
+                           texts: list[str], label: str) -> None:
         """PART_OF a parent when the new concept shares a broader theme with another."""
         g = b.graph
         vecs = [g.event_vectors.get(m) for m in members]
@@ -238,13 +240,12 @@ class LocalPlanner:
             if not shared:
                 continue
             both = list(dict.fromkeys([*sibling.grounded_in, *members]))
-            name = ThemeNamer.of(g).name(g, both, self.state(g).terms, self.s.label_max_terms)
-            label = name.label
-            if max(label_similarity(label, sibling.text),
-                   label_similarity(label, make_label(theme_phrases(texts, self.state(g).terms)))
-                   ) >= self.s.merge_threshold:
+            name = ThemeNamer.of(g).name(g, both, self.state(g).terms, self.s.label_max_terms,
+                                         threshold=self.s.merge_threshold, avoid=[label])
+            if max(label_similarity(name.label, sibling.text),
+                   label_similarity(name.label, label)) >= self.s.merge_threshold:
                 continue
-            pref = b.add(NodeKind.CONCEPT, label, both, {
+            pref = b.add(NodeKind.CONCEPT, name.label, both, {
                 "keywords": list(dict.fromkeys([*name.keywords, *shared])),
                 "summary": f"broader theme of {sibling.text!r} and a newer concept",
                 "aliases": [], "level": 1,
