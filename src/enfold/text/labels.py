@@ -47,6 +47,10 @@ __all__ = ["MAX_WORDS", "Candidate", "PhraseVectors", "ThemeName", "candidates",
 
 #: Longest label, in words.
 MAX_WORDS = 3
+#: How far below a lone head's score a longer phrase of that head may lead instead.
+SPECIALIZE = 0.5
+#: Whether verbs with their objects are candidates ("hiring engineers").
+VERB_PHRASES = True
 #: MMR's balance of relevance against redundancy for the keywords.
 MMR_LAMBDA = 0.6
 #: Weights of the score beside the two closeness terms (chosen on the tuning scenarios:
@@ -133,9 +137,28 @@ def _surface(tok: Token) -> str:
     return tok.text
 
 
-def _spans(doc: Doc) -> list[list[Token]]:
-    """The candidate token runs of one parse (see the module docstring)."""
-    out: list[list[Token]] = []
+def gerund(lemma: str) -> str:
+    """The -ing form of a verb's lemma ("run" -> "running", "write" -> "writing")."""
+    if lemma.endswith("ie"):
+        return lemma[:-2] + "ying"
+    if lemma.endswith("e") and not lemma.endswith(("ee", "ye", "oe")) and len(lemma) > 2:
+        return lemma[:-1] + "ing"
+    vowels = "aeiou"
+    if (len(lemma) >= 3 and lemma[-1] not in vowels + "wxy" and lemma[-2] in vowels
+            and lemma[-3] not in vowels and sum(ch in vowels for ch in lemma) == 1):
+        return lemma + lemma[-1] + "ing"
+    return lemma + "ing"
+
+
+def _phrases(doc: Doc) -> list[tuple[str, str, tuple[str, ...], bool]]:
+    """(surface, key, words, is a name) of the candidate phrases of one parse."""
+    out: list[tuple[str, str, tuple[str, ...], bool]] = []
+
+    def add(run: list[Token]) -> None:
+        words = tuple(t.text.lower() for t in run)
+        out.append((" ".join(_surface(t) for t in run),
+                    " ".join((*words[:-1], run[-1].lemma_.lower())), words, _is_name(run)))
+
     for chunk in doc.noun_chunks:
         root = chunk.root
         if root.pos_ not in _NOMINAL or not _keep(root):
@@ -150,10 +173,21 @@ def _spans(doc: Doc) -> list[list[Token]]:
             run.insert(0, tok)
         run = run[-MAX_WORDS:]
         for start in range(len(run)):
-            out.append(run[start:])
+            add(run[start:])
     for tok in doc:
-        if tok.tag_ == "VBG" and tok.pos_ == "VERB" and _keep(tok):
-            out.append([tok])
+        if tok.pos_ != "VERB" or not _keep(tok):
+            continue
+        lemma = tok.lemma_.lower()
+        if tok.tag_ == "VBG":
+            out.append((tok.text.lower(), tok.text.lower(), (lemma,), False))
+        if not VERB_PHRASES or not lemma.isalpha() or len(lemma) < 3 or lemma in STOPWORDS:
+            continue
+        # What is done to what names a theme too ("hiring engineers", "renewing permit").
+        g = tok.text.lower() if tok.tag_ == "VBG" else gerund(lemma)
+        for obj in tok.children:
+            if obj.dep_ == "dobj" and obj.pos_ == "NOUN" and _keep(obj):
+                out.append((f"{g} {obj.text.lower()}", f"{g} {obj.lemma_.lower()}",
+                            (lemma, obj.text.lower()), False))
     return out
 
 
@@ -165,14 +199,11 @@ def candidates(texts: Sequence[str]) -> list[Candidate] | None:
     found: dict[str, Candidate] = {}
     for i, doc in enumerate(docs):
         assert doc is not None
-        for run in _spans(doc):
-            words = tuple(t.text.lower() for t in run)
-            key = " ".join((*words[:-1], run[-1].lemma_.lower()))
+        for surface, key, words, named in _phrases(doc):
             cand = found.get(key)
             if cand is None:
-                named = _is_name(run)
                 cand = found[key] = Candidate(key, words, Counter(), set(), named)
-            cand.forms[" ".join(_surface(t) for t in run)] += 1
+            cand.forms[surface] += 1
             cand.docs.add(i)
     return list(found.values())
 
@@ -219,6 +250,16 @@ def theme_name(texts: Sequence[str], stats: TermStats, *, k: int = 3,
     free = [i for i in order if not cands[i].named]
     lead = next((i for i in free[:LEAD_CHECKS] if taken is None
                  or not taken(_capital(cands[i].surface))), free[0] if free else order[0])
+    if len(cands[lead].words) == 1 and SPECIALIZE > 0:
+        # A head alone says less than the phrase it heads ("engineers" < "backend
+        # engineers", "hiring engineers"): a longer phrase of the same head that scores
+        # nearly as well names the theme more precisely.
+        head = cands[lead].words[0]
+        longer = [i for i in order if len(cands[i].words) > 1 and not cands[i].named
+                  and cands[i].words[-1] == head and score[i] >= score[lead] - SPECIALIZE
+                  and (taken is None or not taken(_capital(cands[i].surface)))]
+        if longer:
+            lead = longer[0]
     chosen = [lead]
     rest = [i for i in order if i != lead]
     top = float(score[lead]) or 1.0
