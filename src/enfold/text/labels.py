@@ -61,6 +61,10 @@ SHORT_BONUS = 0.2
 MIN_DISTINCT = 0.2
 #: How many of the best candidates may lead before a taken label is allowed.
 LEAD_CHECKS = 5
+#: The phrases read from each text, by text (a concept's events are read again when it
+#: is renamed); parses are cached by :mod:`enfold.text.nlp` the same way.
+_READ_SIZE = 4096
+_read: OrderedDict[str, list[tuple[str, str, tuple[str, ...], bool]]] = OrderedDict()
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z.]?")
 _NOMINAL = frozenset({"NOUN", "PROPN"})
 _MODIFIER = frozenset({"NOUN", "PROPN", "ADJ"})
@@ -199,7 +203,14 @@ def candidates(texts: Sequence[str]) -> list[Candidate] | None:
     found: dict[str, Candidate] = {}
     for i, doc in enumerate(docs):
         assert doc is not None
-        for surface, key, words, named in _phrases(doc):
+        phrases = _read.get(doc.text)
+        if phrases is None:
+            phrases = _read[doc.text] = _phrases(doc)
+            if len(_read) > _READ_SIZE:
+                _read.popitem(last=False)
+        else:
+            _read.move_to_end(doc.text)
+        for surface, key, words, named in phrases:
             cand = found.get(key)
             if cand is None:
                 cand = found[key] = Candidate(key, words, Counter(), set(), named)
