@@ -320,6 +320,11 @@ class Memory:
                 self._graphs[ns] = g
                 self._fence(ns).token = snap.token
                 self._restore_usage(ns, g)
+                # Concepts named outside the planner (grouping, forgetting) embed their
+                # candidate phrases with the namespace's embedder too.
+                from enfold.write.naming import ThemeNamer
+
+                ThemeNamer.of(g).use(self.embedder)
             return g
 
     def _write(self, ns: str, work: Callable[[], _T], *, lease: bool = True,

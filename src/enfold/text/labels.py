@@ -5,7 +5,7 @@
 1. **Candidates** are the noun phrases of the parse (:mod:`enfold.text.nlp`): each noun
    chunk stripped of determiners, pronouns, possessives, numbers and the words of time,
    date and number entities, cut to its last :data:`MAX_WORDS` words, together with the
-   shorter phrases inside it (the compound + head, the head alone), and gerunds ("running").
+   shorter phrases inside it (the compound + head, the head alone), gerunds ("running") and verbs with their objects ("hiring engineers").
    A phrase is keyed by its words with the head lemmatized ("investor meetings" and
    "investor meeting" are one candidate) and keeps its most frequent surface form.
 2. **Score**: closeness of the phrase's embedding to the cluster's centroid (KeyBERT),
@@ -184,8 +184,9 @@ def _phrases(doc: Doc) -> list[tuple[str, str, tuple[str, ...], bool]]:
         lemma = tok.lemma_.lower()
         if tok.tag_ == "VBG":
             out.append((tok.text.lower(), tok.text.lower(), (lemma,), False))
-        if not VERB_PHRASES or not lemma.isalpha() or len(lemma) < 3 or lemma in STOPWORDS:
-            continue
+        if not VERB_PHRASES or not lemma.isalpha() or len(lemma) < 3 or lemma in STOPWORDS \
+                or (tok.tag_ in ("VBD", "VBN") and lemma == tok.text.lower()):
+            continue  # a past form the lemmatizer did not undo ("fed") makes no gerund
         # What is done to what names a theme too ("hiring engineers", "renewing permit").
         g = tok.text.lower() if tok.tag_ == "VBG" else gerund(lemma)
         for obj in tok.children:
@@ -254,8 +255,8 @@ def theme_name(texts: Sequence[str], stats: TermStats, *, k: int = 3,
         pc = (vecs * cover[:, None]).sum(axis=0)
         central = vecs @ (pc / max(float(np.linalg.norm(pc)), 1e-12))
         score = score + close + central
-    else:
-        score = score + distinct
+    else:  # c-TF-IDF alone: coverage in the cluster times rarity in the namespace
+        score = cover * distinct + SHORT_BONUS * single / 2
     score = np.where(distinct >= MIN_DISTINCT, score, score - 10.0)
     order = sorted(range(len(cands)), key=lambda i: (-score[i], cands[i].key))
     free = [i for i in order if not cands[i].named]
