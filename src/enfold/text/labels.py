@@ -191,7 +191,7 @@ def _phrases(doc: Doc) -> list[tuple[str, str, tuple[str, ...], bool]]:
         g = tok.text.lower() if tok.tag_ == "VBG" else gerund(lemma)
         for obj in tok.children:
             if obj.dep_ == "dobj" and obj.pos_ == "NOUN" and _keep(obj):
-                out.append((f"{g} {obj.text.lower()}", f"{g} {obj.lemma_.lower()}",
+                out.append((f"{g} {_surface(obj)}", f"{g} {obj.lemma_.lower()}",
                             (lemma, obj.text.lower()), False))
     return out
 
