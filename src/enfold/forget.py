@@ -40,9 +40,8 @@ from enfold.settings import Settings
 from enfold.text.annotate import annotate
 from enfold.text.claims import extract_claims, predicate_family, target_key
 from enfold.text.goals import obligation_label
-from enfold.text.phrases import make_label
-from enfold.text.themes import theme_phrases
 from enfold.write.apply import label_similarity
+from enfold.write.naming import ThemeNamer
 from enfold.write.people_index import PeopleIndex
 from enfold.write.planner_local import LocalPlanner, PlannerState, _central_text
 from enfold.write.traces import REDACTED, TEXT_ATTRS, Trace, redact_payload, strings
@@ -310,12 +309,14 @@ class _Forgetting:
         text = node.text
         keywords = attrs.get("keywords")
         if trace.taints_any([text, *strings(keywords)]):
-            texts = [self.g.nodes[e].text for e in members[:_LABEL_EVENTS]]
-            phrases = theme_phrases(texts, self.terms().terms, k=self.s.label_max_terms)
-            if not phrases:
+            name = ThemeNamer.of(self.g).name(self.g, members[:_LABEL_EVENTS],
+                                              self.terms().terms, self.s.label_max_terms,
+                                              concept=node.id,
+                                              threshold=self.s.merge_threshold)
+            if not name.keywords:
                 return None
-            text, attrs["keywords"] = make_label(phrases), phrases
-            trace.support(" ".join(phrases))
+            text, attrs["keywords"] = name.label, name.keywords
+            trace.support(" ".join(name.keywords))
         summary = attrs.get("summary")
         if isinstance(summary, str) and trace.taints(summary):
             centroid = self.g.event_centroid(members)

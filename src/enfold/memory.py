@@ -274,7 +274,16 @@ class Memory:
     def _new_session(self, ns: str) -> NamespaceSession:
         return NamespaceSession(ns, self.store, ann=self.settings.ann_options(),
                                 vector_files=self._vector_file(ns),
-                                on_load=lambda g: self._restore_usage(ns, g))
+                                on_load=lambda g: self._loaded(ns, g))
+
+    def _loaded(self, ns: str, g: WorkingGraph) -> None:
+        """A namespace's working graph was (re)built from the store."""
+        self._restore_usage(ns, g)
+        # Concepts named outside the planner (grouping, forgetting) embed their candidate
+        # phrases with the namespace's embedder too.
+        from enfold.write.naming import ThemeNamer
+
+        ThemeNamer.of(g).use(self.embedder)
 
     def _lock(self, ns: str) -> AbstractContextManager[NamespaceSession]:
         """The namespace's session for the block: pinned (never evicted meanwhile), its

@@ -76,7 +76,10 @@ class Settings:
     cluster_min_events: int = _s(3, "pending events needed to form a concept", "write", lo=1)
     cluster_window_days: float = _s(30.0, "window within which pending events cluster", "write")
     pending_max: int = _s(500, "pending (unfolded) events kept as cluster candidates", "write")
-    label_max_terms: int = _s(3, "key phrases in a concept label", "write", lo=1)
+    label_max_terms: int = _s(3, "key phrases kept as a concept's keywords (the label is "
+                              "the first)", "write", lo=1)
+    relabel_growth: float = _s(1.5, "a concept is named anew when its events have grown by "
+                               "this factor since it was last named", "write", lo=1.01)
 
     fold_group_events: int = _s(256, "events folded per store transaction (group commit)",
                                 "events", lo=1)

@@ -16,7 +16,7 @@ This step looks at the recent events together, as a batch clustering does:
 3. in each group of at least ``cluster_min_events`` events that holds unfolded ones: when
    some of its events already belong to concepts, the unfolded ones **reinforce** the
    concept most of them belong to; when none do, the group **forms a concept** of its own,
-   labelled like the planner's (:func:`enfold.text.phrases.key_phrases`).
+   named like the planner's (:mod:`enfold.write.naming`).
 
 Everything goes through the executor (one UpdatePlan per group), so provenance, centroids,
 counts and the op log follow the same code as on the write path. A second pass at the same
@@ -39,9 +39,9 @@ from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, NodeKind
 from enfold.plan import AddEdge, AddNode, Operation, UpdatePlan
 from enfold.settings import Settings
-from enfold.text.phrases import TermStats, make_label
-from enfold.text.themes import theme_phrases
+from enfold.text.phrases import TermStats
 from enfold.write.apply import execute
+from enfold.write.naming import ThemeNamer
 
 __all__ = ["POOL_MAX", "GroupResult", "group_unfolded"]
 
@@ -135,13 +135,14 @@ def group_unfolded(
                                      f"of the concept's events (mean cosine ≥ {threshold:.2f})")
                    for m in loose]
         else:
-            texts = [graph.nodes[m].text for m in members]
-            keywords = theme_phrases(texts, terms, k=settings.label_max_terms)
-            ops = [AddNode(ref="theme", kind=NodeKind.CONCEPT, text=make_label(keywords)[:4000],
+            name = ThemeNamer.of(graph).name(graph, members, terms, settings.label_max_terms,
+                                             threshold=settings.merge_threshold)
+            ops = [AddNode(ref="theme", kind=NodeKind.CONCEPT, text=name.label[:4000],
                            attrs={
-                "keywords": keywords,
+                "keywords": name.keywords,
                 "summary": _central(graph, members, vecs[rows]),
                 "aliases": [],
+                "named_at": len(members),
                 "last_ts": max(graph.nodes[m].ts for m in members),
             }, grounded_in=members, reasoning=f"consolidation: {len(members)} unfolded events "
                                               f"cluster (mean cosine ≥ {threshold:.2f})")]

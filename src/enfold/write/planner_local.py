@@ -36,11 +36,12 @@ from enfold.text.annotate import Annotation, annotate
 from enfold.text.claims import target_key
 from enfold.text.goals import obligation_label
 from enfold.text.people import same_person
-from enfold.text.phrases import TermStats, make_label, terms, tokens
-from enfold.text.themes import entity_words, theme_phrases
+from enfold.text.phrases import TermStats, terms, tokens
+from enfold.text.themes import entity_words
 from enfold.write.apply import label_similarity
 from enfold.write.calibration import thresholds_for
 from enfold.write.context import ContextAssembler
+from enfold.write.naming import ThemeNamer, due_rename
 from enfold.write.people_index import PeopleIndex
 
 if TYPE_CHECKING:
@@ -92,6 +93,7 @@ class LocalPlanner:
     def __init__(self, settings: Settings | None = None, embedder: Embedder | None = None
                  ) -> None:
         self.s = settings or Settings()
+        self.embedder = embedder
         self.embedder_name: str | None = getattr(embedder, "name", None)
         cal = thresholds_for(self.embedder_name)
         self.assign_threshold = self.s.assign_threshold or cal["assign"]
@@ -100,6 +102,7 @@ class LocalPlanner:
 
     # ------------------------------------------------------------------ state
     def state(self, graph: WorkingGraph) -> PlannerState:
+        ThemeNamer.of(graph).use(self.embedder)
         return graph.state_of("local_planner", PlannerState,
                               lambda: rebuild_state(graph, self.s))
 
@@ -157,6 +160,7 @@ class LocalPlanner:
             cid = nearest[0][0]
             b.edge(ev.id, EdgeType.REINFORCES, cid,
                    f"close to the concept's centroid (cosine {nearest[0][1]:.2f})")
+            self.rename_if_grown(b, cid)
             return cid
         st = self.state(g)
         horizon = ev.ts - self.s.cluster_window_days * DAY
@@ -172,21 +176,40 @@ class LocalPlanner:
             return None
         members = [*close, ev.id]
         texts = [g.nodes[m].text for m in members]
-        phrases = theme_phrases(texts, st.terms, k=self.s.label_max_terms)
-        ref = b.add(NodeKind.CONCEPT, make_label(phrases), members, {
-            "keywords": phrases,
+        name = ThemeNamer.of(g).name(g, members, st.terms, self.s.label_max_terms,
+                                     threshold=self.s.merge_threshold)
+        ref = b.add(NodeKind.CONCEPT, name.label, members, {
+            "keywords": name.keywords,
             "summary": _central_text(g, members, vec),
             "aliases": [],
+            "named_at": len(members),
             "last_ts": max(g.nodes[m].ts for m in members),
         }, f"{len(members)} pending events cluster within "
            f"{self.s.cluster_window_days:g} days (cosine ≥ {self.cluster_threshold:.2f})")
         for m in members:
             b.edge(m, EdgeType.GROUNDS, ref, "event grounds the new concept")
-        self.place_in_hierarchy(b, ref, members, texts)
+        self.place_in_hierarchy(b, ref, members, texts, name.label)
         return ref
 
+    def rename_if_grown(self, b: _Builder, cid: str) -> None:
+        """Name the concept anew from its events when it has grown enough since it was
+        last named (:func:`enfold.write.naming.due_rename`); parent themes keep theirs."""
+        g = b.graph
+        node = g.nodes[cid]
+        members = [*node.grounded_in, b.event.id]
+        if node.attrs.get("level") or not due_rename(node, len(members), self.s.relabel_growth):
+            return
+        name = ThemeNamer.of(g).name(g, members, self.state(g).terms, self.s.label_max_terms,
+                                     concept=cid, threshold=self.s.merge_threshold)
+        attrs: dict[str, Any] = {"keywords": name.keywords, "named_at": len(members)}
+        if name.label != node.text:
+            old = [a for a in node.attrs.get("aliases") or [] if a != name.label]
+            attrs["aliases"] = list(dict.fromkeys([*old, node.text]))[-8:]
+        b.ops.append(UpdateNode(id=cid, text=name.label, attrs=attrs,
+                                reasoning=f"renamed: grown to {len(members)} events"))
+
     def place_in_hierarchy(self, b: _Builder, ref: str, members: list[str],
-                           texts: list[str]) -> None:
+                           texts: list[str], label: str) -> None:
         """PART_OF a parent when the new concept shares a broader theme with another."""
         g = b.graph
         vecs = [g.event_vectors.get(m) for m in members]
@@ -216,14 +239,14 @@ class LocalPlanner:
                                     names=entity_words([*sib_texts, *texts])[1])
             if not shared:
                 continue
-            label = make_label(shared)
-            if max(label_similarity(label, sibling.text),
-                   label_similarity(label, make_label(theme_phrases(texts, self.state(g).terms)))
-                   ) >= self.s.merge_threshold:
-                continue
             both = list(dict.fromkeys([*sibling.grounded_in, *members]))
-            pref = b.add(NodeKind.CONCEPT, label, both, {
-                "keywords": shared,
+            name = ThemeNamer.of(g).name(g, both, self.state(g).terms, self.s.label_max_terms,
+                                         threshold=self.s.merge_threshold, avoid=[label])
+            if max(label_similarity(name.label, sibling.text),
+                   label_similarity(name.label, label)) >= self.s.merge_threshold:
+                continue
+            pref = b.add(NodeKind.CONCEPT, name.label, both, {
+                "keywords": list(dict.fromkeys([*name.keywords, *shared])),
                 "summary": f"broader theme of {sibling.text!r} and a newer concept",
                 "aliases": [], "level": 1,
                 "last_ts": max(g.nodes[e].ts for e in both if e in g.nodes),

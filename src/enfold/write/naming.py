@@ -1,0 +1,88 @@
+"""Naming concepts: the label and keywords of a concept from its events, and when to rename.
+
+A concept is named by :func:`enfold.text.labels.theme_name` over (at most
+:data:`NAME_EVENTS` of) its events — the ones nearest its centroid — with the namespace's
+embedder for the phrase vectors; without a parse or a candidate phrase it keeps the
+key-phrase label of :func:`enfold.text.themes.theme_phrases`. :class:`ThemeNamer` is the
+namespace's naming state (the phrase-vector cache and the embedder the planner registers),
+kept in the working graph's state so consolidation and forgetting name concepts the same
+way the planner does.
+
+A concept is renamed as it grows (:func:`due_rename`): when its events have grown by
+``settings.relabel_growth`` since it was last named (``attrs["named_at"]``, the number of its
+events then), so renames are geometric in a concept's size and their cost per event is
+bounded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from enfold.graph import WorkingGraph
+from enfold.model import Node, NodeKind
+from enfold.text.labels import PhraseVectors, ThemeName, theme_name
+from enfold.text.phrases import TermStats, make_label
+from enfold.text.themes import theme_phrases
+from enfold.write.apply import label_similarity
+
+if TYPE_CHECKING:
+    from enfold.embed import Embedder
+
+__all__ = ["NAME_EVENTS", "ThemeNamer", "due_rename"]
+
+#: The most events a name is chosen from (the ones nearest the concept's centroid).
+NAME_EVENTS = 24
+
+
+class ThemeNamer:
+    """The namespace's concept naming: the embedder for phrase vectors and their cache."""
+
+    KEY = "theme_namer"
+
+    def __init__(self) -> None:
+        self.vectors: PhraseVectors | None = None
+
+    @classmethod
+    def of(cls, graph: WorkingGraph) -> ThemeNamer:
+        return graph.state_of(cls.KEY, ThemeNamer, ThemeNamer)
+
+    def use(self, embedder: Embedder | None) -> None:
+        """Embed phrases with ``embedder`` (the namespace's; its vectors meet the events')."""
+        if embedder is not None and (self.vectors is None
+                                     or self.vectors.name != embedder.name):
+            self.vectors = PhraseVectors(lambda texts: embedder.embed(texts), embedder.name)
+
+    def name(self, graph: WorkingGraph, members: Sequence[str], stats: TermStats, k: int,
+             *, concept: str | None = None, threshold: float = 0.85,
+             avoid: Sequence[str] = ()) -> ThemeName:
+        """The label and keywords of a concept grounded in ``members`` (event ids):
+        ``concept`` itself when it is being renamed; ``threshold``: the label similarity
+        at which another concept's name counts as the same name (the merge threshold);
+        ``avoid``: further names taken (a concept the same plan adds)."""
+        ids = [m for m in dict.fromkeys(members) if m in graph.nodes]
+        centroid = graph.event_centroid(ids)
+        if len(ids) > NAME_EVENTS and centroid is not None:
+            sims = graph.event_vectors.similarities(centroid, ids)
+            ids = sorted(ids, key=lambda m: -sims.get(m, -1.0))[:NAME_EVENTS]
+        texts = [graph.nodes[m].text for m in ids]
+        others = [graph.nodes[c] for c in graph.of_kind(NodeKind.CONCEPT) if c != concept]
+
+        def taken(label: str) -> bool:
+            return any(label_similarity(label, name, threshold) >= threshold
+                       for name in [*avoid, *(n for node in others for n in node.names())])
+
+        found = theme_name(texts, stats, k=k, centroid=centroid, vectors=self.vectors,
+                           taken=taken)
+        if found is not None:
+            return found
+        phrases = theme_phrases(texts, stats, k=k)
+        return ThemeName(make_label(phrases), phrases)
+
+
+def due_rename(concept: Node, size: int, growth: float) -> bool:
+    """Whether a concept now grounded in ``size`` events is due a new name."""
+    named_at = concept.attrs.get("named_at")
+    if not isinstance(named_at, (int, float)) or isinstance(named_at, bool):
+        named_at = len(concept.grounded_in)
+    return size >= max(named_at * growth, named_at + 2)
