@@ -133,10 +133,11 @@ def test_forget_leaves_none_of_its_words_behind(store_url: str, tmp_path: Path) 
         # The marker went everywhere the issue found it: so the checks below prove something.
         before = where(m)
         for place in ("concept.summary", "concept.keywords", "intent.text",
-                      "fact.text", "claim.text"):  # a fact's theme is the concept's label
+                      "claim.text"):  # a fact's theme is the concept's label
             assert before.get(place), f"the stream did not put the marker in {place}"
-        survivors = {i for p in ("concept.keywords", "intent.text", "fact.text")
-                     for i in before[p]}
+        # A fact's statement is a template over its support: it copies no event's words.
+        assert "fact.text" not in before
+        survivors = {i for p in ("concept.keywords", "intent.text") for i in before[p]}
         ops_before = {r.seq: r for r in m.store.oplog("default")}  # type: ignore[attr-defined]
         assert sum(has_marker(r.to_dict()) for r in ops_before.values()) >= 5
         assert m.store.search_text("default", MARKER, None, 10)
