@@ -49,6 +49,7 @@ from enfold.errors import EnfoldError
 from enfold.graph import WorkingGraph
 from enfold.model import ONTOLOGY, Edge, EdgeType, Node, NodeKind, new_id
 from enfold.settings import Settings
+from enfold.text.labels import theme_name
 from enfold.text.phrases import TermStats, tokens
 from enfold.text.themes import theme_phrases
 
@@ -406,9 +407,18 @@ def recurring_phrases(graph: WorkingGraph, events: Sequence[str], terms: TermSta
                       subject: str) -> list[str]:
     """The phrases the supporting events share, most distinctive first (read from the
     :data:`GIST_EVIDENCE` most central of them), without the subject's own name."""
-    texts = central_texts(graph, list(events))[:GIST_EVIDENCE]
+    from enfold.write.naming import ThemeNamer
+
+    ids = list(events)
+    texts = central_texts(graph, ids)[:GIST_EVIDENCE]
     own = {t.lower() for t in tokens(subject)}
-    phrases = theme_phrases(texts, terms or TermStats(), k=GIST_PHRASES + 1)
+    stats = terms or TermStats()
+    # The noun phrases a concept's label is chosen from (the namespace's phrase vectors),
+    # else key phrases.
+    named = theme_name(texts, stats, k=GIST_PHRASES + 2, centroid=graph.event_centroid(ids),
+                       vectors=ThemeNamer.of(graph).vectors)
+    phrases = named.keywords if named is not None else theme_phrases(
+        texts, stats, k=GIST_PHRASES + 1)
     return [p for p in phrases
             if not {t.lower() for t in tokens(p)} <= own][:GIST_PHRASES]
 
