@@ -101,7 +101,15 @@ class Retraction:
     updated: list[str] = field(default_factory=list)
     rebuilt: list[str] = field(default_factory=list)
     traces: dict[str, Trace] = field(default_factory=dict)
+    #: Traces set aside when a neighbour's rebuild made a node look again: the words they
+    #: found still must leave the node's op log.
+    earlier: dict[str, list[Trace]] = field(default_factory=dict)
     unaliased: list[str] = field(default_factory=list)
+
+    def all_traces(self) -> list[tuple[str, Trace]]:
+        """Every trace of every survivor: the current one and those set aside."""
+        return [*self.traces.items(),
+                *((nid, t) for nid, ts in self.earlier.items() for t in ts)]
 
     def report(self) -> dict[str, Any]:
         return {"event": self.event, "removed": self.removed, "updated": self.updated,
@@ -277,7 +285,9 @@ class _Forgetting:
                     self.out.rebuilt.append(node.id)
                     self.put(new, "forget(): rebuilt from the remaining evidence")
                     for other in near:  # they read this node's old text: look again
-                        self.out.traces.pop(other, None)
+                        seen = self.out.traces.pop(other, None)
+                        if seen is not None and seen.needles():
+                            self.out.earlier.setdefault(other, []).append(seen)
                     pending |= near
 
     def tainted(self, node: Node) -> bool:
@@ -439,10 +449,11 @@ class _Forgetting:
         for nid, old in self.before.items():
             new = g.nodes[nid]
             out.updated.append(nid)
-            trace = self.trace(old)
-            g.add_op(OpRecord(g.namespace, 0, "forget", "UPDATE_NODE", nid,
-                              redact_payload(old.to_dict(), trace), new.to_dict(),
-                              self.reasons[nid], self.at))
+            payload = old.to_dict()
+            for trace in (self.trace(old), *out.earlier.get(nid, ())):
+                payload = redact_payload(payload, trace)
+            g.add_op(OpRecord(g.namespace, 0, "forget", "UPDATE_NODE", nid, payload,
+                              new.to_dict(), self.reasons[nid], self.at))
         out.rebuilt = [i for i in dict.fromkeys(out.rebuilt) if i in g.nodes]
         gone = set(out.removed)
         out.unaliased = sorted(o for o in g.aliases if g.resolve(o) in gone)

@@ -988,7 +988,7 @@ class Memory:
 
         merged: dict[str, list[str]] = {}
         out: dict[int, OpRecord] = {}
-        for node_id, trace in retraction.traces.items():
+        for node_id, trace in retraction.all_traces():
             probes = trace.probes()
             if not probes:
                 continue
