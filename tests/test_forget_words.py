@@ -256,6 +256,8 @@ def test_a_word_only_one_event_said_leaves_with_it(tmp_path: Path, seed: int) ->
         for eid in gone:
             m.forget(eid)
             no_dangling(g)
+        # no survivor, people and time anchors included, still cites a forgotten event
+        assert not {e for n in g.nodes.values() for e in n.grounded_in} & set(gone)
         left = json.dumps([n.to_dict() for n in g.nodes.values()]) + json.dumps(
             [r.to_dict() for r in m.store.oplog("default")])  # type: ignore[attr-defined]
         for eid in gone:

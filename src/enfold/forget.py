@@ -234,6 +234,10 @@ class _Forgetting:
             check.add(nid)
             if node.kind in _RETRACTABLE:
                 check |= self.retract(node)
+            elif ev in node.grounded_in:  # a person or time anchor other events still name
+                self.put(node.with_changes(
+                    grounded_in=tuple(e for e in node.grounded_in if e != ev)),
+                    "forget(): provenance retracted")
         self.rebuild_all(check)
         self.log()
         return self.out
