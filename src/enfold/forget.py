@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from enfold.consolidate.facts import recurring_phrases, template_statement
+from enfold.consolidate.facts import templated
 from enfold.graph import WorkingGraph
 from enfold.intents import cached_links, goal_template, habit_label, symmetric
 from enfold.model import GROUNDED_KINDS, EdgeType, Node, NodeKind, OpRecord
@@ -394,12 +394,11 @@ class _Forgetting:
         text = node.text
         if trace.taints_any([text, *strings(attrs.get("phrases"))]):
             members = self.events(node.grounded_in)
-            attrs["phrases"] = recurring_phrases(g, members, self.terms().terms, person.text)
-            attrs["phrased_at"] = len(members)
             times = [g.nodes[e].ts for e in members] or [float(attrs.get("first") or 0.0)]
-            text = template_statement(person.text, str(attrs.get("theme") or ""),
-                                      len(members), min(times), max(times), attrs["phrases"])
-            attrs["statement_by"] = "template"
+            attrs.update(support=len(members), first=min(times), last=max(times),
+                         theme=str(attrs.get("theme") or ""), statement_by="template")
+            text = templated(g, attrs, members, self.terms().terms, reread=True,
+                             limit=self.s.max_node_text)
         trace.support(" ".join([person.text, str(attrs.get("theme") or "")]))
         return node.with_changes(text=text, attrs=attrs)
 

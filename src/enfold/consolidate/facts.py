@@ -52,6 +52,7 @@ from enfold.settings import Settings
 from enfold.text.labels import theme_name
 from enfold.text.phrases import TermStats, tokens
 from enfold.text.themes import theme_phrases
+from enfold.write.naming import ThemeNamer
 
 log = logging.getLogger("enfold.consolidate")
 
@@ -281,31 +282,26 @@ class _Consolidator:
     def centroid(self, events: Iterable[str]) -> np.ndarray | None:
         return self.g.event_centroid(events)
 
-    def statement(self, person: str, theme: str, events: list[str]) -> tuple[str, str]:
-        if self.writer is not None:
-            texts = central_texts(self.g, events)
-            try:
-                text = " ".join(str(self.writer(texts[:WRITER_EVIDENCE], subject=person,
-                                                concept=theme)).split())
-                if text:
-                    return text[: self.s.max_node_text], "llm"
-            except EnfoldError as exc:
-                self.result.writer_failures += 1
-                log.warning("fact writer failed, using the template statement: %s", exc)
-        return "", "template"
+    def llm_statement(self, person: str, theme: str, events: list[str]) -> str | None:
+        """The writer's sentence (LLM mode); None without a writer or when it fails."""
+        if self.writer is None:
+            return None
+        texts = central_texts(self.g, events)
+        try:
+            text = " ".join(str(self.writer(texts[:WRITER_EVIDENCE], subject=person,
+                                            concept=theme)).split())
+        except EnfoldError as exc:
+            self.result.writer_failures += 1
+            log.warning("fact writer failed, using the template statement: %s", exc)
+            return None
+        return text[: self.s.max_node_text] or None
 
     def templated(self, attrs: dict[str, Any], events: Sequence[str]) -> str:
-        """The template statement for ``attrs`` (support, envelope, subject, theme); the
-        recurring phrases are read again when the support has doubled since they were
-        (``attrs`` gains ``phrases`` and ``phrased_at``)."""
-        support = int(attrs["support"])
-        if "phrases" not in attrs or support >= 2 * int(attrs.get("phrased_at") or 0):
-            attrs["phrases"] = recurring_phrases(self.g, events, self.terms,
-                                                 str(attrs["subject"]))
-            attrs["phrased_at"] = support
-        return template_statement(str(attrs["subject"]), str(attrs["theme"]), support,
-                                  float(attrs["first"]), float(attrs["last"]),
-                                  attrs["phrases"])[: self.s.max_node_text]
+        """The template statement; its phrases are read again when the support has
+        doubled since they were."""
+        reread = int(attrs["support"]) >= 2 * int(attrs.get("phrased_at") or 0)
+        return templated(self.g, attrs, events, self.terms, reread=reread,
+                         limit=self.s.max_node_text)
 
     def support_edges(self, fact_id: str, events: Iterable[str]) -> None:
         prior = ONTOLOGY[EdgeType.SUPPORTED_BY].prior
@@ -319,14 +315,13 @@ class _Consolidator:
         events = sorted(dict.fromkeys(events), key=lambda e: (g.nodes[e].ts, e))
         times = [g.nodes[e].ts for e in events]
         person, theme = g.nodes[p].text, g.nodes[c].text
-        text, by = self.statement(person, theme, events)
+        written = self.llm_statement(person, theme, events)
         attrs: dict[str, Any] = {
             "first": min(times), "last": max(times), "support": len(events),
             "key": f"{p}|{c}", "person": p, "concept": c, "subject": person, "theme": theme,
-            "statement_by": by,
+            "statement_by": "template" if written is None else "llm",
         }
-        if by == "template":
-            text = self.templated(attrs, events)
+        text = self.templated(attrs, events) if written is None else written
         at = self.stamp.at
         fact = Node(new_id(NodeKind.FACT), g.namespace, NodeKind.FACT, text, attrs,
                     tuple(events), at, at, at, 0, self.stamp.plan_id)
@@ -407,8 +402,6 @@ def recurring_phrases(graph: WorkingGraph, events: Sequence[str], terms: TermSta
                       subject: str) -> list[str]:
     """The phrases the supporting events share, most distinctive first (read from the
     :data:`GIST_EVIDENCE` most central of them), without the subject's own name."""
-    from enfold.write.naming import ThemeNamer
-
     ids = list(events)
     texts = central_texts(graph, ids)[:GIST_EVIDENCE]
     own = {t.lower() for t in tokens(subject)}
@@ -421,6 +414,20 @@ def recurring_phrases(graph: WorkingGraph, events: Sequence[str], terms: TermSta
         texts, stats, k=GIST_PHRASES + 1)
     return [p for p in phrases
             if not {t.lower() for t in tokens(p)} <= own][:GIST_PHRASES]
+
+
+def templated(graph: WorkingGraph, attrs: dict[str, Any], events: Sequence[str],
+              terms: TermStats | None, *, reread: bool, limit: int) -> str:
+    """A fact's template statement from ``attrs`` (``subject``, ``theme``, ``support``,
+    ``first``, ``last``) and its supporting ``events``. ``reread`` (or no phrases yet): the
+    recurring phrases are read from the events again (``attrs`` gains ``phrases`` and
+    ``phrased_at``)."""
+    if reread or "phrases" not in attrs:
+        attrs["phrases"] = recurring_phrases(graph, events, terms, str(attrs["subject"]))
+        attrs["phrased_at"] = int(attrs["support"])
+    return template_statement(str(attrs["subject"]), str(attrs["theme"]),
+                              int(attrs["support"]), float(attrs["first"]),
+                              float(attrs["last"]), attrs["phrases"])[:limit]
 
 
 def _day(ts: float) -> datetime:

@@ -30,7 +30,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from enfold.changeset import ChangeSet
 from enfold.consolidate.centroids import ConceptCentroids
@@ -53,8 +53,10 @@ from enfold.graph import WorkingGraph
 from enfold.model import NodeKind, now
 from enfold.settings import Settings
 from enfold.store.base import Store
-from enfold.text.phrases import TermStats
 from enfold.write.calibration import thresholds_for
+
+if TYPE_CHECKING:
+    from enfold.write.planner_local import PlannerState
 
 log = logging.getLogger("enfold.consolidate")
 
@@ -102,17 +104,16 @@ def _kind_subset(graph: WorkingGraph, ids: Iterable[str], kind: NodeKind) -> lis
     return sorted(i for i in ids if i in members)
 
 
-def _terms(graph: WorkingGraph, settings: Settings) -> TermStats:
+def _planner_state(graph: WorkingGraph, settings: Settings) -> PlannerState:
+    """The local planner's state of the graph: term statistics, pending and recent events."""
     from enfold.write.planner_local import LocalPlanner
 
-    return LocalPlanner(settings).state(graph).terms
+    return LocalPlanner(settings).state(graph)
 
 
 def _group(graph: WorkingGraph, settings: Settings, stamp: Stamp, cut: float,
            events: list[str] | None) -> GroupResult:
-    from enfold.write.planner_local import LocalPlanner
-
-    state = LocalPlanner(settings).state(graph)
+    state = _planner_state(graph, settings)
     return group_unfolded(graph, settings, stamp, threshold=cut, terms=state.terms,
                           recent=[*state.pending, *state.recent], events=events)
 
@@ -210,7 +211,8 @@ def consolidate(
         merged_keys = [(p, c) for c in survivors for p in sorted(index.events.get(c, {}))]
         fact_events = None if events is None else sorted({*events, *attached})
         facts = consolidate_facts(graph, settings, stamp, index, events=fact_events,
-                                  keys=merged_keys, writer=writer, terms=_terms(graph, settings))
+                                  keys=merged_keys, writer=writer,
+                                  terms=_planner_state(graph, settings).terms)
         report.facts, report.facts_extended = facts.formed, facts.extended
         report.writer_failures = facts.writer_failures
         visited["events"] += facts.visited

@@ -655,6 +655,15 @@ class SQLiteStore:
                 # the best rows held too few of these kinds: all of them, from the start
                 out, first = [], None
 
+    def _match(self, query: str, max_rows: int | None) -> tuple[str | None, int | None]:
+        """The FTS5 expression of the query's words, bounded to ``max_rows`` scored rows
+        (None: no word can match), and the rowid floor when even the rarest matches more."""
+        words = query_words(query)
+        floor = None
+        if max_rows is not None and words:
+            words, floor = self._bounded_words(words, max_rows)
+        return fts_query(words), floor
+
     def _text_hits(self, query: str, max_rows: int | None, first: int | None
                    ) -> tuple[list[tuple[int, float]], bool,
                               dict[int, tuple[str, str, str]]] | None:
@@ -663,11 +672,7 @@ class SQLiteStore:
         and the stored columns read so far (rowid -> namespace, kind, node id); None when
         no word can match. Both are kept while the text index is unchanged: the rows for
         the last query, the columns for every row read (at most :data:`_LABELS_KEPT`)."""
-        words = query_words(query)
-        floor = None
-        if max_rows is not None and words:
-            words, floor = self._bounded_words(words, max_rows)
-        match = fts_query(words)
+        match, floor = self._match(query, max_rows)
         if match is None:
             return None
         with self._lock:
@@ -706,11 +711,7 @@ class SQLiteStore:
     ) -> list[tuple[str, float]]:
         """:meth:`search_text` in one statement that reads every matching row's columns
         (the reference the tests compare against; slower by the rows it reads)."""
-        words = query_words(query)
-        floor = None
-        if max_rows is not None and words:
-            words, floor = self._bounded_words(words, max_rows)
-        match = fts_query(words)
+        match, floor = self._match(query, max_rows)
         if match is None:
             return []
         sql = ("SELECT node_id, bm25(node_fts) AS s FROM node_fts "
@@ -855,7 +856,8 @@ class SQLiteStore:
         keeps a deleted row's terms in its index segments (a delete only adds a tombstone)
         until segments merge, and when a full b-tree page is split, the cells moved to the
         new page stay behind in the old one's unused space, where no later delete reaches
-        them (a forgotten op-log record was found so, in a live page). So 'optimize' merges
+        them (a forgotten event's words were found so, in a live ``nodes`` page). So
+        'optimize' merges
         the text index into one segment, then ``VACUUM`` rebuilds the file from the rows
         that are left — its cost grows with the file, and forgetting is rare — and a
         TRUNCATE checkpoint copies the log into the database and cuts it to zero bytes (the
@@ -871,7 +873,7 @@ class SQLiteStore:
             try:
                 self._db.execute("VACUUM")
             except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc):
+                if exc.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
                     raise StoreError(f"SQLite: {exc}") from exc
                 log.warning("VACUUM after a forget was held back by another connection: %s",
                             exc)

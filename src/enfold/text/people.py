@@ -206,7 +206,7 @@ def extract_people(
     extra = {name_key(k) for k in known if k.strip()}
     if speaker:
         extra.add(name_key(speaker))
-    known_keys = _Either(extra, known_keys)
+    known_keys = Either(extra, known_keys)
     found: dict[tuple[int, int], PersonMention] = {}
     for m in _GROUP.finditer(text):
         for start, end, name in _names_in_group(text, m, known_keys):
@@ -462,7 +462,7 @@ def _canonical(name: str) -> str:
     return " ".join(([title] + words[1:]) if title else words)
 
 
-class _Either:
+class Either:
     """Membership in either of two collections, without copying the larger one."""
 
     def __init__(self, a: Container[str], b: Container[str]) -> None:

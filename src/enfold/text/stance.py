@@ -448,18 +448,22 @@ def _inverted_subject(doc: Doc) -> str | None:
             aux += 1
         if aux >= len(toks) or toks[aux].lower_ not in _INVERTING:
             continue
-        i = aux - 1
-        j = i + 2
-        while j < len(toks) and toks[j].text[:1].isupper() \
-                and (toks[j].is_alpha or toks[j].text[:-1].isalpha() and toks[j].text[-1] == ".") \
-                and toks[j].lower_ not in _FIRST | _THIRD:  # a title: "Dr.", "Prof."
+        start = j = aux + 1  # the name's words, a title ("Dr.", "Prof.") among them
+        while j < len(toks) and _name_word(toks[j]):
             j += 1
-        if j == i + 2 or j >= len(toks):
+        if j == start or j >= len(toks):
             continue
         word = toks[j].lower_
         if word in _ASKING_VERBS or word in ADJECTIVES:
-            return " ".join(t.text for t in toks[i + 2:j])
+            return " ".join(t.text for t in toks[start:j])
     return None
+
+
+def _name_word(tok: Token) -> bool:
+    """A capitalised word or title of a name in word order (not a pronoun)."""
+    text = tok.text
+    return text[:1].isupper() and (tok.is_alpha or text.endswith(".") and text[:-1].isalpha()) \
+        and tok.lower_ not in _FIRST | _THIRD
 
 
 def _is_named(tok: Token) -> bool:

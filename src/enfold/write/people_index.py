@@ -14,7 +14,7 @@ from collections.abc import Container, Iterator
 
 from enfold.graph import WorkingGraph
 from enfold.model import Node, NodeKind
-from enfold.text.people import name_key, name_parts, same_person, split_title
+from enfold.text.people import Either, name_key, name_parts, same_person, split_title
 
 
 def _keys(name: str) -> list[tuple[str, object]]:
@@ -80,7 +80,7 @@ class PeopleIndex:
             for key in _keys(name):
                 self.by_key.setdefault(key, {})[node.id] = None
         self.known[name_key(node.text)] += 1
-        self.parts.update(p for p in name_parts(node.text) if len(p) > 2)
+        self.parts.update(_asked_parts(node.text))
 
     def _drop(self, node: Node, *, keep_order: bool) -> None:
         for name in node.names():
@@ -94,11 +94,9 @@ class PeopleIndex:
         self.known[k] -= 1
         if self.known[k] <= 0:
             del self.known[k]
-        for p in name_parts(node.text):
-            if p in self.parts:
-                self.parts[p] -= 1
-                if self.parts[p] <= 0:
-                    del self.parts[p]
+        self.parts.subtract(_asked_parts(node.text))
+        for p in [p for p, n in self.parts.items() if n <= 0]:
+            del self.parts[p]
         if not keep_order:
             self.order.pop(node.id, None)
 
@@ -106,7 +104,7 @@ class PeopleIndex:
     def asked(self) -> Container[str]:
         """The keys a question's names are recognized by: every person's name and each part
         of it ("Lindqvist" of "Prof. Lindqvist", "kenji" of "kenji_t")."""
-        return _Union(self.known, self.parts)
+        return Either(self.known, self.parts)
 
     def candidates(self, name: str) -> Iterator[str]:
         found: set[str] = set()
@@ -134,12 +132,6 @@ class PeopleIndex:
                      if self.graph.nodes[pid].text.lower() == low), None)
 
 
-class _Union:
-    """Membership in either of two containers, without copying them."""
-
-    def __init__(self, a: Container[str], b: Container[str]) -> None:
-        self.a, self.b = a, b
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.a or key in self.b
-
+def _asked_parts(name: str) -> list[str]:
+    """The parts of a name a question may use alone (longer than two letters)."""
+    return [p for p in name_parts(name) if len(p) > 2]
