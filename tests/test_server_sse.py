@@ -135,7 +135,12 @@ def test_a_revoked_key_stops_its_stream_and_only_its_stream(served: Served) -> N
     r = httpx.get(f"{served.base}/v1/namespaces/carol/stream",
                   headers={"Authorization": f"Bearer {revoked}"}, timeout=5)
     assert r.status_code == 401
-    assert threads[1].is_alive() and streams["kept"].empty()
+    # The kept stream may have heard more (a later notification about the passport intent,
+    # a consolidation): what matters is that it has not ended.
+    heard = []
+    while not streams["kept"].empty():
+        heard.append(streams["kept"].get_nowait())
+    assert threads[1].is_alive() and END not in heard, heard
     stop.set()
     threads[1].join(5)
 
