@@ -211,18 +211,41 @@ def test_ids_sort_by_creation_and_a_forked_child_starts_its_own_sequence(monkeyp
     assert len(theirs) == 50 and not mine & theirs
 
 
-def test_state_of_makes_a_derived_structure_once_and_replaces_a_foreign_value() -> None:
+def test_indexes_keep_one_structure_per_type_made_once() -> None:
     g = WorkingGraph("ns")
     made: list[int] = []
 
-    def make() -> list[int]:
-        made.append(1)
-        return [len(made)]
+    class Counts(list[int]):
+        pass
 
-    first = g.state_of("k", list, make)
-    assert g.state_of("k", list, make) is first and made == [1]
-    g.state["k"] = "left by something else"
-    assert g.state_of("k", list, make) == [2]
+    class Other(list[int]):
+        pass
+
+    def make() -> Counts:
+        made.append(1)
+        return Counts([len(made)])
+
+    first = g.indexes.of(Counts, make)
+    assert g.indexes.of(Counts, make) is first and made == [1]
+    assert g.indexes.get(Other) is None  # a type is its own key: no value of another type
+    replaced = g.indexes.put(Counts([9]))
+    assert g.indexes.get(Counts) is replaced and g.indexes.of(Counts, make) == [9]
+    assert g.indexes.pop(Counts) == [9] and g.indexes.get(Counts) is None
+    assert g.indexes.of(Counts, make) == [2] and made == [1, 1]
+
+
+def test_no_derived_state_is_kept_under_a_string_key() -> None:
+    """The old ``graph.state["key"]`` bag is gone: every structure is found by its type."""
+    import re
+    from pathlib import Path
+
+    import enfold
+
+    root = Path(enfold.__file__).parent
+    found = [f"{p.relative_to(root)}:{i}" for p in root.rglob("*.py")
+             for i, line in enumerate(p.read_text().splitlines(), 1)
+             if re.search(r"\b(graph|g)\.state\b|\bstate_of\(", line)]
+    assert not found, found
 
 
 def test_node_names_are_its_text_and_its_string_aliases() -> None:

@@ -215,7 +215,7 @@ class _Forgetting:
         g, ev = self.g, self.ev.id
         folded = ev in g.nodes
         if folded:  # the local planner's term statistics forget its words too
-            state = next((v for v in g.state.values() if isinstance(v, PlannerState)), None)
+            state = g.indexes.get(PlannerState)
             if state is not None:
                 state.terms.remove(self.ev.text)
                 state.pending = deque(e for e in state.pending if e != ev)

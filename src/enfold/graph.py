@@ -23,7 +23,38 @@ from enfold.vectors import EXACT, VectorIndex
 _T = TypeVar("_T")
 _SHORT_PROVENANCE = 32  # below this, WorkingGraph.grounded answers from the tuple
 
-__all__ = ["ChangeSet", "EdgeKey", "WorkingGraph"]  # ChangeSet, EdgeKey: their old home
+__all__ = ["ChangeSet", "EdgeKey", "Indexes", "WorkingGraph"]  # ChangeSet, EdgeKey: old home
+
+
+class Indexes:
+    """The derived, unpersisted structures kept beside one graph (indexes, caches, algorithm
+    state such as the local planner's term statistics), one per type: the type is the key,
+    so a reader gets what it asked for or nothing, never another module's value by name."""
+
+    def __init__(self) -> None:
+        self._by_type: dict[type, object] = {}
+
+    def get(self, kind: type[_T]) -> _T | None:
+        found = self._by_type.get(kind)
+        return found if isinstance(found, kind) else None
+
+    def of(self, kind: type[_T], make: Callable[[], _T]) -> _T:
+        """The ``kind`` kept here, made by ``make`` on first use — which is when a
+        listener-kept one registers."""
+        found = self._by_type.get(kind)
+        if not isinstance(found, kind):
+            found = make()
+            self._by_type[kind] = found
+        return found
+
+    def put(self, value: _T) -> _T:
+        """Keep ``value`` as its type's structure (replacing the one kept)."""
+        self._by_type[type(value)] = value
+        return value
+
+    def pop(self, kind: type[_T]) -> _T | None:
+        found = self._by_type.pop(kind, None)
+        return found if isinstance(found, kind) else None
 
 
 class WorkingGraph:
@@ -63,7 +94,7 @@ class WorkingGraph:
         self.meta: dict[str, Any] = {}
         self.edge_total = 0  # edges held (what edge_count() counts), kept as they change
         self.version = 0  # bumped on every committed change; caches key on it
-        self.state: dict[str, Any] = {}  # derived, unpersisted algorithm state (PageRank…)
+        self.indexes = Indexes()  # derived, unpersisted algorithm state, one per type
         self.vector_load: dict[str, str] = {}  # index name -> how load() got its HNSW graph
         self._journal: list[tuple[str, Any, Any]] | None = None
         # node id -> (the provenance tuple last seen, the set of its ids); see grounded().
@@ -74,14 +105,6 @@ class WorkingGraph:
         self.edge_listeners: list[Callable[[EdgeKey, Edge | None], None]] = []
         # Called as f(node id, node before, node after) on every node change, the same way.
         self.node_listeners: list[Callable[[str, Node | None, Node | None], None]] = []
-
-    def state_of(self, key: str, kind: type[_T], make: Callable[[], _T]) -> _T:
-        """The derived structure kept in :attr:`state` under ``key`` (an index, a cache),
-        made by ``make`` on first use — which is when a listener-kept one registers."""
-        found = self.state.get(key)
-        if not isinstance(found, kind):
-            found = self.state[key] = make()
-        return found
 
     # ----------------------------------------------------------------- reading
     def __contains__(self, node_id: object) -> bool:

@@ -73,6 +73,7 @@ from enfold.text.annotate import has_resolution_cue
 from enfold.text.phrases import terms
 from enfold.write.apply import ApplyResult, execute, label_similarity
 from enfold.write.calibration import thresholds_for
+from enfold.write.planner_local import PlannerState
 
 __all__ = [
     "CALIBRATION_KEY", "CATEGORIES", "DORMANT_DAYS", "EXPLICIT_SCORE", "FEEDBACK_KINDS", "OPEN",
@@ -112,8 +113,10 @@ LATE_RESOLUTION_DAYS = 7.0
 LAPSE_DAYS = 30.0
 #: Grounding events looked at per concept (recent end) for habits and shared grounding.
 RECENT_EVENTS = 64
-LINKS_CACHE = "intents.concept_links"
-TRIGGERS_INDEX = "intents.triggers"  # graph state: concept id → (stamp, links)
+
+
+class _LinksCache(dict[str, tuple[Any, dict[str, float]]]):
+    """Kept in ``graph.indexes``: concept id → (its stamp, its :func:`concept_links`)."""
 #: A term in more than this share of the stream's events is too common to tie a completion
 #: to an intent (applied once the stream has 20 events).
 COMMON_TERM_SHARE = 0.3
@@ -291,11 +294,16 @@ def concept_links(graph: WorkingGraph, concept_id: str) -> dict[str, float]:
 
 
 GOAL_SLACK = 0.05  # link-weight drift below which a goal scan reuses the last peeling
-# graph.state: per scanned neighbourhood (its concepts, in scan order), the rows and the
-# group of its last peeling; at most GOAL_MEMOS of them.
-GOAL_MEMO = "intents.goal_memo"
-EVIDENCE_DAYS = "intents.evidence_days"  # graph.state: intent id -> (node, its evidence days)
 GOAL_MEMOS = 256
+
+
+class _GoalMemos(dict[tuple[str, ...], tuple[list[tuple[str, dict[str, float]]], list[str]]]):
+    """Kept in ``graph.indexes``: per scanned neighbourhood (its concepts, in scan order), the
+    rows and the group of its last peeling; at most GOAL_MEMOS of them."""
+
+
+class _EvidenceDays(dict[str, tuple[Node, frozenset[int]]]):
+    """Kept in ``graph.indexes``: intent id → (the node read, its evidence days)."""
 
 
 def cached_links(graph: WorkingGraph, concept_id: str) -> dict[str, float]:
@@ -308,7 +316,7 @@ def cached_links(graph: WorkingGraph, concept_id: str) -> dict[str, float]:
     """
     node = graph.nodes[concept_id]
     stamp = (len(node.grounded_in), node.updated_at, node.attrs.get("level"))
-    cache: dict[str, tuple[Any, dict[str, float]]] = graph.state.setdefault(LINKS_CACHE, {})
+    cache = graph.indexes.of(_LinksCache, _LinksCache)
     hit = cache.get(concept_id)
     if hit is not None and hit[0] == stamp:
         return hit[1]
@@ -591,7 +599,7 @@ class TriggerIndex:
 
     @classmethod
     def of(cls, graph: WorkingGraph) -> TriggerIndex:
-        return graph.state_of(TRIGGERS_INDEX, TriggerIndex, lambda: cls(graph))
+        return graph.indexes.of(TriggerIndex, lambda: cls(graph))
 
     def _on_edge(self, key: tuple[str, EdgeType, str], edge: object) -> None:
         src, type_, dst = key
@@ -611,7 +619,7 @@ class TriggerIndex:
 
 
 class IntentEngine:
-    """The intent layer of one memory; its per-namespace state lives in ``graph.state``."""
+    """The intent layer of one memory; its per-namespace state lives in ``graph.indexes``."""
 
     def __init__(self, settings: Settings | None = None, *, embedder_name: str | None = None,
                  labeler: Labeler | None = None) -> None:
@@ -626,7 +634,7 @@ class IntentEngine:
     def state(self, graph: WorkingGraph, *, new: int = 0) -> _State:
         """The graph's intent state; rebuilt when intents changed behind the engine's back
         (``new``: intents the caller knows were just added and is about to admit)."""
-        st = graph.state_of("intents", _State, lambda: _State(clock=max(
+        st = graph.indexes.of(_State, lambda: _State(clock=max(
             (graph.nodes[e].ts for e in graph.of_kind(NodeKind.EVENT)), default=float("-inf"))))
         if st.count + new != graph.count(NodeKind.INTENT):
             st.live = {i: None for i in graph.of_kind(NodeKind.INTENT)
@@ -894,8 +902,9 @@ class _Tx:
     def key_terms(self, text: str) -> set[str]:
         """Distinctive unigrams of a text (no completion verbs, no stream-wide words)."""
         found = set(content_words(text))
-        stats = getattr(self.g.state.get("local_planner"), "terms", None)
-        docs = getattr(stats, "docs", 0)
+        planner = self.g.indexes.get(PlannerState)
+        stats = planner.terms if planner is not None else None
+        docs = stats.docs if stats is not None else 0
         if stats is not None and docs >= 20:
             found = {t for t in found if stats.df.get(t, 0) <= COMMON_TERM_SHARE * docs}
         return found
@@ -1156,8 +1165,7 @@ class _Tx:
         # The same concepts, linked to the same others with weights within GOAL_SLACK of
         # those the last peeling saw: its densest group stands (a concept's overlap ratios
         # move a little with every event it gains, and peeling again for that is waste).
-        memos: dict[tuple[str, ...], tuple[list[tuple[str, dict[str, float]]], list[str]]] = \
-            g.state.setdefault(GOAL_MEMO, {})
+        memos = g.indexes.of(_GoalMemos, _GoalMemos)
         rows = list(links.items())
         key = tuple(links)
         links = symmetric(links)
@@ -1222,8 +1230,7 @@ class _Tx:
         """The (UTC) days of the intent's evidence events; read once per node object (a
         goal's provenance grows by at most one event a day)."""
         node = self.g.nodes[iid]
-        cache: dict[str, tuple[Node, frozenset[int]]] = self.g.state.setdefault(
-            EVIDENCE_DAYS, {})
+        cache = self.g.indexes.of(_EvidenceDays, _EvidenceDays)
         hit = cache.get(iid)
         if hit is None or hit[0] is not node:
             days = frozenset(_day(n.ts) for e in node.grounded_in

@@ -118,14 +118,13 @@ def duplicate_pairs_reference(graph: WorkingGraph, settings: Settings) -> set[fr
 
 
 class _Labels:
-    """Normalized names of every concept, kept across passes in ``graph.state`` and brought
+    """Normalized names of every concept, kept across passes in ``graph.indexes`` and brought
     in step with the graph at the start of each pass (a concept whose node object changed
     is read again) and after each merge. Comparing a candidate against all concepts is
     :func:`normalized_similarity`, whose cached length and character-count bounds settle
     most pairs without difflib; a concept's matches are remembered until any name changes,
     so a pass over concepts that only gained events compares nothing."""
 
-    KEY = "merge.labels"
 
     def __init__(self, graph: WorkingGraph) -> None:
         self.graph = graph
@@ -135,7 +134,7 @@ class _Labels:
 
     @classmethod
     def of(cls, graph: WorkingGraph) -> _Labels:
-        found = graph.state_of(cls.KEY, _Labels, lambda: cls(graph))
+        found = graph.indexes.of(_Labels, lambda: cls(graph))
         found.sync()
         return found
 

@@ -40,7 +40,6 @@ from enfold.graph import EdgeKey, WorkingGraph
 from enfold.model import Edge, NodeKind, now
 from enfold.settings import Settings
 
-STATE_KEY = "consolidation"
 SEQ_KEY = "consolidate.seq"
 #: Nodes with more edges than this are put in a region but not expanded from.
 HUB_DEGREE = 64
@@ -79,7 +78,7 @@ class Scheduler:
     @classmethod
     def of(cls, graph: WorkingGraph, settings: Settings) -> Scheduler:
         """The graph's scheduler, created (and registered as a listener) on first use."""
-        found = graph.state_of(STATE_KEY, Scheduler, lambda: cls(graph, settings))
+        found = graph.indexes.of(Scheduler, lambda: cls(graph, settings))
         found.settings = settings
         return found
 

@@ -204,8 +204,6 @@ class _Turns:
     statistics leave it): a query asks for some hundreds of candidates, and queries about
     one topic meet the same events."""
 
-    KEY = "recall.turns"
-
     def __init__(self, graph: WorkingGraph) -> None:
         self.nodes = graph.nodes
         self.index = _seq_index(graph)
@@ -214,10 +212,10 @@ class _Turns:
 
     @classmethod
     def of(cls, graph: WorkingGraph) -> _Turns:
-        turns = graph.state_of(cls.KEY, cls, lambda: cls(graph))
+        turns = graph.indexes.of(cls, lambda: cls(graph))
         if turns.epoch != graph.events_epoch or turns.nodes is not graph.nodes \
                 or len(turns.found) > TURNS_KEPT:
-            turns = graph.state[cls.KEY] = cls(graph)
+            turns = graph.indexes.put(cls(graph))
         return turns
 
     def __call__(self, event_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -138,7 +138,7 @@ class ContextAssembler:
 
     @classmethod
     def of(cls, graph: WorkingGraph, settings: Settings) -> ContextAssembler:
-        return graph.state_of("context", ContextAssembler, lambda: cls(graph, settings))
+        return graph.indexes.of(ContextAssembler, lambda: cls(graph, settings))
 
     def note_event(self, touched: list[str]) -> None:
         """After an event is folded: remember what it touched; refresh PageRank lazily."""

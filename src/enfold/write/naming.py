@@ -38,14 +38,13 @@ NAME_EVENTS = 24
 class ThemeNamer:
     """The namespace's concept naming: the embedder for phrase vectors and their cache."""
 
-    KEY = "theme_namer"
 
     def __init__(self) -> None:
         self.vectors: PhraseVectors | None = None
 
     @classmethod
     def of(cls, graph: WorkingGraph) -> ThemeNamer:
-        return graph.state_of(cls.KEY, ThemeNamer, ThemeNamer)
+        return graph.indexes.of(ThemeNamer, ThemeNamer)
 
     def use(self, embedder: Embedder | None) -> None:
         """Embed phrases with ``embedder`` (the namespace's; its vectors meet the events')."""

@@ -44,7 +44,6 @@ class PeopleIndex:
     """Person nodes by name keys, in the graph's own order of the people (the order of
     ``graph.of_kind(PERSON)``), and the keys of their names for the annotator."""
 
-    KEY = "people_index"
 
     def __init__(self, graph: WorkingGraph) -> None:
         self.graph = graph
@@ -59,7 +58,7 @@ class PeopleIndex:
 
     @classmethod
     def of(cls, graph: WorkingGraph) -> PeopleIndex:
-        return graph.state_of(cls.KEY, PeopleIndex, lambda: cls(graph))
+        return graph.indexes.of(PeopleIndex, lambda: cls(graph))
 
     # ---------------------------------------------------------------- upkeep
     def _on_node(self, node_id: str, before: Node | None, after: Node | None) -> None:

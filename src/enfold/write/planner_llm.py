@@ -20,7 +20,7 @@ event is never lost. No prose is repaired with regexes.
 **Micro-batching** (``batch_size > 1``, needs ``store``): on a fresh call the planner also
 reads the next ``batch_size - 1`` logged events and asks for one plan covering all of them.
 Each reply operation is due at the latest batch event it refers to; the planner serves each
-event's share from a cache in ``graph.state`` as the Folder reaches that event, resolving
+event's share from a cache in ``graph.indexes`` as the Folder reaches that event, resolving
 refs created by earlier shares through :meth:`LLMPlanner.after_apply`. A share that no longer
 fits the graph (an earlier share fell back, a node vanished) drops the cache and that event
 gets a fresh call, so batching never trades correctness for cost.
@@ -210,6 +210,10 @@ def _lookup(graph: WorkingGraph, kind: NodeKind, text: str) -> str | None:
                 None)
 
 
+class _Batches(dict[int, "_Batch"]):
+    """Kept in ``graph.indexes``: each LLM planner's (by its id) batch being served."""
+
+
 @dataclass
 class _Batch:
     """One reply covering ``events``; shares are served in order, one per event."""
@@ -386,7 +390,7 @@ class LLMPlanner:
         self.max_tokens = max_tokens
         self.schema = P.reply_schema()
         self._local = LocalPlanner(self.s)  # keeps the shared planner state in step
-        self._key = f"llm_batch:{id(self)}"
+        self._key = id(self)
         self._counts: dict[str, Counter[str]] = {}
 
     # ------------------------------------------------------------------ usage
@@ -428,13 +432,14 @@ class LLMPlanner:
             raise
 
     def _plan(self, event: Node, graph: WorkingGraph, counts: Counter[str]) -> UpdatePlan:
-        batch = graph.state.pop(self._key, None)
-        if (isinstance(batch, _Batch) and batch.served < len(batch.events)
+        batches = graph.indexes.of(_Batches, _Batches)
+        batch = batches.pop(self._key, None)
+        if (batch is not None and batch.served < len(batch.events)
                 and batch.events[batch.served] == event.id and batch.applied == batch.served):
             plan, errors = self._share(batch, batch.served, event, graph)
             if plan is not None:
                 batch.served += 1
-                graph.state[self._key] = batch
+                batches[self._key] = batch
                 counts["events"] += 1
                 counts["from_batch"] += 1
                 return plan
@@ -445,8 +450,9 @@ class LLMPlanner:
     def after_apply(self, event: Node, graph: WorkingGraph, result: ApplyResult) -> None:
         """Record what a share created (later shares may refer to it); keep the local
         planner's state and the context assembler in step."""
-        batch = graph.state.get(self._key)
-        if isinstance(batch, _Batch) and batch.applied < batch.served \
+        batches = graph.indexes.of(_Batches, _Batches)
+        batch = batches.get(self._key)
+        if batch is not None and batch.applied < batch.served \
                 and batch.events[batch.applied] == event.id:
             for ref, (plan_ref, grounded) in batch.in_flight.items():
                 node_id = result.created.get(plan_ref) or _absorbed(graph, result, grounded)
@@ -454,7 +460,7 @@ class LLMPlanner:
                     batch.resolved[ref] = node_id
             batch.applied += 1
             if batch.applied >= len(batch.events):
-                graph.state.pop(self._key, None)
+                batches.pop(self._key, None)
         self._local.after_apply(event, graph, result)
 
     # -------------------------------------------------------------- internals
@@ -534,7 +540,7 @@ class LLMPlanner:
             if plan is None:
                 continue
             batch.served = 1
-            graph.state[self._key] = batch
+            graph.indexes.of(_Batches, _Batches)[self._key] = batch
             counts["events"] += 1
             return plan
         if bad_json is not None:

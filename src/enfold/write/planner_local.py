@@ -103,8 +103,7 @@ class LocalPlanner:
     # ------------------------------------------------------------------ state
     def state(self, graph: WorkingGraph) -> PlannerState:
         ThemeNamer.of(graph).use(self.embedder)
-        return graph.state_of("local_planner", PlannerState,
-                              lambda: rebuild_state(graph, self.s))
+        return graph.indexes.of(PlannerState, lambda: rebuild_state(graph, self.s))
 
     # ------------------------------------------------------------------- plan
     def plan(self, event: Node, graph: WorkingGraph) -> UpdatePlan:
@@ -339,7 +338,6 @@ class _TimeIndex:
     (rollbacks and renames included): finding a date is not a scan of every date so far.
     Of several anchors with one value, the one indexed last is found."""
 
-    KEY = "time_index"
 
     def __init__(self, graph: WorkingGraph) -> None:
         self.by_value: dict[str, dict[str, None]] = {}
@@ -349,7 +347,7 @@ class _TimeIndex:
 
     @classmethod
     def of(cls, graph: WorkingGraph) -> _TimeIndex:
-        return graph.state_of(cls.KEY, _TimeIndex, lambda: cls(graph))
+        return graph.indexes.of(_TimeIndex, lambda: cls(graph))
 
     def _on_node(self, node_id: str, before: Node | None, after: Node | None) -> None:
         old = before.text if before is not None and before.kind is NodeKind.TIME else None
@@ -459,8 +457,8 @@ def _likely_cause(graph: WorkingGraph, event: Node) -> str | None:
     vec = graph.event_vectors.get(event.id)
     if vec is None:
         return None
-    st = graph.state.get("local_planner")
-    recent = [e for e in (st.recent if isinstance(st, PlannerState) else []) if e != event.id]
+    st = graph.indexes.get(PlannerState)
+    recent = [e for e in (st.recent if st is not None else []) if e != event.id]
     sims = graph.event_vectors.similarities(vec, recent)
     if not sims:
         return None
