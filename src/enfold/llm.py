@@ -22,7 +22,11 @@ relies on:
 - **Retries.** 429 (honouring ``Retry-After`` up to a cap), 408, 5xx and connection errors are
   retried with exponential backoff and jitter, up to ``max_retries``, within the deadline.
   Timeouts are not: a model too slow once is usually slow again, and the write path would
-  rather fall back to the local planner than stall. The SDK's own retries are switched off.
+  rather fall back to the local planner than stall. The attempts are driven by ``tenacity``;
+  the SDK's own retries are switched off because they cannot keep this policy: they retry
+  timeouts, stop only per request (not at the call's deadline), follow their own backoff and
+  ``x-should-retry`` header, and neither report retries for accounting nor take an
+  injectable sleep or random source for tests.
 - **A circuit breaker.** After ``breaker_failures`` consecutive calls that failed for the
   endpoint's sake (timeout, unreachable, 5xx or 429 after the retries, a reply the SDK cannot
   read) the client stops calling for ``breaker_cooldown_s`` and raises
@@ -36,6 +40,9 @@ relies on:
 - **Accounting.** Calls, tokens, failures, retries and breaker trips/rejections per namespace,
   and an optional token budget per namespace checked before each call.
 
+The HTTP transport can be injected (``LLMClient(..., transport=httpx.MockTransport(...))``),
+so tests can script replies without a server; the default is the SDK's own httpx client.
+
 Errors are enfold's: :class:`~enfold.errors.LLMTimeout`, :class:`~enfold.errors.LLMRateLimited`,
 :class:`~enfold.errors.LLMBadReply`, :class:`~enfold.errors.LLMBudgetExceeded`,
 :class:`~enfold.errors.LLMUnavailable`, else :class:`~enfold.errors.LLMError`. The ``openai``
@@ -47,6 +54,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import email.utils
+import itertools
 import json
 import logging
 import os
@@ -58,7 +66,9 @@ import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
+
+import tenacity
 
 from enfold.errors import (
     ConfigError,
@@ -70,6 +80,9 @@ from enfold.errors import (
     LLMUnavailable,
 )
 from enfold.settings import Settings
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["BadJSONReply", "LLMClient", "LLMConfig", "LLMReply", "Usage"]
 
@@ -246,6 +259,18 @@ class _FormatRejected(Exception):
     """Internal: the server refused the requested ``response_format``."""
 
 
+class _Retryable(Exception):
+    """Internal: an attempt failed in a way worth another; ``error`` is what to raise if no
+    other attempt fits before the deadline, ``retry_after`` what the server asked for."""
+
+    def __init__(self, error: LLMError, cause: BaseException, retry_after: float | None
+                 ) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.cause = cause
+        self.retry_after = retry_after
+
+
 class _EndpointFailed(Exception):
     """Internal: ``error`` is to be raised, and it counts against the endpoint (breaker)."""
 
@@ -399,7 +424,8 @@ class LLMClient:
     ``backoff_base``, ``backoff_cap`` and ``retry_after_cap`` exist so tests (and impatient
     batch jobs) can shrink or record the waits; ``rng`` makes the jitter reproducible.
     Backoff before retry ``n`` (1-based) is ``min(cap, base·2^(n-1))`` scaled by a random
-    factor in [0.5, 1]; a ``Retry-After`` header replaces it, capped.
+    factor in [0.5, 1]; a ``Retry-After`` header replaces it, capped. ``transport`` replaces
+    the HTTP transport under the SDK's httpx client (e.g. an ``httpx.MockTransport``).
     """
 
     def __init__(
@@ -412,6 +438,7 @@ class LLMClient:
         backoff_cap: float = 20.0,
         retry_after_cap: float = 30.0,
         rng: random.Random | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         if config.base_url is None and not config.api_key:
             raise ConfigError("OpenAI's own endpoint needs an API key (ENFOLD_LLM_API_KEY)")
@@ -423,6 +450,8 @@ class LLMClient:
         self._backoff_cap = backoff_cap
         self._retry_after_cap = retry_after_cap
         self._rng = rng or random.Random()
+        self._exponential = tenacity.wait_exponential(multiplier=backoff_base, max=backoff_cap)
+        self._transport = transport
         self._slots = threading.BoundedSemaphore(config.concurrency)
         self._lock = threading.Lock()
         self._sdk_client: Any = None
@@ -608,13 +637,21 @@ class LLMClient:
                         "pip install 'enfold[llm]'"
                     ) from exc
                 self._sdk = openai
+                http_client: Any = None
+                if self._transport is not None:
+                    import httpx  # the SDK accepts an httpx client (httpx2 for openai >= 3)
+
+                    http_client = httpx.AsyncClient(transport=self._transport,
+                                                    timeout=self.config.timeout,
+                                                    follow_redirects=True)
                 sdk_client = openai.AsyncOpenAI(
                     base_url=self.config.base_url or _DEFAULT_OPENAI_URL,
                     api_key=self.config.api_key or "not-needed",
                     # Per-operation limits under the call's deadline, which is enforced
                     # by cancellation (_within).
                     timeout=self.config.timeout,
-                    max_retries=0,  # the retry policy is ours
+                    max_retries=0,  # retries are tenacity's, under the deadline (_attempts)
+                    http_client=http_client,
                 )
                 loop = asyncio.new_event_loop()
                 thread = threading.Thread(target=_run_loop, args=(loop,), daemon=True,
@@ -643,10 +680,14 @@ class LLMClient:
         finally:
             future.cancel()  # a no-op once done; stops the request if we were interrupted
 
-    def _backoff(self, retry: int, retry_after: float | None) -> float:
+    def _backoff(self, state: tenacity.RetryCallState) -> float:
+        """The wait before the next attempt: the server's ``Retry-After`` (capped), else
+        exponential backoff scaled by a jitter factor in [0.5, 1]."""
+        failure = state.outcome.exception() if state.outcome is not None else None
+        retry_after = failure.retry_after if isinstance(failure, _Retryable) else None
         if retry_after is not None:
             return min(retry_after, self._retry_after_cap)
-        delay = min(self._backoff_cap, self._backoff_base * 2.0 ** (retry - 1))
+        delay = self._exponential(state)
         with self._lock:
             factor = 0.5 + 0.5 * float(self._rng.random())
         return delay * factor
@@ -723,14 +764,14 @@ class LLMClient:
             error.__cause__ = cause
             return _EndpointFailed(error)
 
-        self._count(namespace, calls=1)
-        retry = 0
-        while True:
+        def attempt(retry: int) -> LLMReply:
+            """Attempt ``retry`` (0 first); raises :class:`_Retryable` when another may go."""
             slot = self._slots.acquire(timeout=max(0.0, deadline - time.monotonic()))
             if not slot:
                 raise failed(LLMTimeout(
                     f"no LLM connection slot came free within {timeout}s "
                     f"({self.config.concurrency} calls in flight)"), None)
+            last = retry >= self.config.max_retries
             try:
                 response = self._request(client, loop, params, deadline)
             except (TimeoutError, sdk.APITimeoutError) as exc:
@@ -745,23 +786,22 @@ class LLMClient:
                     self._count(namespace, failures=1)
                     raise LLMError(f"LLM request failed: {_status_message(exc)}") from exc
                 kind = LLMRateLimited if code == 429 else LLMError
-                if retry >= self.config.max_retries:
+                if last:
                     raise failed(kind(
                         f"LLM request failed after {retry + 1} attempts: {_status_message(exc)}"
                     ), exc) from exc
-                error: LLMError = kind(
+                raise _Retryable(kind(
                     f"LLM request failed after {retry + 1} attempts, and another would end "
-                    f"past the {timeout}s deadline: {_status_message(exc)}")
-                retry_after = _retry_after(exc.response.headers)
-                cause: BaseException = exc
+                    f"past the {timeout}s deadline: {_status_message(exc)}"),
+                    exc, _retry_after(exc.response.headers)) from exc
             except sdk.APIConnectionError as exc:
-                if retry >= self.config.max_retries:
+                if last:
                     raise failed(LLMError(
                         f"cannot reach {self.config.base_url} after {retry + 1} attempts: {exc}"
                     ), exc) from exc
-                error = LLMError(f"cannot reach {self.config.base_url} within the {timeout}s "
-                                 f"deadline ({retry + 1} attempts): {exc}")
-                retry_after, cause = None, exc
+                raise _Retryable(LLMError(
+                    f"cannot reach {self.config.base_url} within the {timeout}s deadline "
+                    f"({retry + 1} attempts): {exc}"), exc, None) from exc
             except sdk.OpenAIError as exc:  # e.g. a reply the SDK could not parse
                 raise failed(LLMError(f"LLM request failed: {exc}"), exc) from exc
             except concurrent.futures.CancelledError as exc:
@@ -771,12 +811,30 @@ class LLMClient:
                 return self._reply(response, params, namespace)
             finally:
                 self._slots.release()
-            delay = self._backoff(retry + 1, retry_after)
-            if time.monotonic() + delay >= deadline:
-                raise failed(error, cause)
-            retry += 1
+
+        def past_deadline(state: tenacity.RetryCallState) -> bool:
+            # tenacity computes the wait before asking whether to stop: a retry whose
+            # backoff alone would reach the deadline is not attempted. The last allowed
+            # attempt (max_retries) raises its own error instead of _Retryable.
+            return time.monotonic() + (state.upcoming_sleep or 0.0) >= deadline
+
+        def counted(state: tenacity.RetryCallState) -> None:
             self._count(namespace, retries=1)
-            self._sleep(delay)
+
+        self._count(namespace, calls=1)
+        tries = itertools.count()
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type(_Retryable),
+            wait=self._backoff,
+            stop=past_deadline,
+            sleep=self._sleep,
+            before_sleep=counted,
+            reraise=True,
+        )
+        try:
+            return retrying(lambda: attempt(next(tries)))
+        except _Retryable as exhausted:
+            raise failed(exhausted.error, exhausted.cause) from None
 
     def _reply(self, response: Any, params: Mapping[str, Any], namespace: str) -> LLMReply:
         """Turn an SDK response into an :class:`LLMReply` and book its tokens."""
