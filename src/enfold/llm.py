@@ -522,7 +522,6 @@ class LLMClient:
         self._backoff_cap = backoff_cap
         self._retry_after_cap = retry_after_cap
         self._rng = rng or random.Random()
-        self._exponential = tenacity.wait_exponential(multiplier=backoff_base, max=backoff_cap)
         self._transport = transport
         self._slots = threading.BoundedSemaphore(config.concurrency)
         self._lock = threading.Lock()
@@ -759,7 +758,9 @@ class LLMClient:
         retry_after = failure.retry_after if isinstance(failure, _Retryable) else None
         if retry_after is not None:
             return min(retry_after, self._retry_after_cap)
-        delay = self._exponential(state)
+        # Not tenacity.wait_exponential: it draws its (zero) jitter from the global random
+        # module, which would move every other user's seeded sequence.
+        delay = min(self._backoff_cap, self._backoff_base * 2.0 ** (state.attempt_number - 1))
         with self._lock:
             factor = 0.5 + 0.5 * float(self._rng.random())
         return delay * factor
