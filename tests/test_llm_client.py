@@ -4,11 +4,13 @@ enfold.testing.fake_llm, answering the same scripts)."""
 
 from __future__ import annotations
 
+import email.utils
 import random
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -194,6 +196,24 @@ def test_retry_after_is_capped(
     scripted.enqueue(Status(429, headers={"Retry-After": "3600"}), Reply('{"ok": true}'))
     ask(make_mock(timeout=60))  # the capped wait fits in the deadline
     assert sleeps == [30.0]
+
+
+def test_retry_after_ms_wins_and_an_http_date_is_understood(
+    scripted: ScriptedLLMServer, make_mock: MakeClient, sleeps: list[float]
+) -> None:
+    when = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=20), usegmt=True)
+    scripted.enqueue(Status(429, headers={"retry-after-ms": "250", "Retry-After": "9"}),
+                     Status(503, headers={"Retry-After": when}), Reply('{"ok": true}'))
+    assert ask(make_mock(timeout=60)).data == {"ok": True}
+    assert sleeps[0] == 0.25 and 18 <= sleeps[1] <= 20
+
+
+def test_the_transport_refuses_what_needs_sockets(
+    scripted: ScriptedLLMServer, make_mock: MakeClient
+) -> None:
+    scripted.enqueue(Delay(0.1, Reply('{"ok": true}')))
+    with pytest.raises(TypeError, match="real sockets"):
+        ask(make_mock())
 
 
 def test_429_forever_raises_rate_limited(
