@@ -1,12 +1,16 @@
-"""Tests for enfold.llm against a real local HTTP server (enfold.testing.fake_llm)."""
+"""Tests for enfold.llm: scripted replies through an in-process ``httpx.MockTransport``, and
+deadlines, trickles, hangs and connection limits against a real local HTTP server (both from
+enfold.testing.fake_llm, answering the same scripts)."""
 
 from __future__ import annotations
 
+import email.utils
 import random
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -50,20 +54,42 @@ def sleeps() -> list[float]:
     return []
 
 
-@pytest.fixture
-def make_client(server: ScriptedLLMServer, sleeps: list[float]) -> Iterator[MakeClient]:
+def _maker(base_url: str, sleeps: list[float], transport: Any = None
+           ) -> tuple[MakeClient, list[LLMClient]]:
     clients: list[LLMClient] = []
 
     def make(settings: Settings | None = None, sleep: Callable[[float], None] | None = None,
              **overrides: Any) -> LLMClient:
         config = LLMConfig(
-            **{"base_url": server.base_url, "api_key": "k", "model": "m", "timeout": 5, **overrides}
+            **{"base_url": base_url, "api_key": "k", "model": "m", "timeout": 5, **overrides}
         )
         client = LLMClient(config, settings=settings, sleep=sleep or sleeps.append,
-                           rng=random.Random(0))
+                           rng=random.Random(0), transport=transport)
         clients.append(client)
         return client
 
+    return make, clients
+
+
+@pytest.fixture
+def make_client(server: ScriptedLLMServer, sleeps: list[float]) -> Iterator[MakeClient]:
+    """Clients of the real server, over sockets."""
+    make, clients = _maker(server.base_url, sleeps)
+    yield make
+    for client in clients:
+        client.close()
+
+
+@pytest.fixture
+def scripted() -> ScriptedLLMServer:
+    """A script answered through :meth:`ScriptedLLMServer.transport` (never started)."""
+    return ScriptedLLMServer()
+
+
+@pytest.fixture
+def make_mock(scripted: ScriptedLLMServer, sleeps: list[float]) -> Iterator[MakeClient]:
+    """Clients whose requests ``scripted`` answers in-process (httpx.MockTransport)."""
+    make, clients = _maker("http://scripted.test/v1", sleeps, scripted.transport())
     yield make
     for client in clients:
         client.close()
@@ -77,16 +103,16 @@ def ask(client: LLMClient, namespace: str = "ns") -> Any:
 
 
 def test_valid_json_is_parsed_and_usage_counted(
-    server: ScriptedLLMServer, make_client: MakeClient
+    scripted: ScriptedLLMServer, make_mock: MakeClient
 ) -> None:
-    server.enqueue(Reply('{"ok": true}'))
-    reply = ask(make_client())
+    scripted.enqueue(Reply('{"ok": true}'))
+    reply = ask(make_mock())
     assert reply.data == {"ok": True}
     assert reply.content == '{"ok": true}'
     assert reply.model == "m"
     # The fake counts whitespace words: 3 + 3 prompt, 2 completion.
     assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (6, 2)
-    sent = server.requests[0]
+    sent = scripted.requests[0]
     assert sent["model"] == "m" and sent["temperature"] == 0.0
     assert sent["response_format"] == {
         "type": "json_schema",
@@ -94,9 +120,9 @@ def test_valid_json_is_parsed_and_usage_counted(
     }
 
 
-def test_usage_is_per_namespace(server: ScriptedLLMServer, make_client: MakeClient) -> None:
-    client = make_client()
-    server.enqueue(Reply('{"ok": true}'), Reply('{"ok": false}'), Reply("{}"))
+def test_usage_is_per_namespace(scripted: ScriptedLLMServer, make_mock: MakeClient) -> None:
+    client = make_mock()
+    scripted.enqueue(Reply('{"ok": true}'), Reply('{"ok": false}'), Reply("{}"))
     ask(client, "a")
     ask(client, "a")
     ask(client, "b")
@@ -120,10 +146,10 @@ def test_usage_is_per_namespace(server: ScriptedLLMServer, make_client: MakeClie
 @pytest.mark.parametrize("content", ['{"ok": tru', "Sure! Here is the JSON: {}", "[1, 2]", "",
                                      '{"a": ' * 100_000 + "1" + "}" * 100_000])
 def test_malformed_json_raises_bad_reply_with_raw_content(
-    server: ScriptedLLMServer, make_client: MakeClient, content: str
+    scripted: ScriptedLLMServer, make_mock: MakeClient, content: str
 ) -> None:
-    server.enqueue(Reply(content))
-    client = make_client()
+    scripted.enqueue(Reply(content))
+    client = make_mock()
     with pytest.raises(LLMBadReply) as info:
         ask(client)
     assert isinstance(info.value, BadJSONReply)
@@ -134,18 +160,18 @@ def test_malformed_json_raises_bad_reply_with_raw_content(
 
 
 def test_chat_text_sends_no_response_format(
-    server: ScriptedLLMServer, make_client: MakeClient
+    scripted: ScriptedLLMServer, make_mock: MakeClient
 ) -> None:
-    server.enqueue(Reply("Paris, in 2019."))
-    reply = make_client().chat_text(MESSAGES, namespace="ns", max_tokens=50)
+    scripted.enqueue(Reply("Paris, in 2019."))
+    reply = make_mock().chat_text(MESSAGES, namespace="ns", max_tokens=50)
     assert reply.content == "Paris, in 2019." and reply.data is None
-    assert "response_format" not in server.requests[0]
-    assert server.requests[0]["max_tokens"] == 50
+    assert "response_format" not in scripted.requests[0]
+    assert scripted.requests[0]["max_tokens"] == 50
 
 
-def test_missing_usage_is_estimated(server: ScriptedLLMServer, make_client: MakeClient) -> None:
-    server.enqueue(Reply('{"ok": true, "pad": "xxxxxxxxxxxxxxxx"}', usage=False))
-    reply = ask(make_client())
+def test_missing_usage_is_estimated(scripted: ScriptedLLMServer, make_mock: MakeClient) -> None:
+    scripted.enqueue(Reply('{"ok": true, "pad": "xxxxxxxxxxxxxxxx"}', usage=False))
+    reply = ask(make_mock())
     assert reply.usage.prompt_tokens > 0 and reply.usage.completion_tokens > 0
 
 
@@ -165,32 +191,50 @@ def test_429_then_success_honours_retry_after(
 
 
 def test_retry_after_is_capped(
-    server: ScriptedLLMServer, make_client: MakeClient, sleeps: list[float]
+    scripted: ScriptedLLMServer, make_mock: MakeClient, sleeps: list[float]
 ) -> None:
-    server.enqueue(Status(429, headers={"Retry-After": "3600"}), Reply('{"ok": true}'))
-    ask(make_client(timeout=60))  # the capped wait fits in the deadline
+    scripted.enqueue(Status(429, headers={"Retry-After": "3600"}), Reply('{"ok": true}'))
+    ask(make_mock(timeout=60))  # the capped wait fits in the deadline
     assert sleeps == [30.0]
 
 
-def test_429_forever_raises_rate_limited(
-    server: ScriptedLLMServer, make_client: MakeClient
+def test_retry_after_ms_wins_and_an_http_date_is_understood(
+    scripted: ScriptedLLMServer, make_mock: MakeClient, sleeps: list[float]
 ) -> None:
-    server.default = Status(429, headers={"Retry-After": "0"})
-    client = make_client(max_retries=2)
+    when = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=20), usegmt=True)
+    scripted.enqueue(Status(429, headers={"retry-after-ms": "250", "Retry-After": "9"}),
+                     Status(503, headers={"Retry-After": when}), Reply('{"ok": true}'))
+    assert ask(make_mock(timeout=60)).data == {"ok": True}
+    assert sleeps[0] == 0.25 and 18 <= sleeps[1] <= 20
+
+
+def test_the_transport_refuses_what_needs_sockets(
+    scripted: ScriptedLLMServer, make_mock: MakeClient
+) -> None:
+    scripted.enqueue(Delay(0.1, Reply('{"ok": true}')))
+    with pytest.raises(TypeError, match="real sockets"):
+        ask(make_mock())
+
+
+def test_429_forever_raises_rate_limited(
+    scripted: ScriptedLLMServer, make_mock: MakeClient
+) -> None:
+    scripted.default = Status(429, headers={"Retry-After": "0"})
+    client = make_mock(max_retries=2)
     with pytest.raises(LLMRateLimited):
         ask(client)
-    assert len(server.requests) == 3
+    assert len(scripted.requests) == 3
     assert client.usage("ns")["retries"] == 2
 
 
 def test_500_forever_raises_llm_error_with_backoff(
-    server: ScriptedLLMServer, make_client: MakeClient, sleeps: list[float]
+    scripted: ScriptedLLMServer, make_mock: MakeClient, sleeps: list[float]
 ) -> None:
-    client = make_client(max_retries=3)
+    client = make_mock(max_retries=3)
     with pytest.raises(LLMError) as info:
         ask(client)
     assert type(info.value) is LLMError and "500" in str(info.value)
-    assert len(server.requests) == 4
+    assert len(scripted.requests) == 4
     # Exponential with jitter in [0.5, 1] of 0.5 s, 1 s, 2 s.
     assert len(sleeps) == 3
     for delay, ceiling in zip(sleeps, [0.5, 1.0, 2.0], strict=True):
@@ -199,19 +243,19 @@ def test_500_forever_raises_llm_error_with_backoff(
     assert (usage["calls"], usage["retries"], usage["failures"]) == (1, 3, 1)
 
 
-def test_5xx_then_success(server: ScriptedLLMServer, make_client: MakeClient) -> None:
-    server.enqueue(Status(502), Status(503), Reply('{"ok": true}'))
-    client = make_client()
+def test_5xx_then_success(scripted: ScriptedLLMServer, make_mock: MakeClient) -> None:
+    scripted.enqueue(Status(502), Status(503), Reply('{"ok": true}'))
+    client = make_mock()
     assert ask(client).data == {"ok": True}
     assert client.usage("ns")["retries"] == 2
 
 
-def test_client_errors_are_not_retried(server: ScriptedLLMServer, make_client: MakeClient) -> None:
-    server.enqueue(Status(401), Reply('{"ok": true}'))
-    client = make_client()
+def test_client_errors_are_not_retried(scripted: ScriptedLLMServer, make_mock: MakeClient) -> None:
+    scripted.enqueue(Status(401), Reply('{"ok": true}'))
+    client = make_mock()
     with pytest.raises(LLMError, match="401"):
         ask(client)
-    assert len(server.requests) == 1
+    assert len(scripted.requests) == 1
 
 
 def test_timeout_raises_without_retrying(

@@ -26,6 +26,17 @@ Slow and stuck servers, to test deadlines: :class:`Delay` answers late, :class:`
 sends its answer one byte at a time (each read a client makes succeeds, so a per-read
 timeout never fires), and :class:`Hang` never answers. All three end at once when the
 server stops.
+
+Without sockets: :meth:`ScriptedLLMServer.transport` answers the same script in-process as
+an ``httpx.MockTransport``, for tests that only need scripted replies (no server to start;
+give the client any base URL)::
+
+    srv = ScriptedLLMServer([Reply('{"ok": true}')])
+    client = LLMClient(LLMConfig(base_url="http://scripted.test/v1", api_key="x", model="m"),
+                       transport=srv.transport())
+
+A transport has no sockets to be slow on, so :class:`Delay`, :class:`Trickle` and
+:class:`Hang` need the real server; the transport refuses them.
 """
 
 from __future__ import annotations
@@ -39,9 +50,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from enfold.embed import HashingEmbedder
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["Delay", "Hang", "Reply", "ScriptedLLMServer", "Status", "Trickle", "count_tokens"]
 
@@ -219,6 +233,41 @@ class ScriptedLLMServer:
     def base_url(self) -> str:
         """The URL to give an OpenAI client, ``http://127.0.0.1:PORT/v1``."""
         return f"http://127.0.0.1:{self.port}/v1"
+
+    def transport(self) -> httpx.MockTransport:
+        """An ``httpx.MockTransport`` answering chat and embedding requests from this
+        server's script, without sockets (the server need not be started). Requests are
+        recorded as the server records them; :attr:`max_in_flight` is not tracked."""
+        import httpx
+
+        def handle(request: httpx.Request) -> httpx.Response:
+            path = request.url.path.rstrip("/")
+            try:
+                body = json.loads(request.content or b"{}")
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                return httpx.Response(400, json=_error_body(400, "the request body is not JSON"))
+            if path.endswith("/embeddings"):
+                self._record(path, body)
+                code, payload = self._embeddings(body)
+                return httpx.Response(code, json=payload)
+            if not path.endswith("/chat/completions"):
+                return httpx.Response(404, json=_error_body(404, f"no route {path}"))
+            self._record(path, body)
+            answer = self._next_chat_answer(body)
+            if isinstance(answer, Status):
+                status_body: Any = answer.body
+                if status_body is None:
+                    status_body = _error_body(answer.code, f"scripted status {answer.code}")
+                if isinstance(status_body, str):
+                    return httpx.Response(answer.code, text=status_body,
+                                          headers=dict(answer.headers))
+                return httpx.Response(answer.code, json=status_body,
+                                      headers=dict(answer.headers))
+            if isinstance(answer, Reply):
+                return httpx.Response(200, json=self._chat_completion(body, answer))
+            raise TypeError(f"{type(answer).__name__} needs real sockets: use the server")
+
+        return httpx.MockTransport(handle)
 
     # -- scripting -----------------------------------------------------------------------
 

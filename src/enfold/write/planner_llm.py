@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from enfold.errors import InputError, LLMBadReply, LLMError, PlanError
 from enfold.events import to_epoch
@@ -562,16 +562,6 @@ def _absorbed(graph: WorkingGraph, result: ApplyResult, grounded: tuple[str, ...
 
 
 # -------------------------------------------------------------------- the writers
-class _Statement(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    statement: str
-
-
-class _Label(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    label: str
-
-
 class LLMWriter:
     """Small LLM helpers beside planning: fact statements, intent labels and answers.
 
@@ -616,13 +606,13 @@ class LLMWriter:
                        subject: str | None = None, concept: str | None = None) -> str:
         """One sentence that a cluster of events jointly supports (fact consolidation)."""
         return self._ask(P.fact_messages(evidence, subject=subject, concept=concept),
-                         P.STATEMENT_SCHEMA, "statement", _Statement, namespace, 400)
+                         P.STATEMENT_SCHEMA, "statement", P.StatementReply, namespace, 400)
 
     def intent_label(self, evidence: Sequence[str], *, namespace: str = "default",
                      category: str | None = None) -> str:
         """A short imperative label for an intent that emerged from ``evidence``."""
         return self._ask(P.intent_label_messages(evidence, category=category),
-                         P.LABEL_SCHEMA, "label", _Label, namespace, 120)
+                         P.LABEL_SCHEMA, "label", P.LabelReply, namespace, 120)
 
     def answer(self, question: str, context_text: str, *, namespace: str = "default") -> str:
         """An answer to ``question`` grounded in recalled ``context_text``."""

@@ -23,20 +23,28 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    WithJsonSchema,
+    field_validator,
+)
 
 from enfold.errors import ConfigError
 from enfold.graph import WorkingGraph
+from enfold.llm import strict_schema
 from enfold.model import ONTOLOGY, EdgeType, Node, NodeKind, format_time
 from enfold.write.context import Context
 
 __all__ = [
     "LLM_EDGE_TYPES", "LLM_NODE_KINDS", "OPS", "Attribute", "EventBlock", "Handle",
-    "HandleTable", "Noted", "PlanReply", "Profile", "PromptView", "ReplyOperation",
-    "available_profiles", "build_view", "load_profile", "plan_messages", "reply_schema",
+    "HandleTable", "LabelReply", "Noted", "PlanReply", "Profile", "PromptView",
+    "ReplyOperation", "StatementReply", "available_profiles", "build_view", "load_profile", "plan_messages", "reply_schema",
     "system_prompt", "user_prompt",
 ]
 
@@ -516,33 +524,12 @@ def retry_message(errors: Sequence[str]) -> dict[str, str]:
 def reply_schema() -> dict[str, Any]:
     """The reply's JSON schema, valid for OpenAI strict structured outputs.
 
-    Every object has ``additionalProperties: false`` and lists all its properties as
-    required; optional values are nullable; attributes are a list of key/value strings.
+    Generated from :class:`PlanReply` (:func:`enfold.llm.strict_schema`): every object has
+    ``additionalProperties: false`` and lists all its properties as required; optional
+    values are nullable; attributes are a list of key/value strings; ``type`` offers only
+    the edge types a model may write.
     """
-    nullable = {"type": ["string", "null"]}
-    strings = {"type": "array", "items": {"type": "string"}}
-    attribute = {"type": "object", "properties": {"key": {"type": "string"},
-                                                  "value": {"type": "string"}},
-                 "required": ["key", "value"], "additionalProperties": False}
-    op_props: dict[str, Any] = {
-        "op": {"type": "string", "enum": list(OPS)},
-        "ref": nullable,
-        "kind": {"type": ["string", "null"], "enum": [k.value for k in LLM_NODE_KINDS] + [None]},
-        "text": nullable,
-        "src": nullable,
-        "dst": nullable,
-        "type": {"type": ["string", "null"], "enum": [t.value for t in LLM_EDGE_TYPES] + [None]},
-        "target": nullable,
-        "grounded_in": strings,
-        "attributes": {"type": "array", "items": attribute},
-        "reasoning": {"type": "string"},
-    }
-    operation = {"type": "object", "properties": op_props, "required": list(op_props),
-                 "additionalProperties": False}
-    return {"type": "object",
-            "properties": {"reasoning": {"type": "string"},
-                           "operations": {"type": "array", "items": operation}},
-            "required": ["reasoning", "operations"], "additionalProperties": False}
+    return strict_schema(PlanReply)
 
 
 class Attribute(BaseModel):
@@ -568,7 +555,10 @@ class ReplyOperation(BaseModel):
     text: str | None = None
     src: str | None = None
     dst: str | None = None
-    type: EdgeType | None = None
+    # The schema offers only the writable types; the validator explains the others.
+    type: Annotated[EdgeType | None, WithJsonSchema(
+        {"type": ["string", "null"], "enum": [t.value for t in LLM_EDGE_TYPES] + [None]}
+    )] = None
     target: str | None = None
     grounded_in: list[str] = Field(default_factory=list)
     attributes: list[Attribute] = Field(default_factory=list)
@@ -602,12 +592,22 @@ def parse_reply(data: Mapping[str, Any]) -> tuple[PlanReply | None, list[str]]:
 
 # ------------------------------------------------------------------- writer prompts
 
-STATEMENT_SCHEMA: dict[str, Any] = {
-    "type": "object", "properties": {"statement": {"type": "string"}},
-    "required": ["statement"], "additionalProperties": False}
-LABEL_SCHEMA: dict[str, Any] = {
-    "type": "object", "properties": {"label": {"type": "string"}},
-    "required": ["label"], "additionalProperties": False}
+class StatementReply(BaseModel):
+    """A fact statement (:func:`fact_messages`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    statement: str
+
+
+class LabelReply(BaseModel):
+    """An intent label (:func:`intent_label_messages`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    label: str
+
+
+STATEMENT_SCHEMA: dict[str, Any] = strict_schema(StatementReply)
+LABEL_SCHEMA: dict[str, Any] = strict_schema(LabelReply)
 
 
 def _evidence(items: Sequence[str], limit: int = 400) -> str:
