@@ -488,7 +488,7 @@ def test_peeling_returns_what_checking_connectivity_at_every_step_returns():
     is the one of checking it at every peeling step (the densest connected, earliest)."""
     import random
 
-    from enfold.intents import _connected, peeling
+    from enfold.intents.groups import _connected, peeling
 
     def reference(links):  # connectivity checked at every peeling step, as first written
         best = ([], 0.0)
@@ -545,7 +545,8 @@ def test_trigger_index_and_resting_intents_follow_the_graph():
     """The per-concept index of triggered intents equals a scan of the graph (after a
     stream with habits, deadlines and a rolled-back plan); an undated intent not
     reinforced for LAPSE_DAYS rests out of the live set and comes back when reinforced."""
-    from enfold.intents import LAPSE_DAYS, TriggerIndex, _live
+    from enfold.intents.core import LAPSE_DAYS
+    from enfold.intents.engine import TriggerIndex, _live
 
     mem = Memory.open("memory:", embedder="hash", planner="local")
     base = 1_790_000_000
@@ -595,7 +596,8 @@ def test_cached_liveness_rule_answers_as_the_liveness_check() -> None:
     LAPSE_DAYS), and a rewritten node (a new object) is read again."""
     import random
 
-    from enfold.intents import LAPSE_DAYS, LATE_RESOLUTION_DAYS, OPEN, _live, _State
+    from enfold.intents.core import LAPSE_DAYS, LATE_RESOLUTION_DAYS, OPEN
+    from enfold.intents.engine import _live, _State
     from enfold.model import Node, NodeKind
 
     def reference(node: Node, clock: float) -> bool:
@@ -632,7 +634,7 @@ def test_goal_scan_reuses_its_peeling_only_for_small_link_drift() -> None:
     """The last peeling stands while the scan sees the same concepts linked to the same
     others with weights within GOAL_SLACK; a larger move, a new link or another concept
     peels again."""
-    from enfold.intents import GOAL_SLACK, _close
+    from enfold.intents.groups import GOAL_SLACK, _close
 
     before = [("a", {"b": 0.5, "c": 0.3}), ("b", {"a": 0.5})]
     assert _close(before, [("a", {"b": 0.5 + GOAL_SLACK * 0.9, "c": 0.3}), ("b", {"a": 0.5})])

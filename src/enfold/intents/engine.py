@@ -1,55 +1,12 @@
-"""Intents, the prefrontal layer: emergence, lifecycle and feedback calibration.
-
-Everything here is a plain function (or an :class:`IntentEngine` method) over the working
-graph, run inside an open graph transaction; changes go through the executor
-(:func:`enfold.write.apply.execute`, planner ``"intents"``), so they are validated against the
-ontology and written to the op log like any plan. What should be told to the user comes back
-as :class:`~enfold.notify.Notification` values for the caller to publish *after* the commit.
-
-**Emergence**, after each folded event (:meth:`IntentEngine.on_event`):
-
-* *deadline* / *follow_up* — the planner turns explicit obligations into intents (with a due
-  time: deadline; without: follow_up). Here each is admitted: linked by TRIGGERS from the
-  concepts its events belong to and from its nearest concept, merged into an open intent for
-  the same need instead of duplicating it, and gated by its category's threshold. A later event
-  that mentions the due day (and is related to the intent) grounds it further.
-* *habit* — a concept one person acts on (events by one source that state no obligation)
-  on ≥ ``habit_min_events`` distinct days within ``habit_window_days`` ("Keep up:
-  <concept>"), TRIGGERS from the concept, grounded in those events.
-* *goal* — a connected group of ≥ 3 recently active concepts (PART_OF, RELATED_TO,
-  DERIVED_FROM or shared grounding events) whose weighted density reaches ``intent_density``.
-
-Every category is judged on one scale: an evidence *score* against a threshold of 1.0 scaled by
-the category's calibration. Habit score = distinct days in the window / ``habit_min_events``;
-goal score = weighted density / ``intent_density``; an explicit obligation scores
-:data:`EXPLICIT_SCORE`. A score under the threshold does not emerge: a habit or goal is simply
-not created; an explicit obligation the planner already wrote is kept as ``suppressed`` (not
-listed, never notified) and emerges if later evidence reinforces it past the threshold.
-
-**Lifecycle**: ``pending`` → ``resolved`` | ``rejected`` | ``deferred``; ``expired`` once the
-stream clock (the newest event's ``ts``) passes the due time; ``suppressed`` before emergence.
-An event with a completion cue ("Submitted the NSF proposal!", or the past tense of the
-obligation's own verb: "Sent Omar the budget") resolves the open intent it is about (key terms
-shared with the cue's clause, backed by embedding similarity), unless it names that intent's
-due day as still ahead. Each change is appended to ``attrs["history"]``.
-
-**Reactivation**: an event reinforcing a concept silent for :data:`DORMANT_DAYS` is reported
-with the open intents that concept triggers.
-
-**Calibration** (Eq. 2): w_c ← (1 − α)·w_c + α·s_t per category, kept in the namespace's graph
-meta (:data:`CALIBRATION_KEY`); θ_c = base / w_c clamped to [0.5, 3]·base.
-"""
+"""The intent engine: admission of the planner's obligations, emergence of habits and
+goals, resolution, expiry, reactivation and feedback, as one transaction per event."""
 
 from __future__ import annotations
 
-import functools
-import itertools
 import math
-import operator
 import re
 import uuid
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +14,53 @@ import numpy as np
 
 from enfold.errors import EnfoldError, InputError, NotFound
 from enfold.graph import WorkingGraph
+from enfold.intents.calibration import apply_weight, category_weights, feedback_score, threshold
+from enfold.intents.core import (
+    _DAYLIKE,
+    CALIBRATION_KEY,
+    COMMON_TERM_SHARE,
+    DAY,
+    DORMANT_DAYS,
+    EXPLICIT_DEFAULT,
+    EXPLICIT_SCORE,
+    GOAL_ACTIVE_DAYS,
+    GOAL_SCAN,
+    LAPSE_DAYS,
+    LATE_RESOLUTION_DAYS,
+    MAX_HISTORY,
+    MAX_SCORE,
+    OPEN,
+    RECENT_EVENTS,
+    Labeler,
+    _day,
+    category_of,
+    concepts_of,
+    due_end,
+    status_of,
+)
+from enfold.intents.groups import (
+    GOAL_MEMOS,
+    Links,
+    _close,
+    _EvidenceDays,
+    _GoalMemos,
+    cached_links,
+    densest_group,
+    density,
+    goal_template,
+    habit_days,
+    habit_label,
+    symmetric,
+)
+from enfold.intents.resolution import (
+    _names_as_limit,
+    _stated,
+    completes,
+    content_words,
+    cue_fragments,
+    obligation_verb,
+    past_forms,
+)
 from enfold.model import EdgeType, Node, NodeKind, OpRecord, now
 from enfold.notify import (
     DEADLINE_NEAR,
@@ -68,458 +72,9 @@ from enfold.notify import (
 )
 from enfold.plan import AddEdge, AddNode, MergeNodes, Operation, UpdateNode, UpdatePlan
 from enfold.settings import Settings
-from enfold.text import goals
-from enfold.text.annotate import has_resolution_cue
-from enfold.text.phrases import terms
 from enfold.write.apply import ApplyResult, execute, label_similarity
 from enfold.write.calibration import thresholds_for
 from enfold.write.planner_local import PlannerState
-
-__all__ = [
-    "CALIBRATION_KEY", "CATEGORIES", "DORMANT_DAYS", "EXPLICIT_SCORE", "FEEDBACK_KINDS", "OPEN",
-    "STATUSES", "IntentEngine", "IntentReport", "Labeler", "Links", "apply_weight",
-    "category_weights", "concept_links", "concepts_of", "cue_fragments", "densest_group",
-    "density", "due_end", "feedback_score", "goal_template", "grounding_connections",
-    "habit_days", "habit_label", "list_intents", "obligation_verb", "past_forms",
-    "proactivity", "symmetric", "threshold",
-]
-
-DAY = 86_400.0
-CATEGORIES = ("deadline", "habit", "follow_up", "goal")
-STATUSES = ("pending", "suppressed", "deferred", "resolved", "rejected", "expired")
-#: Statuses of an intent still waiting for something (it can be resolved or expire).
-OPEN = frozenset({"pending", "deferred", "suppressed"})
-FEEDBACK_KINDS = ("accept", "modify", "defer", "reject")
-CALIBRATION_KEY = "intents.calibration"
-
-#: Evidence score of an explicit obligation (the threshold is 1.0 at w = 1). Dated ones are
-#: the stronger statement: with the feedback EMA (``intent_ema_alpha``), three straight
-#: rejections of follow-ups (w ≈ 0.54) suppress new ones, four of deadlines (w ≈ 0.47).
-EXPLICIT_SCORE = {"deadline": 2.0, "follow_up": 1.75}
-EXPLICIT_DEFAULT = 1.75
-#: The threshold multiplier's clamp: θ_c ∈ [0.5, 3]·base (so feedback can neither silence a
-#: category nor open it to everything).
-THRESHOLD_CLAMP = (0.5, 3.0)
-#: A concept silent this long and then reinforced is "reactivated" (the paper's Vienna hotel
-#: example); two weeks is long enough to have dropped out of a person's working memory.
-DORMANT_DAYS = 14.0
-#: A goal needs each of its concepts active within this many days of the stream clock.
-GOAL_ACTIVE_DAYS = 14.0
-#: Concepts explored around the event's concepts when looking for a goal group (bounds cost).
-GOAL_SCAN = 24
-#: An expired intent can still be resolved by a completion reported this late.
-LATE_RESOLUTION_DAYS = 7.0
-#: An undated open intent not reinforced for this long rests (see :func:`_live`).
-LAPSE_DAYS = 30.0
-#: Grounding events looked at per concept (recent end) for habits and shared grounding.
-RECENT_EVENTS = 64
-
-
-class _LinksCache(dict[str, tuple[Any, dict[str, float]]]):
-    """Kept in ``graph.indexes``: concept id → (its stamp, its :func:`concept_links`)."""
-#: A term in more than this share of the stream's events is too common to tie a completion
-#: to an intent (applied once the stream has 20 events).
-COMMON_TERM_SHARE = 0.3
-MAX_SCORE = 10.0
-MAX_HISTORY = 50
-_DAYLIKE = frozenset({"day", "datetime"})
-_STRUCTURAL = (EdgeType.PART_OF, EdgeType.RELATED_TO, EdgeType.DERIVED_FROM)
-_CONCEPT_EDGES = (EdgeType.GROUNDS, EdgeType.REINFORCES)
-
-Labeler = Callable[[str, Sequence[str], str], str]
-"""Writes a goal's label from (category, evidence texts, namespace) — the LLM in llm mode.
-Habits need none: "Keep up: <concept>" reuses the concept's label, the LLM's in llm mode;
-explicit obligations keep the words they were stated in."""
-
-
-# ------------------------------------------------------------------ calibration (Eq. 2)
-def category_weights(graph: WorkingGraph) -> dict[str, float]:
-    """The per-category feedback weights w_c of a namespace (absent: 1.0)."""
-    raw = graph.meta.get(CALIBRATION_KEY)
-    if not isinstance(raw, dict):
-        return {}
-    return {str(k): float(v) for k, v in raw.items() if isinstance(v, (int, float))}
-
-
-def apply_weight(weight: float, score: float, alpha: float) -> float:
-    """One step of Eq. 2: w ← (1 − α)·w + α·s."""
-    return (1.0 - alpha) * weight + alpha * score
-
-
-def threshold(weight: float, base: float = 1.0) -> float:
-    """θ_c = base / w_c, clamped to [0.5, 3]·base: rejected categories need more evidence."""
-    lo, hi = THRESHOLD_CLAMP
-    if weight <= 0:
-        return hi * base
-    return min(hi * base, max(lo * base, base / weight))
-
-
-def feedback_score(settings: Settings, kind: str) -> float:
-    scores = {"accept": settings.feedback_accept, "modify": settings.feedback_modify,
-              "defer": settings.feedback_defer, "reject": settings.feedback_reject}
-    if kind not in scores:
-        raise InputError(f"unknown feedback {kind!r} (use {', '.join(FEEDBACK_KINDS)})")
-    return scores[kind]
-
-
-# ----------------------------------------------------------------------------- reading
-def status_of(node: Node) -> str:
-    return str(node.attrs.get("status") or "pending")
-
-
-def category_of(node: Node) -> str:
-    return str(node.attrs.get("category") or "goal")
-
-
-def list_intents(graph: WorkingGraph, *, status: str | Iterable[str] | None = "pending",
-                 category: str | None = None) -> list[Node]:
-    """Intents by status (``"pending"`` by default; ``"open"``, ``"all"`` or any status or
-    list of them) and category; soonest due first, then highest score."""
-    if status is None or status == "all":
-        wanted: set[str] | None = None
-    elif isinstance(status, str):
-        wanted = set(OPEN) if status == "open" else {status}
-    else:
-        wanted = set(status)
-    if wanted is not None and wanted - set(STATUSES):
-        raise InputError(f"unknown status {min(wanted - set(STATUSES))!r} "
-                         f"(use {', '.join(STATUSES)}, open or all)")
-    out = [n for n in (graph.nodes[i] for i in graph.of_kind(NodeKind.INTENT))
-           if (wanted is None or status_of(n) in wanted)
-           and (category is None or category_of(n) == category)]
-    out.sort(key=lambda n: (n.attrs.get("due") is None, float(n.attrs.get("due") or 0.0),
-                            -float(n.attrs.get("score") or 0.0), n.created_at, n.id))
-    return out
-
-
-def grounding_connections(graph: WorkingGraph, intent_id: str) -> int:
-    """Events and concepts with an edge into an intent (the paper's grounding connections)."""
-    return len({e.src for e in graph.in_edges(intent_id)
-                if (n := graph.nodes.get(e.src)) is not None
-                and n.kind in (NodeKind.EVENT, NodeKind.CONCEPT)})
-
-
-def proactivity(graph: WorkingGraph, min_support: int = 2) -> float:
-    """Share of intents with ≥ ``min_support`` grounding connections (CogEval; 0 if none)."""
-    counts = [grounding_connections(graph, i) for i in graph.of_kind(NodeKind.INTENT)]
-    return sum(c >= min_support for c in counts) / len(counts) if counts else 0.0
-
-
-def concepts_of(graph: WorkingGraph, event_id: str) -> list[str]:
-    """The concepts an event grounds or reinforces."""
-    concepts = graph.by_kind[NodeKind.CONCEPT]
-    return list(dict.fromkeys(e.dst for e in graph.out_edges(event_id)
-                              if e.type in _CONCEPT_EDGES and e.dst in concepts))
-
-
-def due_end(graph: WorkingGraph, node: Node) -> float | None:
-    """When an intent is overdue: the end of its deadline's time anchor, else its due."""
-    ends = [float(t.attrs["end"]) for e in graph.in_edges(node.id)
-            if e.type is EdgeType.DEADLINE_FOR and (t := graph.nodes.get(e.src)) is not None
-            and isinstance(t.attrs.get("end"), (int, float))]
-    if ends:
-        return max(ends)
-    due = node.attrs.get("due")
-    return float(due) if isinstance(due, (int, float)) else None
-
-
-def _day(ts: float) -> int:
-    return math.floor(ts / DAY)
-
-
-_first = operator.itemgetter(0)
-
-
-def _close(before: list[tuple[str, dict[str, float]]],
-           now: list[tuple[str, dict[str, float]]]) -> bool:
-    """Whether two goal scans saw the same concepts with the same links, each weight
-    within GOAL_SLACK."""
-    if len(before) != len(now):
-        return False
-    for (a, old), (b, new) in zip(before, now, strict=True):
-        if a != b:
-            return False
-        if old is new:
-            continue
-        if old.keys() != new.keys() or any(abs(w - old[k]) > GOAL_SLACK
-                                           for k, w in new.items()):
-            return False
-    return True
-
-
-def habit_days(graph: WorkingGraph, concept_id: str, at_ts: float, window_days: float,
-               source: str | None = None) -> list[str]:
-    """The concept's occurrences in (at − window, at], one per distinct (UTC) day, oldest
-    first. An occurrence is an event of the concept by ``source`` (a habit is someone's)
-    that does not state an obligation: saying "I need to call the dentist" on three days
-    is not a habit of calling the dentist."""
-    node = graph.nodes[concept_id]
-    lo = at_ts - window_days * DAY
-    recent = [(n.ts, e) for e in node.grounded_in[-RECENT_EVENTS:]
-              if (n := graph.nodes.get(e)) is not None]
-    by_day: dict[int, str] = {}
-    for ts, ev in sorted((p for p in recent if lo < p[0] <= at_ts), key=_first):
-        day = _day(ts)
-        if day not in by_day and graph.nodes[ev].attrs.get("source") == source \
-                and not any(e.type is EdgeType.TRIGGERS for e in graph.out_edges(ev)):
-            by_day[day] = ev
-    return list(by_day.values())
-
-
-def concept_links(graph: WorkingGraph, concept_id: str) -> dict[str, float]:
-    """Weighted links of a concept to other concepts: structural edges (their weight) and
-    shared grounding events (overlap |A∩B| / min(|A|, |B|)); the stronger one counts.
-
-    Shared grounding counts events with a GROUNDS/REINFORCES edge into both concepts: a
-    parent theme's provenance holds its children's events by construction, which is the
-    PART_OF edge's business, not extra evidence of convergence.
-    """
-    concepts = graph.by_kind[NodeKind.CONCEPT]
-    out: dict[str, float] = {}
-    for other, e in graph.links(concept_id, _STRUCTURAL):
-        if other in concepts and other != concept_id:
-            out[other] = max(out.get(other, 0.0), e.weight)
-    # The most recent events with an edge of their own into the concept, read from the end
-    # of its provenance: the cost follows RECENT_EVENTS, not the concept's size.
-    events, mine = direct_events(graph, concept_id)
-    shared: Counter[str] = Counter()
-    for ev in events:
-        for e in graph.out_edges(ev):
-            if e.type in _CONCEPT_EDGES and e.dst != concept_id and e.dst in concepts:
-                shared[e.dst] += 1
-    for other, k in shared.items():
-        size = min(mine, len(graph.nodes[other].grounded_in))
-        out[other] = max(out.get(other, 0.0), min(1.0, k / max(1, size)))
-    return out
-
-
-GOAL_SLACK = 0.05  # link-weight drift below which a goal scan reuses the last peeling
-GOAL_MEMOS = 256
-
-
-class _GoalMemos(dict[tuple[str, ...], tuple[list[tuple[str, dict[str, float]]], list[str]]]):
-    """Kept in ``graph.indexes``: per scanned neighbourhood (its concepts, in scan order), the
-    rows and the group of its last peeling; at most GOAL_MEMOS of them."""
-
-
-class _EvidenceDays(dict[str, tuple[Node, frozenset[int]]]):
-    """Kept in ``graph.indexes``: intent id → (the node read, its evidence days)."""
-
-
-def cached_links(graph: WorkingGraph, concept_id: str) -> dict[str, float]:
-    """:func:`concept_links`, remembered until the concept itself changes (its provenance
-    or any update): the goal scan asks for the same few concepts event after event.
-
-    A concept's shared-event overlap moves when one of its own recent events joins another
-    concept — which reinforces that concept and so changes it — or, slightly, when the other
-    concept grows; the second is tolerated until the concept's next change.
-    """
-    node = graph.nodes[concept_id]
-    stamp = (len(node.grounded_in), node.updated_at, node.attrs.get("level"))
-    cache = graph.indexes.of(_LinksCache, _LinksCache)
-    hit = cache.get(concept_id)
-    if hit is not None and hit[0] == stamp:
-        return hit[1]
-    links = concept_links(graph, concept_id)
-    cache[concept_id] = (stamp, links)
-    return links
-
-
-def direct_events(graph: WorkingGraph, concept_id: str, n: int = RECENT_EVENTS
-                  ) -> tuple[list[str], int]:
-    """Up to ``n`` of the latest events that ground or reinforce the concept directly, and
-    how many such events it has.
-
-    A leaf concept's provenance is exactly those events. A parent theme's provenance also
-    holds its children's events, so its own are picked out by their edges — a scan that
-    stops after ``8 n`` entries, so a parent of large children costs no more than a leaf
-    (its count is then what the scan found).
-    """
-    node = graph.nodes[concept_id]
-    if not node.attrs.get("level"):
-        return list(node.grounded_in[-n:]), len(node.grounded_in)
-    out: list[str] = []
-    for ev in itertools.islice(reversed(node.grounded_in), 8 * n):
-        if any(graph.edge(ev, t, concept_id) is not None for t in _CONCEPT_EDGES):
-            out.append(ev)
-            if len(out) >= n:
-                break
-    out.reverse()
-    return out, len(out)
-
-
-Links = dict[str, dict[str, float]]
-
-
-def symmetric(links: Links) -> Links:
-    """Pair weights among the keys of ``links``, symmetric (the stronger direction wins)."""
-    out: Links = {a: {} for a in links}
-    for a, row in links.items():
-        for b, x in row.items():
-            if b in out and b != a:
-                out[a][b] = out[b][a] = max(x, out[a].get(b, 0.0))
-    return out
-
-
-def density(group: Sequence[str], links: Links) -> float:
-    """Weighted density: the sum of pair weights over the number of pairs (reference)."""
-    n = len(group)
-    if n < 2:
-        return 0.0
-    total = sum(links[a].get(b, 0.0) for i, a in enumerate(group) for b in group[i + 1:])
-    return total / (n * (n - 1) / 2)
-
-
-def peeling(links: Links, min_size: int = 3) -> Iterator[tuple[float, frozenset[str]]]:
-    """Greedy peeling (Charikar) over symmetric ``links``: each group met while dropping
-    the node of least weighted degree until ``min_size`` remain, with its weighted density.
-    O(n²) with degrees kept up to date."""
-    deg = {a: sum(row.values()) for a, row in links.items()}
-    total = sum(deg.values()) / 2
-    alive = set(links)
-    while len(alive) >= min_size:
-        n = len(alive)
-        yield total / (n * (n - 1) / 2), frozenset(alive)
-        if n == min_size:
-            return
-        weakest = min(alive, key=lambda a: (deg[a], a))
-        alive.discard(weakest)
-        total -= deg[weakest]
-        for b, x in links[weakest].items():
-            if b in alive:
-                deg[b] -= x
-
-
-def densest_group(links: Links, min_size: int = 3) -> tuple[list[str], float]:
-    """The densest connected group met while :func:`peeling`, the earliest among equals,
-    or ``([], 0.0)``. Connectivity is checked from the densest group down, so usually once
-    rather than at every step."""
-    met = [(d, step, group) for step, (d, group) in enumerate(peeling(links, min_size))
-           if d > 0.0]
-    for d, _, group in sorted(met, key=lambda x: (-x[0], x[1])):
-        if _connected(set(group), links):
-            return sorted(group), d
-    return [], 0.0
-
-
-def habit_label(concept: Node, texts: Sequence[str] = ()) -> str:
-    """A habit's label: "Keep <the activity its occurrences report>" (``texts``), else
-    "Keep up: <the concept's label>" (the LLM's label in llm mode)."""
-    return goals.habit_label(concept.text, texts)
-
-
-def goal_template(graph: WorkingGraph, group: Sequence[str], links: Links) -> str:
-    """A goal's label without an LLM: its most linked concept, with two of the others."""
-    central = max(group, key=lambda a: (sum(links.get(a, {}).get(b, 0.0) for b in group), a))
-    others = [graph.nodes[c].text for c in group if c != central]
-    return f"Goal: {graph.nodes[central].text} (with {', '.join(others[:2])})"
-
-
-def _connected(group: set[str], links: Links) -> bool:
-    start = next(iter(group))
-    seen = {start}
-    stack = [start]
-    while stack:
-        for b, x in links[stack.pop()].items():
-            if x > 0 and b in group and b not in seen:
-                seen.add(b)
-                stack.append(b)
-    return len(seen) == len(group)
-
-
-_LIMIT = r"(?:until|till|before|by|due|deadline|left\s+(?:until|till|before))\s+(?:on\s+)?"
-
-
-def _names_as_limit(text: str, time: Node) -> bool:
-    """Whether ``text`` names the time anchor as a limit ("sixteen days until the 13th")."""
-    for expr in time.attrs.get("expressions") or []:
-        expr = re.sub(r"^(?:by|due|before|until)\s+", "", str(expr), flags=re.IGNORECASE)
-        if expr and re.search(_LIMIT + re.escape(expr), text, re.IGNORECASE):
-            return True
-    return False
-
-
-# ------------------------------------------------------------------ resolution matching
-_FRAGMENT = re.compile(r"[^.!?;:\n,]+")
-_TO_VERB = re.compile(r"\b(?:to|[Rr]emind\s+(?:me|us)\s+to)\s+([a-z]+)\b")
-_IRREGULAR = {
-    "send": {"sent"}, "pay": {"paid"}, "buy": {"bought"}, "make": {"made"},
-    "write": {"wrote", "written"}, "give": {"gave", "given"}, "take": {"took", "taken"},
-    "bring": {"brought"}, "get": {"got", "gotten"}, "do": {"did", "done"},
-    "find": {"found"}, "tell": {"told"}, "sell": {"sold"}, "leave": {"left"},
-    "put": {"put"}, "set": {"set"}, "read": {"read"}, "build": {"built"},
-    "meet": {"met"}, "go": {"went", "gone"}, "see": {"saw", "seen"}, "pick": {"picked"},
-    "hand": {"handed"}, "return": {"returned"}, "renew": {"renewed"}, "call": {"called"},
-}
-_VOWELS = frozenset("aeiou")
-
-
-@functools.lru_cache(maxsize=4096)
-def past_forms(verb: str) -> frozenset[str]:
-    """Past forms of an English verb (irregular table, then -ed / -d / -ied / doubling).
-    Cached: the resolution check asks for the verbs of the open intents on every event."""
-    verb = verb.lower()
-    if verb in _IRREGULAR:
-        return frozenset(_IRREGULAR[verb])
-    if verb.endswith("e"):
-        return frozenset({verb + "d"})
-    if verb.endswith("y") and len(verb) > 2 and verb[-2] not in _VOWELS:
-        return frozenset({verb[:-1] + "ied"})
-    forms = {verb + "ed"}
-    if (len(verb) >= 3 and verb[-1] not in _VOWELS | {"w", "x", "y"}
-            and verb[-2] in _VOWELS and verb[-3] not in _VOWELS):
-        forms.add(verb + verb[-1] + "ed")  # submit → submitted, plan → planned
-    return frozenset(forms)
-
-
-def _stated(node: Node) -> str:
-    """The words an obligation was stated in (its label is written as a goal)."""
-    clause = node.attrs.get("clause")
-    return clause if isinstance(clause, str) and clause else node.text
-
-
-@functools.lru_cache(maxsize=4096)
-def obligation_verb(text: str) -> str | None:
-    """The action of an obligation ("I need to *send* the budget")."""
-    m = _TO_VERB.search(text)
-    return m.group(1) if m else None
-
-
-def completes(verb: str, text: str) -> str | None:
-    """The fragment of ``text`` reporting ``verb`` done ("Sent Omar the budget"), if any."""
-    forms = past_forms(verb)
-    for m in _FRAGMENT.finditer(text):
-        frag = m.group(0)
-        words = [w.lower() for w in re.findall(r"[A-Za-z']+", frag)]
-        for i, w in enumerate(words):
-            if w in forms and not any(x in ("not", "never", "haven't", "hasn't", "didn't",
-                                            "if", "when", "once", "yet")
-                                      for x in words[max(0, i - 3):i]):
-                return frag
-    return None
-
-
-def content_words(text: str) -> frozenset[str]:
-    """The unigrams of a text that are not stopwords or completion cues (cached for texts
-    of up to 2,000 characters: an intent's label and evidence are compared with event after
-    event)."""
-    return _content_words(text) if len(text) <= 2000 else _words_of(text)
-
-
-def _words_of(text: str) -> frozenset[str]:
-    return frozenset(t for t in terms(text) if " " not in t and not has_resolution_cue(t))
-
-
-_content_words = functools.lru_cache(maxsize=4096)(_words_of)
-
-
-def cue_fragments(text: str) -> list[str]:
-    """The clauses of ``text`` that report something completed."""
-    frags = [m.group(0).strip() for m in _FRAGMENT.finditer(text)]
-    found = [f for f in frags if f and has_resolution_cue(f)]
-    if not found and has_resolution_cue(text):
-        found = [text]
-    return found
 
 
 # ------------------------------------------------------------------------------ engine

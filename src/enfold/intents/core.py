@@ -1,0 +1,121 @@
+"""Intents' vocabulary (categories, statuses, the time spans the lifecycle uses) and
+the functions that read intents off the graph."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+
+from enfold.errors import InputError
+from enfold.graph import WorkingGraph
+from enfold.model import EdgeType, Node, NodeKind
+
+DAY = 86_400.0
+CATEGORIES = ("deadline", "habit", "follow_up", "goal")
+STATUSES = ("pending", "suppressed", "deferred", "resolved", "rejected", "expired")
+#: Statuses of an intent still waiting for something (it can be resolved or expire).
+OPEN = frozenset({"pending", "deferred", "suppressed"})
+FEEDBACK_KINDS = ("accept", "modify", "defer", "reject")
+CALIBRATION_KEY = "intents.calibration"
+
+#: Evidence score of an explicit obligation (the threshold is 1.0 at w = 1). Dated ones are
+#: the stronger statement: with the feedback EMA (``intent_ema_alpha``), three straight
+#: rejections of follow-ups (w ≈ 0.54) suppress new ones, four of deadlines (w ≈ 0.47).
+EXPLICIT_SCORE = {"deadline": 2.0, "follow_up": 1.75}
+EXPLICIT_DEFAULT = 1.75
+#: The threshold multiplier's clamp: θ_c ∈ [0.5, 3]·base (so feedback can neither silence a
+#: category nor open it to everything).
+THRESHOLD_CLAMP = (0.5, 3.0)
+#: A concept silent this long and then reinforced is "reactivated" (the paper's Vienna hotel
+#: example); two weeks is long enough to have dropped out of a person's working memory.
+DORMANT_DAYS = 14.0
+#: A goal needs each of its concepts active within this many days of the stream clock.
+GOAL_ACTIVE_DAYS = 14.0
+#: Concepts explored around the event's concepts when looking for a goal group (bounds cost).
+GOAL_SCAN = 24
+#: An expired intent can still be resolved by a completion reported this late.
+LATE_RESOLUTION_DAYS = 7.0
+#: An undated open intent not reinforced for this long rests (see :func:`_live`).
+LAPSE_DAYS = 30.0
+#: Grounding events looked at per concept (recent end) for habits and shared grounding.
+RECENT_EVENTS = 64
+
+
+#: A term in more than this share of the stream's events is too common to tie a completion
+#: to an intent (applied once the stream has 20 events).
+COMMON_TERM_SHARE = 0.3
+MAX_SCORE = 10.0
+MAX_HISTORY = 50
+_DAYLIKE = frozenset({"day", "datetime"})
+_STRUCTURAL = (EdgeType.PART_OF, EdgeType.RELATED_TO, EdgeType.DERIVED_FROM)
+_CONCEPT_EDGES = (EdgeType.GROUNDS, EdgeType.REINFORCES)
+
+Labeler = Callable[[str, Sequence[str], str], str]
+"""Writes a goal's label from (category, evidence texts, namespace) — the LLM in llm mode.
+Habits need none: "Keep up: <concept>" reuses the concept's label, the LLM's in llm mode;
+explicit obligations keep the words they were stated in."""
+
+
+# ----------------------------------------------------------------------------- reading
+def status_of(node: Node) -> str:
+    return str(node.attrs.get("status") or "pending")
+
+
+def category_of(node: Node) -> str:
+    return str(node.attrs.get("category") or "goal")
+
+
+def list_intents(graph: WorkingGraph, *, status: str | Iterable[str] | None = "pending",
+                 category: str | None = None) -> list[Node]:
+    """Intents by status (``"pending"`` by default; ``"open"``, ``"all"`` or any status or
+    list of them) and category; soonest due first, then highest score."""
+    if status is None or status == "all":
+        wanted: set[str] | None = None
+    elif isinstance(status, str):
+        wanted = set(OPEN) if status == "open" else {status}
+    else:
+        wanted = set(status)
+    if wanted is not None and wanted - set(STATUSES):
+        raise InputError(f"unknown status {min(wanted - set(STATUSES))!r} "
+                         f"(use {', '.join(STATUSES)}, open or all)")
+    out = [n for n in (graph.nodes[i] for i in graph.of_kind(NodeKind.INTENT))
+           if (wanted is None or status_of(n) in wanted)
+           and (category is None or category_of(n) == category)]
+    out.sort(key=lambda n: (n.attrs.get("due") is None, float(n.attrs.get("due") or 0.0),
+                            -float(n.attrs.get("score") or 0.0), n.created_at, n.id))
+    return out
+
+
+def grounding_connections(graph: WorkingGraph, intent_id: str) -> int:
+    """Events and concepts with an edge into an intent (the paper's grounding connections)."""
+    return len({e.src for e in graph.in_edges(intent_id)
+                if (n := graph.nodes.get(e.src)) is not None
+                and n.kind in (NodeKind.EVENT, NodeKind.CONCEPT)})
+
+
+def proactivity(graph: WorkingGraph, min_support: int = 2) -> float:
+    """Share of intents with ≥ ``min_support`` grounding connections (CogEval; 0 if none)."""
+    counts = [grounding_connections(graph, i) for i in graph.of_kind(NodeKind.INTENT)]
+    return sum(c >= min_support for c in counts) / len(counts) if counts else 0.0
+
+
+def concepts_of(graph: WorkingGraph, event_id: str) -> list[str]:
+    """The concepts an event grounds or reinforces."""
+    concepts = graph.by_kind[NodeKind.CONCEPT]
+    return list(dict.fromkeys(e.dst for e in graph.out_edges(event_id)
+                              if e.type in _CONCEPT_EDGES and e.dst in concepts))
+
+
+def due_end(graph: WorkingGraph, node: Node) -> float | None:
+    """When an intent is overdue: the end of its deadline's time anchor, else its due."""
+    ends = [float(t.attrs["end"]) for e in graph.in_edges(node.id)
+            if e.type is EdgeType.DEADLINE_FOR and (t := graph.nodes.get(e.src)) is not None
+            and isinstance(t.attrs.get("end"), (int, float))]
+    if ends:
+        return max(ends)
+    due = node.attrs.get("due")
+    return float(due) if isinstance(due, (int, float)) else None
+
+
+def _day(ts: float) -> int:
+    return math.floor(ts / DAY)
