@@ -197,3 +197,17 @@ def test_context_pagerank_is_refreshed_only_for_a_reader():
     got = ctx.rank.raw()
     assert ctx.since_refresh == 0 and ctx._rank.iterations_last > 0
     assert max(abs(got[k] - ref[k]) for k in ref) < 1e-3  # the settings' tolerance
+
+
+def test_the_assembler_reads_its_callers_settings_and_rebuilds_for_new_pagerank_ones() -> None:
+    g = WorkingGraph("ns")
+    first = Settings()
+    a = ContextAssembler.of(g, first)
+    listeners = len(g.edge_listeners)
+    wider = Settings(urgency_window_h=first.urgency_window_h * 2)
+    b = ContextAssembler.of(g, wider)
+    assert b is a and b.s is wider  # the same PageRank: only what it reads changed
+    damped = Settings(pagerank_damping=0.5)
+    c = ContextAssembler.of(g, damped)
+    assert c is not a and c.s is damped and c._rank.damping == 0.5
+    assert len(g.edge_listeners) == listeners  # the old PageRank no longer listens

@@ -138,7 +138,17 @@ class ContextAssembler:
 
     @classmethod
     def of(cls, graph: WorkingGraph, settings: Settings) -> ContextAssembler:
-        return graph.indexes.of(ContextAssembler, lambda: cls(graph, settings))
+        """The graph's assembler under ``settings``: the caller's settings are the ones read
+        (not the first caller's); a change of PageRank's own settings rebuilds it."""
+        found = graph.indexes.of(ContextAssembler, lambda: cls(graph, settings))
+        if found.s is not settings:
+            if (found.s.pagerank_damping, found.s.pagerank_tol) != \
+                    (settings.pagerank_damping, settings.pagerank_tol):
+                graph.edge_listeners[:] = [f for f in graph.edge_listeners
+                                           if getattr(f, "__self__", None) is not found._rank]
+                found = graph.indexes.put(cls(graph, settings))
+            found.s = settings
+        return found
 
     def note_event(self, touched: list[str]) -> None:
         """After an event is folded: remember what it touched; refresh PageRank lazily."""
