@@ -114,6 +114,15 @@ class Settings:
     habit_min_events: int = _s(3, "occurrences within the habit window that make a habit",
                                "intents", lo=1)
     habit_window_days: float = _s(7.0, "window of a habit", "intents")
+    dormant_days: float = _s(14.0, "a concept silent this long and then reinforced is "
+                             "reactivated (its open intents are told again)", "intents")
+    goal_active_days: float = _s(14.0, "a goal needs each of its concepts active within this "
+                                 "many days of the stream clock", "intents")
+    goal_scan: int = _s(24, "concepts explored around an event's concepts when looking for "
+                        "a goal group (bounds its cost)", "intents", lo=3)
+    common_term_share: float = _s(0.3, "a term in more than this share of the stream's events "
+                                  "is too common to tie a completion to an intent (applied "
+                                  "from 20 events)", "intents", hi=1)
 
     # Recall
     rrf_k: int = _s(60, "reciprocal rank fusion constant", "recall")

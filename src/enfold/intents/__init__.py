@@ -33,8 +33,8 @@ obligation's own verb: "Sent Omar the budget") resolves the open intent it is ab
 shared with the cue's clause, backed by embedding similarity), unless it names that intent's
 due day as still ahead. Each change is appended to ``attrs["history"]``.
 
-**Reactivation**: an event reinforcing a concept silent for :data:`DORMANT_DAYS` is reported
-with the open intents that concept triggers.
+**Reactivation**: an event reinforcing a concept silent for ``dormant_days`` (a setting) is
+reported with the open intents that concept triggers.
 
 **Calibration** (Eq. 2): w_c ← (1 − α)·w_c + α·s_t per category, kept in the namespace's graph
 meta (:data:`CALIBRATION_KEY`); θ_c = base / w_c clamped to [0.5, 3]·base.
@@ -56,7 +56,6 @@ from enfold.intents.calibration import (
 from enfold.intents.core import (
     CALIBRATION_KEY,
     CATEGORIES,
-    DORMANT_DAYS,
     EXPLICIT_SCORE,
     FEEDBACK_KINDS,
     LAPSE_DAYS,
@@ -97,7 +96,6 @@ from enfold.intents.resolution import (
 __all__ = [
     "CALIBRATION_KEY",
     "CATEGORIES",
-    "DORMANT_DAYS",
     "EXPLICIT_SCORE",
     "FEEDBACK_KINDS",
     "GOAL_SLACK",

@@ -26,13 +26,6 @@ EXPLICIT_DEFAULT = 1.75
 #: The threshold multiplier's clamp: θ_c ∈ [0.5, 3]·base (so feedback can neither silence a
 #: category nor open it to everything).
 THRESHOLD_CLAMP = (0.5, 3.0)
-#: A concept silent this long and then reinforced is "reactivated" (the paper's Vienna hotel
-#: example); two weeks is long enough to have dropped out of a person's working memory.
-DORMANT_DAYS = 14.0
-#: A goal needs each of its concepts active within this many days of the stream clock.
-GOAL_ACTIVE_DAYS = 14.0
-#: Concepts explored around the event's concepts when looking for a goal group (bounds cost).
-GOAL_SCAN = 24
 #: An expired intent can still be resolved by a completion reported this late.
 LATE_RESOLUTION_DAYS = 7.0
 #: An undated open intent not reinforced for this long rests (see :func:`_live`).
@@ -41,9 +34,6 @@ LAPSE_DAYS = 30.0
 RECENT_EVENTS = 64
 
 
-#: A term in more than this share of the stream's events is too common to tie a completion
-#: to an intent (applied once the stream has 20 events).
-COMMON_TERM_SHARE = 0.3
 MAX_SCORE = 10.0
 MAX_HISTORY = 50
 _DAYLIKE = frozenset({"day", "datetime"})

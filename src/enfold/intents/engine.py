@@ -18,13 +18,9 @@ from enfold.intents.calibration import apply_weight, category_weights, feedback_
 from enfold.intents.core import (
     _DAYLIKE,
     CALIBRATION_KEY,
-    COMMON_TERM_SHARE,
     DAY,
-    DORMANT_DAYS,
     EXPLICIT_DEFAULT,
     EXPLICIT_SCORE,
-    GOAL_ACTIVE_DAYS,
-    GOAL_SCAN,
     LAPSE_DAYS,
     LATE_RESOLUTION_DAYS,
     MAX_HISTORY,
@@ -461,7 +457,7 @@ class _Tx:
         stats = planner.terms if planner is not None else None
         docs = stats.docs if stats is not None else 0
         if stats is not None and docs >= 20:
-            found = {t for t in found if stats.df.get(t, 0) <= COMMON_TERM_SHARE * docs}
+            found = {t for t in found if stats.df.get(t, 0) <= self.e.s.common_term_share * docs}
         return found
 
     def duplicate_of(self, node: Node, category: str, support: Sequence[str]) -> str | None:
@@ -699,7 +695,7 @@ class _Tx:
     # ----------------------------------------------------------------------- goals
     def goals(self, seeds: Sequence[str]) -> None:
         g = self.g
-        active_from = self.clock - GOAL_ACTIVE_DAYS * DAY
+        active_from = self.clock - self.e.s.goal_active_days * DAY
 
         def active(cid: str) -> bool:
             n = g.nodes.get(cid)
@@ -708,7 +704,7 @@ class _Tx:
         links: Links = {}
         queue = [c for c in seeds if active(c)]
         seen = set(queue)
-        while queue and len(links) < GOAL_SCAN:
+        while queue and len(links) < self.e.s.goal_scan:
             cid = queue.pop(0)
             links[cid] = cached_links(g, cid)
             for other in links[cid]:
@@ -795,7 +791,7 @@ class _Tx:
 
     # ---------------------------------------------------------------- reactivation
     def reactivation(self, cid: str) -> None:
-        """A concept silent for ≥ DORMANT_DAYS and reinforced now wakes its intents."""
+        """A concept silent for ≥ ``dormant_days`` and reinforced now wakes its intents."""
         node = self.g.nodes[cid]
         ev = self.event
         before = [self.g.nodes[e].ts for e in node.grounded_in[-RECENT_EVENTS:]
@@ -803,7 +799,7 @@ class _Tx:
         if not before:
             return
         gap = ev.ts - max(before)
-        if gap < DORMANT_DAYS * DAY:
+        if gap < self.e.s.dormant_days * DAY:
             return
         intents = [e.dst for e in self.g.out_edges(cid) if e.type is EdgeType.TRIGGERS
                    and (n := self.g.nodes.get(e.dst)) is not None and status_of(n) in OPEN]
