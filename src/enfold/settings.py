@@ -127,6 +127,10 @@ class Settings:
     # Recall
     rrf_k: int = _s(60, "reciprocal rank fusion constant", "recall")
     traverse_decay: float = _s(0.7, "score decay per traversal hop", "recall", hi=1)
+    lex_depth: int = _s(100, "BM25 hits scored per query", "recall", lo=1)
+    dense_depth: int = _s(100, "nearest events (dense) scored per query", "recall", lo=1)
+    window_depth: int = _s(50, "nearest events among those of the asked time, when a query "
+                           "names one", "recall", lo=1)
     ppr_blend: float = _s(0.4, "share of personalized PageRank in traversal scores", "recall", hi=1)
     recall_k: int = _s(10, "items returned by recall", "recall", lo=1)
     lexical_rows: int = _s(4000, "index rows a lexical (BM25) search scores at most: the "

@@ -36,9 +36,6 @@ from enfold.recall.rank import DENSE_FLOOR_RANK, RankModel, Signals, feature_mat
 from enfold.settings import Settings
 
 Lexical = Callable[[str, Iterable[NodeKind], int], list[tuple[str, float]]]
-LEX_DEPTH = 100  # BM25 hits scored per query
-DENSE_DEPTH = 100  # dense hits scored per query
-WINDOW_DEPTH = 50  # dense hits among the events of the asked time, when it names one
 NEIGHBOUR_SOURCES = 10  # the best lexical and dense hits bring their neighbouring turns
 NEIGHBOUR_GAP_S = 1800.0  # log neighbours further apart in time are not turns of one talk
 TURNS_KEPT = 100_000  # events whose neighbouring turns the graph keeps at most
@@ -69,15 +66,15 @@ def gather(
     sig = Signals(asks_latest=analysis.asks_latest)
     events = graph.by_kind[NodeKind.EVENT]
 
-    sig.lex = {i: s for i, s in lexical(q, [NodeKind.EVENT], LEX_DEPTH) if i in events}
+    sig.lex = {i: s for i, s in lexical(q, [NodeKind.EVENT], settings.lex_depth) if i in events}
     if qvec is not None:
-        hits = graph.event_vectors.search(qvec, DENSE_DEPTH, accept=lambda i: i in events)
+        hits = graph.event_vectors.search(qvec, settings.dense_depth, accept=lambda i: i in events)
         if hits:
             sig.dense_floor = hits[min(DENSE_FLOOR_RANK, len(hits)) - 1][1]
         sig.dense = dict(hits)
         if win is not None:  # the closest events of the asked time, too
             sig.dense.update(graph.event_vectors.search(
-                qvec, WINDOW_DEPTH, accept=lambda i: i in events and in_window(graph, i, win)))
+                qvec, settings.window_depth, accept=lambda i: i in events and in_window(graph, i, win)))
         sig.dense_hits = set(sig.dense)
     steps.append({"op": "anchor", "kinds": ["event"], "lexical": len(sig.lex),
                   "dense": len(sig.dense)})
