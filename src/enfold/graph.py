@@ -52,10 +52,6 @@ class Indexes:
         self._by_type[type(value)] = value
         return value
 
-    def pop(self, kind: type[_T]) -> _T | None:
-        found = self._by_type.pop(kind, None)
-        return found if isinstance(found, kind) else None
-
 
 class WorkingGraph:
     """Nodes, typed edges (indexed both ways), vectors and merge aliases of one namespace.

@@ -69,6 +69,11 @@ class IncrementalPageRank:
             self._on_edge(e.key, e)
         graph.edge_listeners.append(self._on_edge)
 
+    def detach(self) -> None:
+        """Stop following the graph's edges (a replaced ranker must not keep listening)."""
+        if self._on_edge in self.graph.edge_listeners:
+            self.graph.edge_listeners.remove(self._on_edge)
+
     def _node(self, node_id: str) -> int:
         i = self._index.get(node_id)
         if i is None:

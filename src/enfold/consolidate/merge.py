@@ -125,7 +125,6 @@ class _Labels:
     most pairs without difflib; a concept's matches are remembered until any name changes,
     so a pass over concepts that only gained events compares nothing."""
 
-
     def __init__(self, graph: WorkingGraph) -> None:
         self.graph = graph
         self.norm: dict[str, list[str]] = {}

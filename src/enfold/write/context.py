@@ -144,8 +144,7 @@ class ContextAssembler:
         if found.s is not settings:
             if (found.s.pagerank_damping, found.s.pagerank_tol) != \
                     (settings.pagerank_damping, settings.pagerank_tol):
-                graph.edge_listeners[:] = [f for f in graph.edge_listeners
-                                           if getattr(f, "__self__", None) is not found._rank]
+                found._rank.detach()
                 found = graph.indexes.put(cls(graph, settings))
             found.s = settings
         return found

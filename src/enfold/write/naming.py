@@ -38,7 +38,6 @@ NAME_EVENTS = 24
 class ThemeNamer:
     """The namespace's concept naming: the embedder for phrase vectors and their cache."""
 
-
     def __init__(self) -> None:
         self.vectors: PhraseVectors | None = None
 

@@ -44,7 +44,6 @@ class PeopleIndex:
     """Person nodes by name keys, in the graph's own order of the people (the order of
     ``graph.of_kind(PERSON)``), and the keys of their names for the annotator."""
 
-
     def __init__(self, graph: WorkingGraph) -> None:
         self.graph = graph
         self.by_key: dict[tuple[str, object], dict[str, None]] = {}

@@ -213,6 +213,10 @@ def _lookup(graph: WorkingGraph, kind: NodeKind, text: str) -> str | None:
 class _Batches(dict[int, "_Batch"]):
     """Kept in ``graph.indexes``: each LLM planner's (by its id) batch being served."""
 
+    @classmethod
+    def of(cls, graph: WorkingGraph) -> _Batches:
+        return graph.indexes.of(cls, cls)
+
 
 @dataclass
 class _Batch:
@@ -432,7 +436,7 @@ class LLMPlanner:
             raise
 
     def _plan(self, event: Node, graph: WorkingGraph, counts: Counter[str]) -> UpdatePlan:
-        batches = graph.indexes.of(_Batches, _Batches)
+        batches = _Batches.of(graph)
         batch = batches.pop(self._key, None)
         if (batch is not None and batch.served < len(batch.events)
                 and batch.events[batch.served] == event.id and batch.applied == batch.served):
@@ -450,7 +454,7 @@ class LLMPlanner:
     def after_apply(self, event: Node, graph: WorkingGraph, result: ApplyResult) -> None:
         """Record what a share created (later shares may refer to it); keep the local
         planner's state and the context assembler in step."""
-        batches = graph.indexes.of(_Batches, _Batches)
+        batches = _Batches.of(graph)
         batch = batches.get(self._key)
         if batch is not None and batch.applied < batch.served \
                 and batch.events[batch.applied] == event.id:
@@ -540,7 +544,7 @@ class LLMPlanner:
             if plan is None:
                 continue
             batch.served = 1
-            graph.indexes.of(_Batches, _Batches)[self._key] = batch
+            _Batches.of(graph)[self._key] = batch
             counts["events"] += 1
             return plan
         if bad_json is not None:

@@ -338,7 +338,6 @@ class _TimeIndex:
     (rollbacks and renames included): finding a date is not a scan of every date so far.
     Of several anchors with one value, the one indexed last is found."""
 
-
     def __init__(self, graph: WorkingGraph) -> None:
         self.by_value: dict[str, dict[str, None]] = {}
         for t in graph.of_kind(NodeKind.TIME):

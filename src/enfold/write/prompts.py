@@ -44,8 +44,8 @@ from enfold.write.context import Context
 __all__ = [
     "LLM_EDGE_TYPES", "LLM_NODE_KINDS", "OPS", "Attribute", "EventBlock", "Handle",
     "HandleTable", "LabelReply", "Noted", "PlanReply", "Profile", "PromptView",
-    "ReplyOperation", "StatementReply", "available_profiles", "build_view", "load_profile", "plan_messages", "reply_schema",
-    "system_prompt", "user_prompt",
+    "ReplyOperation", "StatementReply", "available_profiles", "build_view", "load_profile",
+    "plan_messages", "reply_schema", "system_prompt", "user_prompt",
 ]
 
 # ------------------------------------------------------------------------ profiles
