@@ -315,14 +315,17 @@ def test_the_neighbouring_turns_kept_follow_the_events() -> None:
         m.add(f"turn {i} of the talk about kilns", ts=1_790_000_000 + 60 * i)
     with m.reading() as g:
         first = [g.events_by_seq[s] for s in sorted(g.events_by_seq)]
-        turns = _Turns.of(g)
+        gap = m.settings.neighbour_gap_s
+        turns = _Turns.of(g, gap)
         assert turns(first[2]) == ((first[1], first[3]), (first[0], first[4]))
     m.recall("kilns")  # access statistics change no turn: the kept turns stay
     with m.reading() as g:
-        assert _Turns.of(g) is turns
+        assert _Turns.of(g, gap) is turns
+        assert _Turns.of(g, 30.0)(first[2]) == ((), ())  # turns a minute apart are not
+        turns = _Turns.of(g, gap)  # within a 30 s gap; the caller's gap is kept
     m.add("turn 6, a minute later", ts=1_790_000_000 + 360)
     with m.reading() as g:
-        fresh = _Turns.of(g)
+        fresh = _Turns.of(g, gap)
         assert fresh is not turns
         last = [g.events_by_seq[s] for s in sorted(g.events_by_seq)]
         assert fresh(last[5]) == ((last[4], last[6]), (last[3],))

@@ -102,6 +102,12 @@ class Settings:
     fact_min_events: int = _s(3, "events sharing a person and a concept that form a fact",
                               "consolidation", lo=1)
     fact_window_days: float = _s(30.0, "window for fact consolidation", "consolidation")
+    decay_per_event: int = _s(10, "edges an incremental pass decays at most per event in its "
+                              "region, when no budget is given", "consolidation")
+    decay_min: int = _s(256, "edges an incremental pass may always decay, however few its "
+                        "events", "consolidation")
+    decay_step_h: float = _s(24.0, "stream hours an edge ages since it was last written before "
+                             "an incremental pass decays it", "consolidation")
 
     # Intents
     intent_ema_alpha: float = _s(0.3, "EMA rate of per-category feedback", "intents", hi=1)
@@ -131,6 +137,16 @@ class Settings:
     dense_depth: int = _s(100, "nearest events (dense) scored per query", "recall", lo=1)
     window_depth: int = _s(50, "nearest events among those of the asked time, when a query "
                            "names one", "recall", lo=1)
+    neighbour_sources: int = _s(10, "best lexical and best dense hits that bring their "
+                                "neighbouring turns as candidates", "recall")
+    neighbour_gap_s: float = _s(1800.0, "seconds within which log neighbours count as turns "
+                                "of one conversation", "recall")
+    ground_per_node: int = _s(100, "source events grounding gives for one derived node at "
+                              "most", "recall", lo=1)
+    ground_scan: int = _s(500, "a large derived node's most recent sources among which "
+                          "grounding chooses", "recall", lo=1)
+    ground_max_nodes: int = _s(200, "derived nodes grounding follows at most (the best "
+                               "scored)", "recall", lo=1)
     ppr_blend: float = _s(0.4, "share of personalized PageRank in traversal scores", "recall", hi=1)
     recall_k: int = _s(10, "items returned by recall", "recall", lo=1)
     lexical_rows: int = _s(4000, "index rows a lexical (BM25) search scores at most: the "

@@ -42,8 +42,8 @@ Floors, and what is never lost:
 A full pass decays every edge. Decay is a function of time, not of what changed, so an
 incremental pass cannot limit it to its region; instead it takes the edges that have waited
 longest from a queue of those that can still fade (:class:`DecayQueue`), up to a budget,
-and only once they have aged :data:`DECAY_STEP_H` stream hours. Edges at their floor leave
-the queue, so its length — and the pass's decay work — follows the stream's recent rate,
+and only once they have aged ``Settings.decay_step_h`` stream hours. Edges at their floor
+leave the queue, so its length — and the pass's decay work — follows the stream's recent rate,
 not the size of the graph.
 :func:`decay_reference` is the one-edge formula the tests check the fast path against.
 """
@@ -59,15 +59,6 @@ from enfold.consolidate.clock import PassClock, Stamp, event_time
 from enfold.graph import EdgeKey, WorkingGraph
 from enfold.model import ONTOLOGY, Edge, EdgeType, Node, NodeKind
 from enfold.settings import Settings
-
-#: Edges an incremental pass decays at most, per event in its region (and at least
-#: :data:`DECAY_MIN`), when no budget is given: decay work grows with the batch, not the graph.
-DECAY_PER_EVENT = 10
-DECAY_MIN = 256
-#: An incremental pass decays an edge only once it has aged this many stream hours since it
-#: was last written (≈ 11% of its weight at δ = 0.005/h), so work is not spent on slivers.
-DECAY_STEP_H = 24.0
-
 
 #: Edges that are part of what their endpoint is, never archived (see the module).
 STRUCTURAL = frozenset({EdgeType.PART_OF, EdgeType.DEADLINE_FOR, EdgeType.TRIGGERS})

@@ -37,13 +37,7 @@ from enfold.consolidate.centroids import ConceptCentroids
 from enfold.consolidate.claims import reconcile_claims
 from enfold.consolidate.clock import CLOCK_KEY, PassClock, Stamp, newest_event_ts
 from enfold.consolidate.complete import complete
-from enfold.consolidate.decay import (
-    DECAY_MIN,
-    DECAY_PER_EVENT,
-    DECAY_STEP_H,
-    DecayResult,
-    decay_edges,
-)
+from enfold.consolidate.decay import DecayResult, decay_edges
 from enfold.consolidate.facts import FactWriter, consolidate_facts
 from enfold.consolidate.group import GroupResult, group_unfolded
 from enfold.consolidate.merge import compress
@@ -222,10 +216,10 @@ def consolidate(
         elif stream_now is not None:
             queue = sched.decay()
             budget = decay_budget if decay_budget is not None else max(
-                DECAY_MIN, DECAY_PER_EVENT * len(events or ()))
-            keys = queue.pop_due(stream_now - DECAY_STEP_H * 3600.0, budget)
+                settings.decay_min, settings.decay_per_event * len(events or ()))
+            keys = queue.pop_due(stream_now - settings.decay_step_h * 3600.0, budget)
             dres = decay_edges(graph, settings, stamp, keys=keys, queue=queue,
-                               min_hours=DECAY_STEP_H)
+                               min_hours=settings.decay_step_h)
         else:
             dres = DecayResult()
         report.decayed, report.pruned = dres.decayed, dres.pruned

@@ -16,6 +16,7 @@ is a signal too (the event happened then or speaks of it), not a filter.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import partial
 
 import numpy as np
 
@@ -36,8 +37,6 @@ from enfold.recall.rank import DENSE_FLOOR_RANK, RankModel, Signals, feature_mat
 from enfold.settings import Settings
 
 Lexical = Callable[[str, Iterable[NodeKind], int], list[tuple[str, float]]]
-NEIGHBOUR_SOURCES = 10  # the best lexical and dense hits bring their neighbouring turns
-NEIGHBOUR_GAP_S = 1800.0  # log neighbours further apart in time are not turns of one talk
 TURNS_KEPT = 100_000  # events whose neighbouring turns the graph keeps at most
 FACT_MARGIN = 0.0  # among the top three, a plain account always goes before an opinion
 _DERIVED = (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM, NodeKind.INTENT)
@@ -82,7 +81,9 @@ def gather(
     derived = anchor(graph, lexical, q, qvec, _DERIVED, rrf_k=settings.rrf_k)
     steps.append({"op": "anchor", "kinds": [k.value for k in _DERIVED], "found": len(derived)})
     top_derived = dict(sorted(derived.items(), key=lambda x: -x[1])[:10])
-    sig.ground = {e: s for e, s in ground(graph, top_derived, qvec=qvec).items()
+    grounding = partial(ground, per_node=settings.ground_per_node, scan=settings.ground_scan,
+                        max_nodes=settings.ground_max_nodes)
+    sig.ground = {e: s for e, s in grounding(graph, top_derived, qvec=qvec).items()
                   if e in events}
     steps.append({"op": "ground", "from": len(top_derived), "events": len(sig.ground)})
 
@@ -108,7 +109,8 @@ def gather(
     claims = _claims(graph, analysis, derived)
     if claims:
         steps.append({"op": "ground", "claims_of": analysis.holder, "claims": len(claims)})
-        sig.claim = {e: s for e, s in ground(graph, claims).items() if e in events}
+        sig.claim = {e: s for e, s in grounding(graph, claims).items()
+                     if e in events}
     return sig, derived, claims
 
 
@@ -126,7 +128,7 @@ def recall(
     """Run the operators for one query and assemble the ContextPack."""
     pack = ContextPack(query=analysis.query)
     sig, derived, claims = gather(graph, lexical, analysis, qvec, settings, pack.steps)
-    candidates, near = candidate_set(graph, sig, qvec, analysis.window,
+    candidates, near = candidate_set(graph, sig, qvec, analysis.window, settings,
                                      neighbours=neighbours)
     if not analysis.asks_opinion:
         sig.opinion = _opinions(graph, candidates)
@@ -164,8 +166,8 @@ Neighbours = dict[str, tuple[tuple[str, ...], tuple[str, ...]]]
 
 
 def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
-                  window: tuple[float, float] | None, *, neighbours: bool = True
-                  ) -> tuple[list[str], Neighbours]:
+                  window: tuple[float, float] | None, settings: Settings, *,
+                  neighbours: bool = True) -> tuple[list[str], Neighbours]:
     """The events worth scoring: every event a signal found, and the neighbouring turns of
     the best lexical and dense hits. Every candidate gets its cosine to the query (an event
     found only by the graph has one too), and the turns one and two places away."""
@@ -173,8 +175,9 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
         [*sig.lex, *sig.dense, *sig.ground, *sig.person, *sig.claim])
     near: Neighbours = {}
     if neighbours and found:
-        turns = _Turns.of(graph)
-        sources = [*ranked(sig.lex)[:NEIGHBOUR_SOURCES], *ranked(sig.dense)[:NEIGHBOUR_SOURCES]]
+        turns = _Turns.of(graph, settings.neighbour_gap_s)
+        n = settings.neighbour_sources
+        sources = [*ranked(sig.lex)[:n], *ranked(sig.dense)[:n]]
         for e in sources:
             one, two = turns(e)
             for nb in (*one, *two):
@@ -194,25 +197,26 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
 
 class _Turns:
     """The events one and two places before and after an event in the log that are turns
-    of the same conversation (within :data:`NEIGHBOUR_GAP_S` of it).
+    of the same conversation (within ``gap_s`` seconds of it: ``Settings.neighbour_gap_s``).
 
     They follow from the events' order and times alone, so they are kept in the graph's
     state while :attr:`~enfold.graph.WorkingGraph.events_epoch` stays (a recall's access
     statistics leave it): a query asks for some hundreds of candidates, and queries about
     one topic meet the same events."""
 
-    def __init__(self, graph: WorkingGraph) -> None:
+    def __init__(self, graph: WorkingGraph, gap_s: float) -> None:
         self.nodes = graph.nodes
+        self.gap_s = gap_s
         self.index = _seq_index(graph)
         self.epoch = graph.events_epoch
         self.found: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
     @classmethod
-    def of(cls, graph: WorkingGraph) -> _Turns:
-        turns = graph.indexes.of(cls, lambda: cls(graph))
+    def of(cls, graph: WorkingGraph, gap_s: float) -> _Turns:
+        turns = graph.indexes.of(cls, lambda: cls(graph, gap_s))
         if turns.epoch != graph.events_epoch or turns.nodes is not graph.nodes \
-                or len(turns.found) > TURNS_KEPT:
-            turns = graph.indexes.put(cls(graph))
+                or turns.gap_s != gap_s or len(turns.found) > TURNS_KEPT:
+            turns = graph.indexes.put(cls(graph, gap_s))
         return turns
 
     def __call__(self, event_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -222,12 +226,12 @@ class _Turns:
         nodes = self.nodes
         seq = int(nodes[event_id].attrs.get("seq", 0))
         ts = nodes[event_id].ts
-        index = self.index
+        index, gap_s = self.index, self.gap_s
         away: list[tuple[str, ...]] = []
         for d in (1, 2):
             away.append(tuple(
                 other for other in (index.get(seq - d), index.get(seq + d))
-                if other is not None and abs(nodes[other].ts - ts) <= NEIGHBOUR_GAP_S))
+                if other is not None and abs(nodes[other].ts - ts) <= gap_s))
         got = self.found[event_id] = (away[0], away[1])
         return got
 

@@ -19,12 +19,14 @@ import numpy as np
 
 from enfold.graph import WorkingGraph
 from enfold.model import ONTOLOGY, Edge, EdgeType, NodeKind
+from enfold.settings import Settings
 
 Scores = dict[str, float]
 HUB_SCAN = 4  # traverse looks at most this × max_degree of a hub's most recent edges
-GROUND_PER_NODE = 100  # events ground() gives for one derived node at most
-GROUND_SCAN = 500  # a large node's most recent sources among which ground() chooses
-GROUND_MAX_NODES = 200  # derived nodes ground() follows at most (the best scored)
+# ground()'s defaults are the settings' (recall passes the caller's settings)
+GROUND_PER_NODE: int = Settings.ground_per_node
+GROUND_SCAN: int = Settings.ground_scan
+GROUND_MAX_NODES: int = Settings.ground_max_nodes
 _GROUNDING = frozenset((EdgeType.GROUNDS, EdgeType.REINFORCES, EdgeType.SUPPORTED_BY,
                         EdgeType.TRIGGERS, EdgeType.USER_FEEDBACK))
 
