@@ -73,6 +73,10 @@ class Settings:
                             "the gold themes no better)", "consolidation")
     group_threshold: float = _s(0.0, "mean cosine at which grouping joins two groups "
                                 "(0: the embedder's calibration)", "consolidation", hi=1)
+    group_pool_max: int = _s(400, "recent events grouping clusters at most (the linkage costs "
+                             "the square of this, not the memory's size)", "consolidation", lo=1)
+    hub_degree: int = _s(64, "edges past which a node joins a pass's region but is not "
+                         "expanded from", "consolidation")
     cluster_min_events: int = _s(3, "pending events needed to form a concept", "write", lo=1)
     cluster_window_days: float = _s(30.0, "window within which pending events cluster", "write")
     pending_max: int = _s(500, "pending (unfolded) events kept as cluster candidates", "write")

@@ -8,7 +8,7 @@ This step looks at the recent events together, as a batch clustering does:
 
 1. the **pool** is what the planner keeps in view — its pending (unfolded) events and its
    latest events — with the region's events, within ``cluster_window_days`` of the newest
-   and at most :data:`POOL_MAX` of them (the most recent), so the step costs the same at
+   and at most ``group_pool_max`` of them (the most recent), so the step costs the same at
    any size of the memory;
 2. the pool is clustered by **average linkage** over the events' cosines (SciPy), cut where
    the mean cosine between two groups falls below the embedder's ``group`` threshold
@@ -43,10 +43,8 @@ from enfold.text.phrases import TermStats
 from enfold.write.apply import execute
 from enfold.write.naming import ThemeNamer
 
-__all__ = ["POOL_MAX", "GroupResult", "group_unfolded"]
+__all__ = ["GroupResult", "group_unfolded"]
 
-#: Events clustered together at most (the linkage costs the square of this).
-POOL_MAX = 400
 DAY = 86_400.0
 _CONCEPT_EDGES = (EdgeType.GROUNDS, EdgeType.REINFORCES)
 
@@ -77,7 +75,7 @@ def _pool(graph: WorkingGraph, settings: Settings, recent: Iterable[str],
     newest = max(graph.nodes[e].ts for e in seeds)
     horizon = newest - settings.cluster_window_days * DAY
     pool = [e for e in seeds if graph.nodes[e].ts >= horizon]
-    ranked = sorted(pool, key=lambda e: (-graph.nodes[e].ts, e))[:POOL_MAX]
+    ranked = sorted(pool, key=lambda e: (-graph.nodes[e].ts, e))[:settings.group_pool_max]
     return sorted(ranked, key=lambda e: (graph.nodes[e].ts, e))
 
 

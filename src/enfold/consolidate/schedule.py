@@ -9,7 +9,7 @@ another one.
 
 The **region** of an incremental pass is the dirty set plus the 1-hop neighbours of its
 nodes that a pass acts on (concepts, claims, facts, intents), except that hubs (nodes with
-more than :data:`HUB_DEGREE` edges: the main speaker, a concept reinforced by thousands of
+more than ``Settings.hub_degree`` edges: the main speaker, a concept reinforced by thousands of
 events) are included but not expanded — their neighbourhood is most of the graph, and
 expanding it would make the pass's cost grow with the graph instead of with what changed.
 Events enter a region only through their own edges: an event whose people or concepts
@@ -41,8 +41,6 @@ from enfold.model import Edge, NodeKind, now
 from enfold.settings import Settings
 
 SEQ_KEY = "consolidate.seq"
-#: Nodes with more edges than this are put in a region but not expanded from.
-HUB_DEGREE = 64
 #: The kinds a region grows into: those the passes act on. Events join a region only when
 #: one of their own edges changed (that is when their people or concepts changed); people
 #: and time anchors are never consolidated themselves.
@@ -115,8 +113,9 @@ class Scheduler:
         ids = self.dirty if dirty is None else dirty
         region = {g.resolve(x) for x in ids}
         region &= g.nodes.keys()
+        hub = self.settings.hub_degree
         for node_id in list(region):
-            if g.degree(node_id) <= HUB_DEGREE:
+            if g.degree(node_id) <= hub:
                 region.update(other for other, _ in g.neighbors(node_id)
                               if g.nodes[other].kind in _EXPAND)
         return region
