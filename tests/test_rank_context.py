@@ -211,3 +211,6 @@ def test_the_assembler_reads_its_callers_settings_and_rebuilds_for_new_pagerank_
     c = ContextAssembler.of(g, damped)
     assert c is not a and c.s is damped and c._rank.damping == 0.5
     assert len(g.edge_listeners) == listeners  # the old PageRank no longer listens
+    fewer = Settings(pagerank_damping=0.5, context_recent=3)
+    d = ContextAssembler.of(g, fewer)
+    assert d is not c and d.recent.maxlen == 3  # the recent pool is sized by the caller

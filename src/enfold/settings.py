@@ -50,6 +50,11 @@ class Settings:
     pagerank_damping: float = _s(0.85, "PageRank damping factor", "context", hi=1)
     pagerank_tol: float = _s(1e-6, "PageRank convergence tolerance (L1)", "context")
     pagerank_every: int = _s(25, "events between warm-started PageRank refreshes", "context", lo=1)
+    pagerank_churn: float = _s(0.002, "PageRank is refreshed once the events folded since the "
+                               "last refresh reach this share of the edge count (and "
+                               "pagerank_every)", "context")
+    context_recent: int = _s(200, "recently active derived nodes kept as context candidates",
+                             "context", lo=1)
 
     # Executor
     merge_threshold: float = _s(0.85, "label similarity / centroid cosine for near-duplicates",

@@ -31,8 +31,6 @@ from enfold.settings import Settings
 from enfold.write.people_index import PeopleIndex
 
 _TYPE_BONUS = {NodeKind.CONCEPT: 1.0, NodeKind.INTENT: 0.8}
-_RECENT = 200
-PAGERANK_CHURN = 0.002  # refresh PageRank after events ≈ 0.2% of the edge count
 
 
 @dataclass(frozen=True)
@@ -123,13 +121,13 @@ class ContextAssembler:
                                          tol=settings.pagerank_tol)
         self._fresh = False
         self.since_refresh = 0
-        self.recent: deque[str] = deque(maxlen=_RECENT)
+        self.recent: deque[str] = deque(maxlen=settings.context_recent)
         derived = sorted(
             (n for k in NodeKind if k is not NodeKind.EVENT
              for n in (graph.nodes[i] for i in graph.of_kind(k))),
             key=activity_time,
         )
-        for n in derived[-_RECENT:]:
+        for n in derived[-settings.context_recent:]:
             self.recent.append(n.id)
         self.deadlines: list[tuple[float, str]] = sorted(
             (float(graph.nodes[t].attrs["start"]), t) for t in graph.of_kind(NodeKind.TIME)
@@ -139,11 +137,12 @@ class ContextAssembler:
     @classmethod
     def of(cls, graph: WorkingGraph, settings: Settings) -> ContextAssembler:
         """The graph's assembler under ``settings``: the caller's settings are the ones read
-        (not the first caller's); a change of PageRank's own settings rebuilds it."""
+        (not the first caller's); a change of PageRank's own settings or of the recent pool's
+        size rebuilds it."""
         found = graph.indexes.of(ContextAssembler, lambda: cls(graph, settings))
         if found.s is not settings:
-            if (found.s.pagerank_damping, found.s.pagerank_tol) != \
-                    (settings.pagerank_damping, settings.pagerank_tol):
+            if (found.s.pagerank_damping, found.s.pagerank_tol, found.s.context_recent) != \
+                    (settings.pagerank_damping, settings.pagerank_tol, settings.context_recent):
                 found._rank.detach()
                 found = graph.indexes.put(cls(graph, settings))
             found.s = settings
@@ -164,7 +163,7 @@ class ContextAssembler:
         """PageRank for a reader, warm-started again once enough events were folded since
         its last refresh. A refresh costs O(edges); spacing refreshes by a fixed share of
         the graph keeps the amortized cost per event constant as the graph grows."""
-        due = max(self.s.pagerank_every, int(self.graph_edges() * PAGERANK_CHURN))
+        due = max(self.s.pagerank_every, int(self.graph_edges() * self.s.pagerank_churn))
         if not self._fresh or self.since_refresh >= due:
             self._rank.refresh()
             self._fresh, self.since_refresh = True, 0
