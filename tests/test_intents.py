@@ -588,6 +588,14 @@ def test_trigger_index_and_resting_intents_follow_the_graph():
     habit = g.nodes[habit.id]
     assert habit.attrs["status"] == "pending" and float(habit.attrs["last_ts"]) > last
     assert _live(habit, float(habit.attrs["last_ts"]))
+    # the lapse is a setting: shorter, the habit rests sooner, in the engine's live set too
+    assert not _live(habit, float(habit.attrs["last_ts"]) + 6 * DAY, lapse_days=5.0)
+    from enfold.intents import IntentEngine
+
+    short = IntentEngine(mem.settings.with_(intent_lapse_days=5.0))
+    st = short.state(g)
+    assert st.lapse_days == 5.0 and habit.id in st.live  # live at the stream's own clock
+    assert IntentEngine(mem.settings).state(g).lapse_days == LAPSE_DAYS
 
 
 def test_cached_liveness_rule_answers_as_the_liveness_check() -> None:

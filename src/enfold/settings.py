@@ -129,6 +129,11 @@ class Settings:
     habit_min_events: int = _s(3, "occurrences within the habit window that make a habit",
                                "intents", lo=1)
     habit_window_days: float = _s(7.0, "window of a habit", "intents")
+    late_resolution_days: float = _s(7.0, "days after its due an expired intent can still be "
+                                     "resolved by a completion reported late", "intents")
+    intent_lapse_days: float = _s(30.0, "days without new evidence after which an undated open "
+                                  "intent (a habit, a goal) rests: it stays open, but is no "
+                                  "longer scanned on every event", "intents")
     dormant_days: float = _s(14.0, "a concept silent this long and then reinforced is "
                              "reactivated (its open intents are told again)", "intents")
     goal_active_days: float = _s(14.0, "a goal needs each of its concepts active within this "

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from enfold.errors import InputError
 from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, Node, NodeKind
+from enfold.settings import Settings
 
 DAY = 86_400.0
 CATEGORIES = ("deadline", "habit", "follow_up", "goal")
@@ -26,10 +27,9 @@ EXPLICIT_DEFAULT = 1.75
 #: The threshold multiplier's clamp: θ_c ∈ [0.5, 3]·base (so feedback can neither silence a
 #: category nor open it to everything).
 THRESHOLD_CLAMP = (0.5, 3.0)
-#: An expired intent can still be resolved by a completion reported this late.
-LATE_RESOLUTION_DAYS = 7.0
-#: An undated open intent not reinforced for this long rests (see :func:`_live`).
-LAPSE_DAYS = 30.0
+#: The defaults of ``Settings.late_resolution_days`` and ``Settings.intent_lapse_days``.
+LATE_RESOLUTION_DAYS: float = Settings.late_resolution_days
+LAPSE_DAYS: float = Settings.intent_lapse_days
 #: Grounding events looked at per concept (recent end) for habits and shared grounding.
 RECENT_EVENTS = 64
 

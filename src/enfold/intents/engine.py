@@ -100,39 +100,45 @@ class _State:
     # nodes are immutable, so what is read from one holds until the intent is rewritten (a
     # new object).
     rules: dict[str, tuple[Node, float, bool, bool]] = field(default_factory=dict)
+    late_days: float = LATE_RESOLUTION_DAYS  # the settings the rules were read under
+    lapse_days: float = LAPSE_DAYS
 
     def read(self, node: Node) -> tuple[Node, float, bool, bool]:
         """``rules[node.id]``, read again when the intent was rewritten."""
         hit = self.rules.get(node.id)
         if hit is None or hit[0] is not node:
-            hit = (node, _live_until(node), category_of(node) == "habit",
+            hit = (node, _live_until(node, self.late_days, self.lapse_days),
+                   category_of(node) == "habit",
                    node.attrs.get("due") is not None)
             self.rules[node.id] = hit
         return hit
 
 
-def _live_until(node: Node) -> float:
+def _live_until(node: Node, late_days: float, lapse_days: float) -> float:
     """Until when (stream time) the intent is live: for ever while open and dated, never
-    once settled; an expired one until its late-resolution window closes, an undated open
-    one (a habit, a goal) until it has rested LAPSE_DAYS without new evidence."""
+    once settled; an expired one until its late-resolution window (``late_days``) closes,
+    an undated open one (a habit, a goal) until it has rested ``lapse_days`` without new
+    evidence."""
     status = status_of(node)
     if status == "expired":
         end = node.attrs.get("due_end")
-        return float(end) + LATE_RESOLUTION_DAYS * DAY if isinstance(end, (int, float)) \
+        return float(end) + late_days * DAY if isinstance(end, (int, float)) \
             else -math.inf
     if status in OPEN and node.attrs.get("due") is None:
         # A habit or goal nobody has kept up rests: it stays open in the graph, but the
         # engine stops scanning it on every event until new evidence reinforces it.
         last = node.attrs.get("last_ts")
         return (float(last) if isinstance(last, (int, float)) else node.created_at) \
-            + LAPSE_DAYS * DAY
+            + lapse_days * DAY
     return math.inf if status in OPEN else -math.inf
 
 
-def _live(node: Node, clock: float) -> bool:
+def _live(node: Node, clock: float, *, late_days: float = LATE_RESOLUTION_DAYS,
+          lapse_days: float = LAPSE_DAYS) -> bool:
     """Whether the intent can still change by itself at stream time ``clock``: open, or
-    expired but within the late-resolution window; an undated one rests after LAPSE_DAYS."""
-    return _live_until(node) >= clock
+    expired but within the late-resolution window; an undated one rests after
+    ``lapse_days``."""
+    return _live_until(node, late_days, lapse_days) >= clock
 
 
 class TriggerIndex:
@@ -185,11 +191,15 @@ class IntentEngine:
     def state(self, graph: WorkingGraph, *, new: int = 0) -> _State:
         """The graph's intent state; rebuilt when intents changed behind the engine's back
         (``new``: intents the caller knows were just added and is about to admit)."""
+        late, lapse = self.s.late_resolution_days, self.s.intent_lapse_days
         st = graph.indexes.of(_State, lambda: _State(clock=max(
-            (graph.nodes[e].ts for e in graph.of_kind(NodeKind.EVENT)), default=float("-inf"))))
+            (graph.nodes[e].ts for e in graph.of_kind(NodeKind.EVENT)), default=float("-inf")),
+            late_days=late, lapse_days=lapse))
+        if (st.late_days, st.lapse_days) != (late, lapse):  # read under other settings
+            st = graph.indexes.put(_State(clock=st.clock, late_days=late, lapse_days=lapse))
         if st.count + new != graph.count(NodeKind.INTENT):
             st.live = {i: None for i in graph.of_kind(NodeKind.INTENT)
-                       if _live(graph.nodes[i], st.clock)}
+                       if _live(graph.nodes[i], st.clock, late_days=late, lapse_days=lapse)}
             st.count = graph.count(NodeKind.INTENT)
         return st
 
@@ -338,7 +348,8 @@ class _Tx:
                  "history": self.history(node, status, reason, by)}
         self.apply([UpdateNode(id=iid, text=text, attrs=attrs,
                                reasoning=f"intent {status}: {reason}")], f"intent {status}")
-        if _live(self.g.nodes[iid], self.clock):
+        if _live(self.g.nodes[iid], self.clock, late_days=self.st.late_days,
+                 lapse_days=self.st.lapse_days):
             self.st.live[iid] = None
         else:
             self.st.live.pop(iid, None)
@@ -414,7 +425,8 @@ class _Tx:
         self.report.linked += len(linked)
         self.report.reinforced.append(iid)
         node = self.g.nodes[iid]
-        if _live(node, self.clock):  # a resting habit or goal is back in play
+        if _live(node, self.clock, late_days=self.st.late_days,
+                 lapse_days=self.st.lapse_days):  # a resting habit or goal is back in play
             self.st.live[iid] = None
         if status_of(node) == "suppressed" and self.emerges(category_of(node), new_score):
             self.set_status(iid, "pending", "reinforced past its category's threshold")
