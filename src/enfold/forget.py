@@ -324,9 +324,7 @@ class _Forgetting:
         keywords = attrs.get("keywords")
         if trace.taints_any([text, *strings(keywords)]):
             name = ThemeNamer.of(self.g).name(self.g, members[:_LABEL_EVENTS],
-                                              self.terms().terms, self.s.label_max_terms,
-                                              concept=node.id,
-                                              threshold=self.s.merge_threshold)
+                                              self.terms().terms, self.s, concept=node.id)
             if not name.keywords:
                 return None
             text, attrs["keywords"] = name.label, name.keywords

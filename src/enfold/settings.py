@@ -85,6 +85,8 @@ class Settings:
     cluster_min_events: int = _s(3, "pending events needed to form a concept", "write", lo=1)
     cluster_window_days: float = _s(30.0, "window within which pending events cluster", "write")
     pending_max: int = _s(500, "pending (unfolded) events kept as cluster candidates", "write")
+    name_events: int = _s(24, "events a concept's name is chosen from at most (those nearest "
+                          "its centroid)", "write", lo=1)
     label_max_terms: int = _s(3, "key phrases kept as a concept's keywords (the label is "
                               "the first)", "write", lo=1)
     relabel_growth: float = _s(1.5, "a concept is named anew when its events have grown by "

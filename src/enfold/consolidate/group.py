@@ -133,8 +133,7 @@ def group_unfolded(
                                      f"of the concept's events (mean cosine ≥ {threshold:.2f})")
                    for m in loose]
         else:
-            name = ThemeNamer.of(graph).name(graph, members, terms, settings.label_max_terms,
-                                             threshold=settings.merge_threshold)
+            name = ThemeNamer.of(graph).name(graph, members, terms, settings)
             ops = [AddNode(ref="theme", kind=NodeKind.CONCEPT, text=name.label[:4000],
                            attrs={
                 "keywords": name.keywords,

@@ -1,7 +1,7 @@
 """Naming concepts: the label and keywords of a concept from its events, and when to rename.
 
 A concept is named by :func:`enfold.text.labels.theme_name` over (at most
-:data:`NAME_EVENTS` of) its events — the ones nearest its centroid — with the namespace's
+``Settings.name_events`` of) its events — the ones nearest its centroid — with the namespace's
 embedder for the phrase vectors; without a parse or a candidate phrase it keeps the
 key-phrase label of :func:`enfold.text.themes.theme_phrases`. :class:`ThemeNamer` is the
 namespace's naming state (the phrase-vector cache and the embedder the planner registers),
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from enfold.graph import WorkingGraph
 from enfold.model import Node, NodeKind
+from enfold.settings import Settings
 from enfold.text.labels import PhraseVectors, ThemeName, theme_name
 from enfold.text.phrases import TermStats, make_label
 from enfold.text.themes import theme_phrases
@@ -29,10 +30,8 @@ from enfold.write.apply import label_similarity
 if TYPE_CHECKING:
     from enfold.embed import Embedder
 
-__all__ = ["NAME_EVENTS", "ThemeNamer", "due_rename"]
+__all__ = ["ThemeNamer", "due_rename"]
 
-#: The most events a name is chosen from (the ones nearest the concept's centroid).
-NAME_EVENTS = 24
 
 
 class ThemeNamer:
@@ -51,18 +50,20 @@ class ThemeNamer:
                                      or self.vectors.name != embedder.name):
             self.vectors = PhraseVectors(lambda texts: embedder.embed(texts), embedder.name)
 
-    def name(self, graph: WorkingGraph, members: Sequence[str], stats: TermStats, k: int,
-             *, concept: str | None = None, threshold: float = 0.85,
+    def name(self, graph: WorkingGraph, members: Sequence[str], stats: TermStats,
+             settings: Settings, *, concept: str | None = None,
              avoid: Sequence[str] = ()) -> ThemeName:
-        """The label and keywords of a concept grounded in ``members`` (event ids):
-        ``concept`` itself when it is being renamed; ``threshold``: the label similarity
-        at which another concept's name counts as the same name (the merge threshold);
-        ``avoid``: further names taken (a concept the same plan adds)."""
+        """The label and keywords (``label_max_terms``) of a concept grounded in ``members``
+        (event ids, the ``name_events`` nearest its centroid): ``concept`` itself when it is
+        being renamed; another concept's name counts as the same name at the label
+        similarity ``merge_threshold``; ``avoid``: further names taken (a concept the same
+        plan adds)."""
+        k, threshold = settings.label_max_terms, settings.merge_threshold
         ids = [m for m in dict.fromkeys(members) if m in graph.nodes]
         centroid = graph.event_centroid(ids)
-        if len(ids) > NAME_EVENTS and centroid is not None:
+        if len(ids) > settings.name_events and centroid is not None:
             sims = graph.event_vectors.similarities(centroid, ids)
-            ids = sorted(ids, key=lambda m: -sims.get(m, -1.0))[:NAME_EVENTS]
+            ids = sorted(ids, key=lambda m: -sims.get(m, -1.0))[:settings.name_events]
         texts = [graph.nodes[m].text for m in ids]
         others = [graph.nodes[c] for c in graph.of_kind(NodeKind.CONCEPT) if c != concept]
 

@@ -175,8 +175,7 @@ class LocalPlanner:
             return None
         members = [*close, ev.id]
         texts = [g.nodes[m].text for m in members]
-        name = ThemeNamer.of(g).name(g, members, st.terms, self.s.label_max_terms,
-                                     threshold=self.s.merge_threshold)
+        name = ThemeNamer.of(g).name(g, members, st.terms, self.s)
         ref = b.add(NodeKind.CONCEPT, name.label, members, {
             "keywords": name.keywords,
             "summary": _central_text(g, members, vec),
@@ -198,8 +197,8 @@ class LocalPlanner:
         members = [*node.grounded_in, b.event.id]
         if node.attrs.get("level") or not due_rename(node, len(members), self.s.relabel_growth):
             return
-        name = ThemeNamer.of(g).name(g, members, self.state(g).terms, self.s.label_max_terms,
-                                     concept=cid, threshold=self.s.merge_threshold)
+        name = ThemeNamer.of(g).name(g, members, self.state(g).terms, self.s,
+                                     concept=cid)
         attrs: dict[str, Any] = {"keywords": name.keywords, "named_at": len(members)}
         if name.label != node.text:
             old = [a for a in node.attrs.get("aliases") or [] if a != name.label]
@@ -239,8 +238,8 @@ class LocalPlanner:
             if not shared:
                 continue
             both = list(dict.fromkeys([*sibling.grounded_in, *members]))
-            name = ThemeNamer.of(g).name(g, both, self.state(g).terms, self.s.label_max_terms,
-                                         threshold=self.s.merge_threshold, avoid=[label])
+            name = ThemeNamer.of(g).name(g, both, self.state(g).terms, self.s,
+                                         avoid=[label])
             if max(label_similarity(name.label, sibling.text),
                    label_similarity(name.label, label)) >= self.s.merge_threshold:
                 continue
