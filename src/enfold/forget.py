@@ -395,8 +395,7 @@ class _Forgetting:
             times = [g.nodes[e].ts for e in members] or [float(attrs.get("first") or 0.0)]
             attrs.update(support=len(members), first=min(times), last=max(times),
                          theme=str(attrs.get("theme") or ""), statement_by="template")
-            text = templated(g, attrs, members, self.terms().terms, reread=True,
-                             limit=self.s.max_node_text)
+            text = templated(g, attrs, members, self.terms().terms, self.s, reread=True)
         trace.support(" ".join([person.text, str(attrs.get("theme") or "")]))
         return node.with_changes(text=text, attrs=attrs)
 

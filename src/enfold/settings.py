@@ -113,6 +113,12 @@ class Settings:
     fact_min_events: int = _s(3, "events sharing a person and a concept that form a fact",
                               "consolidation", lo=1)
     fact_window_days: float = _s(30.0, "window for fact consolidation", "consolidation")
+    fact_phrases: int = _s(3, "recurring phrases a fact's template statement names",
+                           "consolidation", lo=1)
+    fact_phrase_events: int = _s(50, "a fact's most central supporting events its phrases are "
+                                 "read from", "consolidation", lo=1)
+    fact_writer_events: int = _s(20, "a fact's most central supporting events shown to the LLM "
+                                 "fact writer", "consolidation", lo=1)
     decay_per_event: int = _s(10, "edges an incremental pass decays at most per event in its "
                               "region, when no budget is given", "consolidation")
     decay_min: int = _s(256, "edges an incremental pass may always decay, however few its "

@@ -57,9 +57,6 @@ from enfold.write.naming import ThemeNamer
 log = logging.getLogger("enfold.consolidate")
 
 DAY = 86_400.0
-WRITER_EVIDENCE = 20  # events shown to the LLM writer, the most central first
-GIST_PHRASES = 3  # recurring phrases a template statement names
-GIST_EVIDENCE = 50  # the most central supporting events the phrases are read from
 
 #: Writes a fact statement from evidence texts: ``writer(texts, subject=…, concept=…)``.
 FactWriter = Callable[..., str]
@@ -288,7 +285,7 @@ class _Consolidator:
             return None
         texts = central_texts(self.g, events)
         try:
-            text = " ".join(str(self.writer(texts[:WRITER_EVIDENCE], subject=person,
+            text = " ".join(str(self.writer(texts[:self.s.fact_writer_events], subject=person,
                                             concept=theme)).split())
         except EnfoldError as exc:
             self.result.writer_failures += 1
@@ -300,8 +297,7 @@ class _Consolidator:
         """The template statement; its phrases are read again when the support has
         doubled since they were."""
         reread = int(attrs["support"]) >= 2 * int(attrs.get("phrased_at") or 0)
-        return templated(self.g, attrs, events, self.terms, reread=reread,
-                         limit=self.s.max_node_text)
+        return templated(self.g, attrs, events, self.terms, self.s, reread=reread)
 
     def support_edges(self, fact_id: str, events: Iterable[str]) -> None:
         prior = ONTOLOGY[EdgeType.SUPPORTED_BY].prior
@@ -399,35 +395,38 @@ def central_texts(graph: WorkingGraph, events: list[str]) -> list[str]:
 
 
 def recurring_phrases(graph: WorkingGraph, events: Sequence[str], terms: TermStats | None,
-                      subject: str) -> list[str]:
-    """The phrases the supporting events share, most distinctive first (read from the
-    :data:`GIST_EVIDENCE` most central of them), without the subject's own name."""
+                      subject: str, settings: Settings) -> list[str]:
+    """The ``fact_phrases`` phrases the supporting events share, most distinctive first
+    (read from the ``fact_phrase_events`` most central of them), without the subject's
+    own name."""
     ids = list(events)
-    texts = central_texts(graph, ids)[:GIST_EVIDENCE]
+    gist = settings.fact_phrases
+    texts = central_texts(graph, ids)[:settings.fact_phrase_events]
     own = {t.lower() for t in tokens(subject)}
     stats = terms or TermStats()
     # The noun phrases a concept's label is chosen from (the namespace's phrase vectors),
     # else key phrases.
-    named = theme_name(texts, stats, k=GIST_PHRASES + 2, centroid=graph.event_centroid(ids),
+    named = theme_name(texts, stats, k=gist + 2, centroid=graph.event_centroid(ids),
                        vectors=ThemeNamer.of(graph).vectors)
     phrases = named.keywords if named is not None else theme_phrases(
-        texts, stats, k=GIST_PHRASES + 1)
+        texts, stats, k=gist + 1)
     return [p for p in phrases
-            if not {t.lower() for t in tokens(p)} <= own][:GIST_PHRASES]
+            if not {t.lower() for t in tokens(p)} <= own][:gist]
 
 
 def templated(graph: WorkingGraph, attrs: dict[str, Any], events: Sequence[str],
-              terms: TermStats | None, *, reread: bool, limit: int) -> str:
+              terms: TermStats | None, settings: Settings, *, reread: bool) -> str:
     """A fact's template statement from ``attrs`` (``subject``, ``theme``, ``support``,
     ``first``, ``last``) and its supporting ``events``. ``reread`` (or no phrases yet): the
     recurring phrases are read from the events again (``attrs`` gains ``phrases`` and
-    ``phrased_at``)."""
+    ``phrased_at``); at most ``max_node_text`` characters."""
     if reread or "phrases" not in attrs:
-        attrs["phrases"] = recurring_phrases(graph, events, terms, str(attrs["subject"]))
+        attrs["phrases"] = recurring_phrases(graph, events, terms, str(attrs["subject"]),
+                                             settings)
         attrs["phrased_at"] = int(attrs["support"])
     return template_statement(str(attrs["subject"]), str(attrs["theme"]),
                               int(attrs["support"]), float(attrs["first"]),
-                              float(attrs["last"]), attrs["phrases"])[:limit]
+                              float(attrs["last"]), attrs["phrases"])[:settings.max_node_text]
 
 
 def _day(ts: float) -> datetime:
