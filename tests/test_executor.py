@@ -671,3 +671,22 @@ def test_label_similarity_with_a_floor_decides_as_the_exact_ratio() -> None:
                 assert got >= exact - 1e-12
                 if got >= floor:
                     assert got == pytest.approx(exact)
+
+
+def test_the_plan_limits_are_the_callers_settings(mem: Memory) -> None:
+    """How many removals a plan may carry and how large a node's attributes may be are
+    settings the executor reads, not constants: the same plan passes or fails by them."""
+    from enfold.settings import Settings
+    from enfold.write.apply import validate_plan
+
+    ev, _, _ = seed_events(mem)
+    c1 = _concept(mem, "Running", ev[:2])
+    g = mem.graph(NS)
+    removals = UpdatePlan(operations=[RemoveEdge(src=ev[0], type=EdgeType.GROUNDS, dst=c1)] * 3)
+    assert validate_plan(removals, g, Settings(max_removals_per_plan=3)) == []
+    assert any("removes 3 items" in e
+               for e in validate_plan(removals, g, Settings(max_removals_per_plan=2)))
+    big = UpdatePlan(operations=[UpdateNode(id=c1, attrs={"summary": "x" * 200})])
+    assert validate_plan(big, g, Settings()) == []
+    assert any("attrs exceed 100 bytes" in e
+               for e in validate_plan(big, g, Settings(max_attrs_bytes=100)))

@@ -49,7 +49,6 @@ from enfold.write.traces import REDACTED, TEXT_ATTRS, Trace, redact_payload, str
 __all__ = ["Retraction", "forget_event"]
 
 _RETRACTABLE = GROUNDED_KINDS | {NodeKind.CLAIM}
-_LABEL_EVENTS = 64  # events a rebuilt concept label is drawn from (its earliest)
 # Rebuild order: what others copy first (a fact's theme is its concept's label, a parent
 # theme's summary names its child, a habit's label is its concept's).
 _ORDER = {NodeKind.PERSON: 0, NodeKind.TIME: 0, NodeKind.CONCEPT: 1, NodeKind.CLAIM: 2,
@@ -323,7 +322,7 @@ class _Forgetting:
         text = node.text
         keywords = attrs.get("keywords")
         if trace.taints_any([text, *strings(keywords)]):
-            name = ThemeNamer.of(self.g).name(self.g, members[:_LABEL_EVENTS],
+            name = ThemeNamer.of(self.g).name(self.g, members[:self.s.forget_label_events],
                                               self.terms().terms, self.s, concept=node.id)
             if not name.keywords:
                 return None

@@ -60,6 +60,10 @@ class Settings:
     merge_threshold: float = _s(0.85, "label similarity / centroid cosine for near-duplicates",
                                 "executor", hi=1)
     max_ops_per_plan: int = _s(200, "operations a single plan may carry", "executor", lo=1)
+    max_removals_per_plan: int = _s(20, "node and edge removals a single plan may carry",
+                                    "executor")
+    max_attrs_bytes: int = _s(16_384, "bytes of a derived node's attributes (as JSON)",
+                              "executor", lo=1)
     max_node_text: int = _s(4000, "characters of a derived node's text", "executor", lo=1)
     max_event_text: int = _s(32_000, "characters of an event's text (larger is refused)",
                              "events", lo=1)
@@ -85,6 +89,8 @@ class Settings:
     cluster_min_events: int = _s(3, "pending events needed to form a concept", "write", lo=1)
     cluster_window_days: float = _s(30.0, "window within which pending events cluster", "write")
     pending_max: int = _s(500, "pending (unfolded) events kept as cluster candidates", "write")
+    forget_label_events: int = _s(64, "a concept's earliest events its label is drawn from "
+                                  "again when forgetting removed words of it", "write", lo=1)
     name_events: int = _s(24, "events a concept's name is chosen from at most (those nearest "
                           "its centroid)", "write", lo=1)
     label_max_terms: int = _s(3, "key phrases kept as a concept's keywords (the label is "

@@ -48,9 +48,6 @@ from enfold.plan import AddEdge, AddNode, MergeNodes, RemoveEdge, RemoveNode, Up
 from enfold.settings import Settings
 from enfold.store.base import Store
 
-MAX_REMOVALS_PER_PLAN = 20
-MAX_ATTRS_BYTES = 16_384
-
 
 @dataclass
 class ApplyResult:
@@ -149,8 +146,9 @@ _NUMBER_ATTRS = ("strength", "event_count", "last_ts", "score", "due", "start", 
 _TIME_ATTRS = ("last_ts", "due", "start", "end", "first", "last", "valid_from")
 
 
-def attrs_errors(attrs: dict[str, Any], text: str | None) -> list[str]:
-    """Why a node's text or attributes cannot be stored or read back (empty: fine)."""
+def attrs_errors(attrs: dict[str, Any], text: str | None, max_bytes: int) -> list[str]:
+    """Why a node's text or attributes cannot be stored or read back (empty: fine);
+    ``max_bytes``: the attributes' JSON at most."""
     errors: list[str] = []
     try:
         if text is not None:
@@ -159,8 +157,8 @@ def attrs_errors(attrs: dict[str, Any], text: str | None) -> list[str]:
         encoded.encode("utf-8")
     except (TypeError, ValueError, UnicodeEncodeError) as exc:
         return [f"text or attrs cannot be stored: {exc}"]
-    if len(encoded) > MAX_ATTRS_BYTES:
-        errors.append(f"attrs exceed {MAX_ATTRS_BYTES} bytes")
+    if len(encoded) > max_bytes:
+        errors.append(f"attrs exceed {max_bytes} bytes")
     for key in _LIST_ATTRS:
         value = attrs.get(key)
         if value is not None and not (isinstance(value, list)
@@ -218,7 +216,7 @@ def validate_plan(plan: UpdatePlan, graph: WorkingGraph, settings: Settings) -> 
             if len(op.text) > settings.max_node_text:
                 errors.append(f"op {i}: text of {len(op.text)} characters exceeds "
                               f"{settings.max_node_text}")
-            errors += [f"op {i}: {e}" for e in attrs_errors(op.attrs, op.text)]
+            errors += [f"op {i}: {e}" for e in attrs_errors(op.attrs, op.text, settings.max_attrs_bytes)]
             if op.kind in GROUNDED_KINDS and not op.grounded_in:
                 errors.append(f"op {i}: a {op.kind.value} must be grounded in at least one event")
             check_grounding(i, op.grounded_in)
@@ -248,7 +246,7 @@ def validate_plan(plan: UpdatePlan, graph: WorkingGraph, settings: Settings) -> 
             if op.text is not None and (not op.text.strip()
                                         or len(op.text) > settings.max_node_text):
                 errors.append(f"op {i}: invalid text for {op.id!r}")
-            errors += [f"op {i}: {e}" for e in attrs_errors(op.attrs, op.text)]
+            errors += [f"op {i}: {e}" for e in attrs_errors(op.attrs, op.text, settings.max_attrs_bytes)]
             check_grounding(i, op.grounded_in)
         elif isinstance(op, MergeNodes):
             k1, k2 = kind_of(op.keep), kind_of(op.absorb)
@@ -279,8 +277,9 @@ def validate_plan(plan: UpdatePlan, graph: WorkingGraph, settings: Settings) -> 
                 graph.resolve(op.src), op.type, graph.resolve(op.dst)
             ) is None:
                 errors.append(f"op {i}: no {op.type.value} edge {op.src!r} -> {op.dst!r}")
-    if removals > MAX_REMOVALS_PER_PLAN:
-        errors.append(f"plan removes {removals} items; the limit is {MAX_REMOVALS_PER_PLAN}")
+    if removals > settings.max_removals_per_plan:
+        errors.append(f"plan removes {removals} items; the limit is "
+                      f"{settings.max_removals_per_plan}")
     return errors
 
 
