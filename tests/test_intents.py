@@ -595,7 +595,10 @@ def test_trigger_index_and_resting_intents_follow_the_graph():
     short = IntentEngine(mem.settings.with_(intent_lapse_days=5.0))
     st = short.state(g)
     assert st.lapse_days == 5.0 and habit.id in st.live  # live at the stream's own clock
-    assert IntentEngine(mem.settings).state(g).lapse_days == LAPSE_DAYS
+    later = float(habit.attrs["last_ts"]) + 6 * DAY
+    assert not st.is_live(habit, later)  # the state reads liveness under its own window
+    default = IntentEngine(mem.settings).state(g)
+    assert default.lapse_days == LAPSE_DAYS and default.is_live(habit, later)
 
 
 def test_cached_liveness_rule_answers_as_the_liveness_check() -> None:

@@ -113,6 +113,10 @@ class _State:
             self.rules[node.id] = hit
         return hit
 
+    def is_live(self, node: Node, clock: float) -> bool:
+        """:func:`_live` under the liveness windows this state was read with."""
+        return _live(node, clock, late_days=self.late_days, lapse_days=self.lapse_days)
+
 
 def _live_until(node: Node, late_days: float, lapse_days: float) -> float:
     """Until when (stream time) the intent is live: for ever while open and dated, never
@@ -199,7 +203,7 @@ class IntentEngine:
             st = graph.indexes.put(_State(clock=st.clock, late_days=late, lapse_days=lapse))
         if st.count + new != graph.count(NodeKind.INTENT):
             st.live = {i: None for i in graph.of_kind(NodeKind.INTENT)
-                       if _live(graph.nodes[i], st.clock, late_days=late, lapse_days=lapse)}
+                       if st.is_live(graph.nodes[i], st.clock)}
             st.count = graph.count(NodeKind.INTENT)
         return st
 
@@ -348,8 +352,7 @@ class _Tx:
                  "history": self.history(node, status, reason, by)}
         self.apply([UpdateNode(id=iid, text=text, attrs=attrs,
                                reasoning=f"intent {status}: {reason}")], f"intent {status}")
-        if _live(self.g.nodes[iid], self.clock, late_days=self.st.late_days,
-                 lapse_days=self.st.lapse_days):
+        if self.st.is_live(self.g.nodes[iid], self.clock):
             self.st.live[iid] = None
         else:
             self.st.live.pop(iid, None)
@@ -425,8 +428,7 @@ class _Tx:
         self.report.linked += len(linked)
         self.report.reinforced.append(iid)
         node = self.g.nodes[iid]
-        if _live(node, self.clock, late_days=self.st.late_days,
-                 lapse_days=self.st.lapse_days):  # a resting habit or goal is back in play
+        if self.st.is_live(node, self.clock):  # a resting habit or goal is back in play
             self.st.live[iid] = None
         if status_of(node) == "suppressed" and self.emerges(category_of(node), new_score):
             self.set_status(iid, "pending", "reinforced past its category's threshold")
