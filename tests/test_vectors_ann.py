@@ -192,3 +192,18 @@ def test_similarity_array_is_similarities_aligned_with_the_ids() -> None:
     assert got.tolist() == [sims.get(i, -2.0) for i in ids]
     assert index.similarity_array(np.zeros(8, dtype=np.float32), ids).tolist() == \
         [-2.0] * len(ids)
+
+
+def test_the_hnsw_size_is_kept_until_a_row_comes_or_goes() -> None:
+    from enfold.ann import Hnsw
+
+    hnsw = Hnsw(32, ANN)
+    x = clustered(200)
+    hnsw.add(np.arange(100, dtype=np.uint64), x[:100])
+    first = hnsw.nbytes()
+    assert first == int(hnsw.index.memory_usage) and hnsw.nbytes() == first
+    hnsw.add(np.arange(100, 200, dtype=np.uint64), x[100:])
+    grown = hnsw.nbytes()
+    assert grown > first and grown == int(hnsw.index.memory_usage)
+    hnsw.remove(np.arange(0, 150, dtype=np.uint64))
+    assert hnsw.nbytes() == int(hnsw.index.memory_usage)

@@ -65,6 +65,9 @@ class Hnsw:
             expansion_add=options.expansion_add, expansion_search=options.expansion_search)
         # (a restored index comes back with usearch's default)
         self.index.expansion_search = options.expansion_search  # type: ignore[misc]
+        # usearch's memory_usage walks the graph (1.5 ms at 100k rows): it is asked after
+        # every operation (the session's size), so it is kept until a row comes or goes
+        self._bytes: int | None = None
 
     def __len__(self) -> int:
         return len(self.index)
@@ -74,10 +77,12 @@ class Hnsw:
             threads = self.options.threads if len(keys) > 1 else 1
             self.index.add(keys, np.ascontiguousarray(vectors, dtype=np.float32),
                            threads=threads)
+            self._bytes = None
 
     def remove(self, keys: NDArray[np.uint64]) -> None:
         if len(keys):
             self.index.remove(keys)
+            self._bytes = None
 
     def vectors(self, keys: NDArray[np.uint64]) -> NDArray[np.float32] | None:
         """The stored vectors of ``keys`` (all present), or None if any is missing."""
@@ -102,8 +107,10 @@ class Hnsw:
         return keys, sims
 
     def nbytes(self) -> int:
-        """The memory usearch holds for the index."""
-        return int(self.index.memory_usage)
+        """The memory usearch holds for the index (kept while no row comes or goes)."""
+        if self._bytes is None:
+            self._bytes = int(self.index.memory_usage)
+        return self._bytes
 
     def serialize(self) -> bytes:
         data = self.index.save()
