@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -82,17 +83,36 @@ def _reciprocal_ranks(scores: Mapping[str, float]) -> dict[str, float]:
     return {i: 1.0 / r for r, i in enumerate(order, 1)}
 
 
+def _over_best_array(scores: Mapping[str, float]) -> dict[str, float]:
+    """:func:`_over_best` over an array of the values (the same divisions)."""
+    top = max(scores.values(), default=0.0)
+    if top <= 0:
+        return {}
+    v = np.fromiter(scores.values(), np.float64, len(scores))
+    return dict(zip(scores, (np.maximum(v, 0.0) / top).tolist(), strict=True))
+
+
+def _reciprocal_ranks_sorted(scores: Mapping[str, float]) -> dict[str, float]:
+    """:func:`_reciprocal_ranks` by two sorts in C (ids, then scores, stable and reversed:
+    best first, ties by id) instead of a key function per id."""
+    order = sorted(sorted(scores), key=scores.__getitem__, reverse=True)
+    return dict(zip(order, (1.0 / np.arange(1, len(order) + 1, dtype=np.float64)).tolist(),
+                    strict=True))
+
+
 def _relative(sig: Signals) -> tuple[dict[str, float], ...]:
     """Each signal over the query's best (see the module docstring): lex, lex_rr, dense,
     dense_rr, ground, person, claim."""
     top = max(sig.dense.values(), default=0.0)
     span = top - sig.dense_floor
-    floor = sig.dense_floor
-    dense = ({i: min(max((c - floor) / span, 0.0), 1.0) for i, c in sig.dense.items()}
-             if span > 1e-9 else {})
-    return (_over_best(sig.lex), _reciprocal_ranks(sig.lex), dense,
-            _reciprocal_ranks(sig.dense), _over_best(sig.ground), _over_best(sig.person),
-            _over_best(sig.claim))
+    dense: dict[str, float] = {}
+    if span > 1e-9 and sig.dense:
+        v = np.fromiter(sig.dense.values(), np.float64, len(sig.dense))
+        scaled = np.minimum(np.maximum((v - sig.dense_floor) / span, 0.0), 1.0)
+        dense = dict(zip(sig.dense, scaled.tolist(), strict=True))
+    return (_over_best_array(sig.lex), _reciprocal_ranks_sorted(sig.lex), dense,
+            _reciprocal_ranks_sorted(sig.dense), _over_best_array(sig.ground),
+            _over_best_array(sig.person), _over_best_array(sig.claim))
 
 
 def feature_matrix(
@@ -103,10 +123,11 @@ def feature_matrix(
     """One row of :data:`FEATURES` per candidate. ``neighbours[e]`` holds the ids one and two
     places away from ``e`` in the log.
 
-    Column by column over the candidates (a query has some hundreds), the neighbours' best
-    scores by one gather over an index of their rows; the same values as
-    :func:`feature_matrix_reference` (every score is at least 0, so a missing neighbour's
-    0 changes no maximum)."""
+    Column by column over the candidates (a query has some hundreds), each signal's
+    relative scores by array arithmetic and looked up by ``map`` (no Python frame per
+    candidate), the neighbours' best scores by one gather over an index of their rows; the
+    same values as :func:`feature_matrix_reference` (every score is at least 0, so a
+    missing neighbour's 0 changes no maximum)."""
     n = len(candidates)
     lex, lex_rr, dense, dense_rr, ground, person, claim = _relative(sig)
     x = np.zeros((n, len(FEATURES)), dtype=np.float64)
@@ -116,47 +137,42 @@ def feature_matrix(
                          ("dense_rr", dense_rr), ("ground", ground), ("person", person),
                          ("claim", claim)):
         if values:
-            get = values.get
-            x[:, _COL[name]] = np.fromiter((get(e, 0.0) for e in candidates), np.float64, n)
+            x[:, _COL[name]] = np.fromiter(map(values.get, candidates, repeat(0.0, n)),
+                                           np.float64, n)
     for name, members in (("speaker", sig.speaker), ("opinion", sig.opinion),
                           ("window", sig.window)):
         if members:
-            x[:, _COL[name]] = np.fromiter((e in members for e in candidates), np.float64, n)
+            x[:, _COL[name]] = np.fromiter(map(members.__contains__, candidates),
+                                           np.float64, n)
     # The turns one and two places away, as rows of the candidates and of the neighbours
     # that are not candidates; row `len(ids)` is a neighbour that is not there (0).
-    row = {e: i for i, e in enumerate(candidates)}
-    ids = list(candidates)
     empty: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
-    near = [neighbours.get(e, empty) for e in candidates]
+    near = list(map(neighbours.get, candidates, repeat(empty, n)))
     width = max((len(t) for pair in near for t in pair), default=0)
     if width:
-        at = np.empty((2, n, width), dtype=np.int64)
+        ids = list(dict.fromkeys(chain(candidates, (e for pair in near for t in pair
+                                                    for e in t))))
+        row = dict(zip(ids, range(len(ids))))
+        absent = len(ids)
+        at = np.full((2, n, width), absent, dtype=np.int64)
         for place in (0, 1):
-            for i, pair in enumerate(near):
-                found = pair[place]
-                for k in range(width):
-                    if k < len(found):
-                        j = row.get(found[k])
-                        if j is None:
-                            j = row[found[k]] = len(ids)
-                            ids.append(found[k])
-                    else:
-                        j = -1
-                    at[place, i, k] = j
-        at[at < 0] = len(ids)
+            for k in range(width):
+                at[place, :, k] = np.fromiter(
+                    (row[pair[place][k]] if len(pair[place]) > k else absent
+                     for pair in near), np.int64, n)
         for name, values in (("lex", lex), ("dense", dense)):
             if not values:
                 continue
-            get = values.get
             v = np.zeros(len(ids) + 1, dtype=np.float64)
-            v[:len(ids)] = np.fromiter((get(e, 0.0) for e in ids), np.float64, len(ids))
+            v[:len(ids)] = np.fromiter(map(values.get, ids, repeat(0.0, len(ids))),
+                                       np.float64, len(ids))
             x[:, _COL[f"nb1_{name}"]] = v[at[0]].max(axis=1)
             x[:, _COL[f"nb2_{name}"]] = v[at[1]].max(axis=1)
     ts = sig.ts
-    times = np.fromiter((ts.get(e, 0.0) for e in candidates), np.float64, n)
+    times = np.fromiter(map(ts.get, candidates, repeat(0.0, n)), np.float64, n)
     first, last = float(times.min()), float(times.max())
     if last > first:
-        own = np.fromiter((ts.get(e, first) for e in candidates), np.float64, n)
+        own = np.fromiter(map(ts.get, candidates, repeat(first, n)), np.float64, n)
         x[:, _COL["recency"]] = (own - first) / (last - first)
         if sig.asks_latest:
             x[:, _COL["recency_asked"]] = x[:, _COL["recency"]]
