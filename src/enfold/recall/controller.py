@@ -103,8 +103,16 @@ def gather(
                 if e in events:
                     sig.person[e] = max(sig.person.get(e, 0.0), s)
         names = [graph.nodes[p].text for p in people]
-        sig.speaker = {e for e in sig.person
-                       if _said_by(graph.nodes[e].attrs.get("source"), names)}
+        said: dict[str, bool] = {}  # by source: the events' speakers are few
+        for e in sig.person:
+            source = graph.nodes[e].attrs.get("source")
+            if not isinstance(source, str):
+                continue
+            by = said.get(source)
+            if by is None:
+                by = said[source] = _said_by(source, names)
+            if by:
+                sig.speaker.add(e)
 
     claims = _claims(graph, analysis, derived)
     if claims:
@@ -182,10 +190,10 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
             one, two = turns(e)
             for nb in (*one, *two):
                 found.setdefault(nb, None)
-        for e in found:
-            near[e] = turns(e)
+        near = dict(zip(found, map(turns, found)))
     candidates = list(found)
-    sig.ts = {e: graph.nodes[e].ts for e in candidates}
+    nodes = graph.nodes
+    sig.ts = {e: nodes[e].ts for e in candidates}
     if window is not None:
         sig.window = {e for e in candidates if _of_time(graph, e, window)}
     if qvec is not None:

@@ -189,8 +189,15 @@ def personalized_pagerank(
                             cols.append(at)
                             vals.append(strength(e))
             continue
-        for other, e in graph.neighbors(node_id):
-            j = index.get(other)
+        # (speed: the edge maps themselves, in neighbors' order: out-edges, then in-edges)
+        for e in graph.out.get(node_id, {}).values():
+            j = index.get(e.dst)
+            if j is not None and (allowed is None or e.type in allowed):
+                rows.append(i)
+                cols.append(j)
+                vals.append(strength(e))
+        for e in graph.inn.get(node_id, {}).values():
+            j = index.get(e.src)
             if j is not None and (allowed is None or e.type in allowed):
                 rows.append(i)
                 cols.append(j)

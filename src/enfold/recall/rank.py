@@ -38,9 +38,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from itertools import chain, repeat
 from functools import cache
 from importlib import resources
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
