@@ -145,13 +145,17 @@ def recall(
     if candidates:
         x = feature_matrix(candidates, sig, near)
         fused = dict(zip(candidates, (float(v) for v in model.score(x)), strict=True))
-    paths = _paths(candidates, sig, near)
+    marks: dict[str, list[str]] = {}  # the reorderings' steps, after each one's path
     order = ranked(fused)
     if analysis.holder and sig.claim:
-        order = _holder_first(order, sig.claim, paths)
+        order = _holder_first(order, sig.claim, marks)
     evidence = order[:k]
     if not analysis.asks_opinion:
-        evidence = _facts_first(graph, evidence, fused, paths)
+        evidence = _facts_first(graph, evidence, fused, marks)
+    # (speed: the paths of what is returned, not of every candidate)
+    paths = _paths(evidence, sig, near)
+    for e, steps in marks.items():
+        paths.setdefault(e, []).extend(steps)
     pack.steps.append({"op": "fuse", "candidates": len(candidates), "evidence": len(evidence)})
 
     pack.evidence = [_item(graph, e, fused[e], paths.get(e, [])) for e in evidence]
