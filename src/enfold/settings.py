@@ -125,6 +125,16 @@ class Settings:
                                  "read from", "consolidation", lo=1)
     fact_writer_events: int = _s(20, "a fact's most central supporting events shown to the LLM "
                                  "fact writer", "consolidation", lo=1)
+    claim_revision_similarity: float = _s(
+        0.2, "utterance cosine at which a claim that says the view changed (or whose target's "
+        "head word meets the earlier one's) supersedes the same holder's earlier claim",
+        "consolidation", hi=1)
+    claim_opposite_similarity: float = _s(
+        0.45, "utterance cosine at which a claim of the opposite stance alone supersedes the "
+        "same holder's earlier claim", "consolidation", hi=1)
+    claim_restatement_similarity: float = _s(
+        0.6, "utterance cosine to the claim a change of mind ends at which an earlier claim "
+        "of the same stance counts as its restatement, ended too", "consolidation", hi=1)
     decay_per_event: int = _s(10, "edges an incremental pass decays at most per event in its "
                               "region, when no budget is given", "consolidation")
     decay_min: int = _s(256, "edges an incremental pass may always decay, however few its "
