@@ -185,6 +185,19 @@ class Settings:
                           "grounding chooses", "recall", lo=1)
     ground_max_nodes: int = _s(200, "derived nodes grounding follows at most (the best "
                                "scored)", "recall", lo=1)
+    traverse_hub_scan: int = _s(4, "a person's most recent edges the traversal from the "
+                                "people a query names looks at, in multiples of its degree "
+                                "cap (200), so that expanding a hub costs the same however "
+                                "many events it has", "recall", lo=1)
+    turns_kept: int = _s(100_000, "events whose neighbouring turns the graph keeps between "
+                         "recalls at most (past it the cache starts anew)", "recall")
+    dense_floor_rank: int = _s(50, "rank of the dense search whose cosine the dense feature "
+                               "scores 0 (the best scores 1; the packaged rank model was "
+                               "trained with 50)", "recall", lo=1)
+    facts_first_margin: float = _s(0.0, "share of the best evidence's score a claim-free "
+                                   "utterance among the top three needs to go first when the "
+                                   "best is an opinion and the question is not about a view "
+                                   "(0: it always does)", "recall", hi=1)
     ppr_blend: float = _s(0.4, "share of personalized PageRank in traversal scores", "recall", hi=1)
     recall_k: int = _s(10, "items returned by recall", "recall", lo=1)
     lexical_rows: int = _s(4000, "index rows a lexical (BM25) search scores at most: the "
