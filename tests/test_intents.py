@@ -196,6 +196,46 @@ def test_eq2_weights_and_clamped_thresholds():
     assert threshold(0.01) == 3.0 and threshold(100.0) == 0.5 and threshold(0.0) == 3.0
 
 
+def test_the_explicit_scores_and_the_threshold_clamp_are_settings():
+    assert threshold(0.01, lo=0.5, hi=2.0) == 2.0 and threshold(100.0, lo=0.8, hi=3.0) == 0.8
+    chores = ["I need to call the plumber about the kitchen sink",
+              "Remind me to water the ferns on the balcony",
+              "I have to return the library books",
+              "I need to book a dentist appointment"]
+    statuses = []
+    for over in ({}, {"intent_explicit_follow_up": 2.0}, {"intent_threshold_max": 1.5},
+                 {"intent_explicit_other": 2.0}):
+        mem = Memory.open("memory:", embedder="hash", planner="local",
+                          settings=Settings().with_(**over))
+        for day, text in enumerate(chores[:3], 2):
+            node = _only(mem, mem.add(text, ts=_ts(day), source="Maya"))
+            mem.feedback(node.id, "reject")
+        # three rejections: the threshold is 1 / 0.54 = 1.85, above a follow-up's 1.75
+        statuses.append(_only(mem, mem.add(chores[3], ts=_ts(6), source="Maya"))
+                        .attrs["status"])
+        assert mem.intent_engine.threshold(mem.graph(), "follow_up") == pytest.approx(
+            min(1 / 0.5401, over.get("intent_threshold_max", 3.0)), rel=1e-3)
+        mem.close()
+    # a higher follow-up score, or a lower clamp, lets it emerge; another category's
+    # score is not a follow-up's
+    assert statuses == ["suppressed", "pending", "pending", "suppressed"]
+
+
+def test_the_recent_events_read_for_a_habit_are_a_setting():
+    practice = ["Practiced violin scales for an hour this evening",
+                "Violin practice: scales and the Bach partita",
+                "Another evening of violin scales and Bach"]
+    found = []
+    for recent in (Settings().intent_recent_events, 2):
+        mem = Memory.open("memory:", embedder="hash", planner="local",
+                          settings=Settings().with_(intent_recent_events=recent))
+        for day, text in enumerate(practice, 1):
+            mem.add(text, ts=f"2026-04-{day:02d}T19:00:00Z", source="Maya")
+        found.append(len(mem.intents(category="habit")))
+        mem.close()
+    assert found == [1, 0]  # two of the concept's events read: two days, not a habit
+
+
 def test_rejections_suppress_one_category_while_another_keeps_emitting(tmp_path):
     mem, notes = _mem(tmp_path / "m.db")
     chores = ["I need to call the plumber about the kitchen sink",

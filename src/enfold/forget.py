@@ -353,7 +353,8 @@ class _Forgetting:
             if len(group) < 2:
                 return None
             attrs["concepts"] = sorted(group)
-            text = goal_template(g, group, symmetric({c: cached_links(g, c) for c in group}))
+            text = goal_template(g, group, symmetric({c: cached_links(g, c, self.s.intent_recent_events)
+                                                   for c in group}))
         else:
             found = self.obligation(node)
             if found is None:

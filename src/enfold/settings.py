@@ -158,6 +158,25 @@ class Settings:
     intent_lapse_days: float = _s(30.0, "days without new evidence after which an undated open "
                                   "intent (a habit, a goal) rests: it stays open, but is no "
                                   "longer scanned on every event", "intents")
+    intent_explicit_deadline: float = _s(
+        2.0, "evidence score of an explicit dated obligation (a deadline; the threshold is 1.0 "
+        "at feedback weight 1): with intent_ema_alpha, four straight rejections of deadlines "
+        "(w ≈ 0.47) suppress new ones", "intents")
+    intent_explicit_follow_up: float = _s(
+        1.75, "evidence score of an explicit follow-up: three straight rejections of "
+        "follow-ups (w ≈ 0.54) suppress new ones", "intents")
+    intent_explicit_other: float = _s(1.75, "evidence score of a planner-written intent of "
+                                      "another category (a goal or habit the LLM stated)",
+                                      "intents")
+    intent_threshold_min: float = _s(0.5, "lowest multiple of its base the feedback may bring a "
+                                     "category's threshold to (so it never opens to "
+                                     "everything)", "intents")
+    intent_threshold_max: float = _s(3.0, "highest multiple of its base the feedback may raise "
+                                     "a category's threshold to (so it is never silenced)",
+                                     "intents")
+    intent_recent_events: int = _s(64, "a concept's latest grounding events read for habits, "
+                                   "shared grounding (goal links) and dormancy", "intents",
+                                   lo=1)
     dormant_days: float = _s(14.0, "a concept silent this long and then reinforced is "
                              "reactivated (its open intents are told again)", "intents")
     goal_active_days: float = _s(14.0, "a goal needs each of its concepts active within this "

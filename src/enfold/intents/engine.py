@@ -19,14 +19,11 @@ from enfold.intents.core import (
     _DAYLIKE,
     CALIBRATION_KEY,
     DAY,
-    EXPLICIT_DEFAULT,
-    EXPLICIT_SCORE,
     LAPSE_DAYS,
     LATE_RESOLUTION_DAYS,
     MAX_HISTORY,
     MAX_SCORE,
     OPEN,
-    RECENT_EVENTS,
     Labeler,
     _day,
     category_of,
@@ -212,7 +209,8 @@ class IntentEngine:
 
     def threshold(self, graph: WorkingGraph, category: str) -> float:
         """The evidence score an intent of ``category`` needs to emerge (1.0 at w = 1)."""
-        return threshold(self.weight(graph, category))
+        return threshold(self.weight(graph, category), lo=self.s.intent_threshold_min,
+                         hi=self.s.intent_threshold_max)
 
     # ------------------------------------------------------------------- per event
     def on_event(self, event: Node, graph: WorkingGraph, result: ApplyResult | None = None,
@@ -542,7 +540,9 @@ class _Tx:
                            "the same need stated again: reinforced, not duplicated",
                            fresh=fresh)
             return
-        score = float(EXPLICIT_SCORE.get(category, EXPLICIT_DEFAULT))
+        score = {"deadline": self.s.intent_explicit_deadline,
+                 "follow_up": self.s.intent_explicit_follow_up}.get(
+                     category, self.s.intent_explicit_other)
         end = due_end(self.g, node)
         if end is not None and end <= self.clock:
             status, reason = "expired", "due before it was stated"
@@ -677,7 +677,7 @@ class _Tx:
         if concept.attrs.get("level"):
             return  # a parent theme spans several activities: not one habit
         days = habit_days(self.g, cid, self.event.ts, self.s.habit_window_days,
-                          self.event.attrs.get("source"))
+                          self.event.attrs.get("source"), recent=self.s.intent_recent_events)
         score = len(days) / max(1, self.s.habit_min_events)
         found = self.existing([cid], "habit")
         for extra in found[1:]:  # concepts merged by consolidation: one habit each
@@ -720,7 +720,7 @@ class _Tx:
         seen = set(queue)
         while queue and len(links) < self.e.s.goal_scan:
             cid = queue.pop(0)
-            links[cid] = cached_links(g, cid)
+            links[cid] = cached_links(g, cid, self.s.intent_recent_events)
             for other in links[cid]:
                 if other not in seen and active(other):
                     seen.add(other)
@@ -808,7 +808,7 @@ class _Tx:
         """A concept silent for ≥ ``dormant_days`` and reinforced now wakes its intents."""
         node = self.g.nodes[cid]
         ev = self.event
-        before = [self.g.nodes[e].ts for e in node.grounded_in[-RECENT_EVENTS:]
+        before = [self.g.nodes[e].ts for e in node.grounded_in[-self.s.intent_recent_events:]
                   if e != ev.id and e in self.g.nodes]
         if not before:
             return
