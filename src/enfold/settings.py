@@ -76,6 +76,18 @@ class Settings:
                                  "(0 = use the embedder's calibration)", "write", hi=1)
     cluster_threshold: float = _s(0.0, "cosine for pending events to cluster "
                                   "(0 = use the embedder's calibration)", "write", hi=1)
+    uncalibrated_assign_threshold: float = _s(
+        0.55, "assign threshold of an embedder enfold/data/calibration.json records no "
+        "calibration for", "write", hi=1)
+    uncalibrated_cluster_threshold: float = _s(
+        0.45, "cluster threshold of an embedder without a recorded calibration", "write", hi=1)
+    uncalibrated_parent_threshold: float = _s(
+        0.35, "cosine of a new concept's centroid to another concept at which they share a "
+        "broader theme (PART_OF a parent), under an embedder without a recorded "
+        "calibration", "write", hi=1)
+    uncalibrated_group_threshold: float = _s(
+        0.45, "grouping threshold of an embedder without a recorded calibration",
+        "consolidation", hi=1)
     group_events: bool = _s(False, "consolidation groups the recent unfolded events by "
                             "average linkage (enfold.consolidate.group; off: on the CogEval "
                             "tuning and measuring scenarios it folds more events but matches "

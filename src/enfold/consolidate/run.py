@@ -156,8 +156,9 @@ def consolidate(
                                  pass_id=stamp.plan_id, now_ts=stream_now)
     visited = {"concepts": 0, "events": 0, "claims": 0, "edges": 0}
     threshold = (assign_threshold if assign_threshold is not None
-                 else settings.assign_threshold or thresholds_for(embedder_name)["assign"])
-    group_cut = settings.group_threshold or thresholds_for(embedder_name)["group"]
+                 else settings.assign_threshold
+                 or thresholds_for(embedder_name, settings)["assign"])
+    group_cut = settings.group_threshold or thresholds_for(embedder_name, settings)["group"]
     was_paused, sched.paused = sched.paused, True
     try:
         # 1. claims

@@ -182,7 +182,7 @@ class IntentEngine:
     def __init__(self, settings: Settings | None = None, *, embedder_name: str | None = None,
                  labeler: Labeler | None = None) -> None:
         self.s = settings or Settings()
-        cal = thresholds_for(embedder_name)
+        cal = thresholds_for(embedder_name, self.s)
         self.related_threshold = cal["parent"]  # "same broader theme"
         self.cluster_threshold = cal["cluster"]  # "would cluster into one concept"
         self.assign_threshold = cal["assign"]  # "belongs to this concept"
