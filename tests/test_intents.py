@@ -338,6 +338,25 @@ def test_tick_expires_without_an_event():
     assert [n.type for n in notes] == ["intent_emerged", "deadline_near", "intent_expired"]
 
 
+def test_an_intents_history_and_score_caps_are_settings():
+    got = []
+    for over in ({}, {"intent_history_max": 3, "intent_max_score": 1.0}):
+        mem = Memory.open("memory:", embedder="hash", planner="local",
+                          settings=Settings().with_(**over))
+        first = mem.add("I need to renew my passport before the trip to Lisbon", ts=_ts(2),
+                        source="Maya")
+        mem.add("Remind me to renew the passport", ts=_ts(4), source="Maya")
+        node = _only(mem, first)
+        for kind in ("defer", "accept", "defer", "accept"):
+            mem.feedback(node.id, kind)
+        node = mem.get(node.id)
+        got.append(([h["status"] for h in node.attrs["history"]], node.attrs["score"]))
+        mem.close()
+    (full, score), (kept, capped) = got
+    assert len(full) == 5 and score > 1.75
+    assert kept == [full[0], *full[-2:]] and capped == 1.0  # the first and the latest
+
+
 def test_feedback_sets_status_history_and_op_log():
     mem, _ = _mem()
     ids = [mem.add(t, ts=_ts(d), source="Maya") for d, t in enumerate(
@@ -692,6 +711,9 @@ def test_goal_scan_reuses_its_peeling_only_for_small_link_drift() -> None:
     assert not _close(before, [("a", {"b": 0.5 + GOAL_SLACK * 1.1, "c": 0.3}),
                                ("b", {"a": 0.5})])
     assert not _close(before, [("a", {"b": 0.5, "c": 0.3, "d": 0.1}), ("b", {"a": 0.5})])
+    # the slack is Settings.goal_slack: tighter, the same drift peels again
+    assert not _close(before, [("a", {"b": 0.5 + GOAL_SLACK * 0.9, "c": 0.3}),
+                               ("b", {"a": 0.5})], GOAL_SLACK / 2)
     assert not _close(before, [("a", {"b": 0.5, "c": 0.3}), ("c", {"a": 0.5})])
     assert not _close(before, [("a", {"b": 0.5, "c": 0.3})])
 

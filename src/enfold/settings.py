@@ -189,6 +189,15 @@ class Settings:
     intent_recent_events: int = _s(64, "a concept's latest grounding events read for habits, "
                                    "shared grounding (goal links) and dormancy", "intents",
                                    lo=1)
+    intent_max_score: float = _s(10.0, "highest evidence score reinforcement raises an intent "
+                                 "to", "intents")
+    intent_history_max: int = _s(50, "status changes an intent's history keeps (the first "
+                                 "and the latest)", "intents", lo=2)
+    goal_slack: float = _s(0.05, "link-weight drift within which a goal scan of the same "
+                           "concepts reuses the last densest-group peeling (its density is "
+                           "read again)", "intents")
+    goal_memos: int = _s(256, "goal-scan neighbourhoods whose last peeling is remembered (past "
+                         "it they are forgotten at once)", "intents", lo=1)
     dormant_days: float = _s(14.0, "a concept silent this long and then reinforced is "
                              "reactivated (its open intents are told again)", "intents")
     goal_active_days: float = _s(14.0, "a goal needs each of its concepts active within this "

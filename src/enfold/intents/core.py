@@ -36,8 +36,9 @@ LAPSE_DAYS: float = Settings.intent_lapse_days
 RECENT_EVENTS: int = Settings.intent_recent_events
 
 
-MAX_SCORE = 10.0
-MAX_HISTORY = 50
+#: The defaults of ``Settings.intent_max_score`` and ``Settings.intent_history_max``.
+MAX_SCORE: float = Settings.intent_max_score
+MAX_HISTORY: int = Settings.intent_history_max
 _DAYLIKE = frozenset({"day", "datetime"})
 _STRUCTURAL = (EdgeType.PART_OF, EdgeType.RELATED_TO, EdgeType.DERIVED_FROM)
 _CONCEPT_EDGES = (EdgeType.GROUNDS, EdgeType.REINFORCES)

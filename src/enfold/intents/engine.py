@@ -21,8 +21,6 @@ from enfold.intents.core import (
     DAY,
     LAPSE_DAYS,
     LATE_RESOLUTION_DAYS,
-    MAX_HISTORY,
-    MAX_SCORE,
     OPEN,
     Labeler,
     _day,
@@ -32,7 +30,6 @@ from enfold.intents.core import (
     status_of,
 )
 from enfold.intents.groups import (
-    GOAL_MEMOS,
     Links,
     _close,
     _EvidenceDays,
@@ -341,7 +338,8 @@ class _Tx:
         if by == "feedback":
             entry["wall"] = self.at
         hist.append(entry)
-        return hist[:1] + hist[-(MAX_HISTORY - 1):] if len(hist) > MAX_HISTORY else hist
+        cap = self.s.intent_history_max
+        return hist[:1] + hist[-(cap - 1):] if len(hist) > cap else hist
 
     def set_status(self, iid: str, status: str, reason: str, *, by: str = "rule",
                    extra: dict[str, Any] | None = None, text: str | None = None) -> None:
@@ -403,7 +401,7 @@ class _Tx:
         new = [e for e in events if e not in have]
         fresh = new if fresh is None else list(fresh)
         old = float(node.attrs.get("score") or 0.0)
-        new_score = min(MAX_SCORE, max(old + (self.s.strength_reinforce if fresh else 0.0),
+        new_score = min(self.s.intent_max_score, max(old + (self.s.strength_reinforce if fresh else 0.0),
                                        score or 0.0))
         last = max([float(node.attrs.get("last_ts") or 0.0),
                     *(self.g.nodes[e].ts for e in fresh if e in self.g.nodes)])
@@ -727,7 +725,7 @@ class _Tx:
                     queue.append(other)
         if len(links) < 3:
             return
-        # The same concepts, linked to the same others with weights within GOAL_SLACK of
+        # The same concepts, linked to the same others with weights within goal_slack of
         # those the last peeling saw: its densest group stands (a concept's overlap ratios
         # move a little with every event it gains, and peeling again for that is waste).
         memos = g.indexes.of(_GoalMemos, _GoalMemos)
@@ -735,14 +733,14 @@ class _Tx:
         key = tuple(links)
         links = symmetric(links)
         memo = memos.get(key)
-        if memo is not None and _close(memo[0], rows):
+        if memo is not None and _close(memo[0], rows, self.e.s.goal_slack):
             # The group stands; its density is read again from today's weights, so whether
             # a goal emerges is never decided on a stale number.
             group = memo[1]
             dens = density(group, links)
         else:
             group, dens = densest_group(links)
-            if len(memos) >= GOAL_MEMOS:
+            if len(memos) >= self.e.s.goal_memos:
                 memos.clear()
             memos[key] = (rows, group)
         if not group:

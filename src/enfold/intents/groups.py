@@ -13,6 +13,7 @@ from typing import Any
 from enfold.graph import WorkingGraph
 from enfold.intents.core import _CONCEPT_EDGES, _STRUCTURAL, DAY, RECENT_EVENTS, _day
 from enfold.model import EdgeType, Node, NodeKind
+from enfold.settings import Settings
 from enfold.text import goals
 
 
@@ -24,9 +25,10 @@ _first = operator.itemgetter(0)
 
 
 def _close(before: list[tuple[str, dict[str, float]]],
-           now: list[tuple[str, dict[str, float]]]) -> bool:
+           now: list[tuple[str, dict[str, float]]], slack: float | None = None) -> bool:
     """Whether two goal scans saw the same concepts with the same links, each weight
-    within GOAL_SLACK."""
+    within ``slack`` (``Settings.goal_slack``; None: its default, :data:`GOAL_SLACK`)."""
+    slack = GOAL_SLACK if slack is None else slack
     if len(before) != len(now):
         return False
     for (a, old), (b, new) in zip(before, now, strict=True):
@@ -34,7 +36,7 @@ def _close(before: list[tuple[str, dict[str, float]]],
             return False
         if old is new:
             continue
-        if old.keys() != new.keys() or any(abs(w - old[k]) > GOAL_SLACK
+        if old.keys() != new.keys() or any(abs(w - old[k]) > slack
                                            for k, w in new.items()):
             return False
     return True
@@ -89,13 +91,14 @@ def concept_links(graph: WorkingGraph, concept_id: str, recent: int = RECENT_EVE
     return out
 
 
-GOAL_SLACK = 0.05  # link-weight drift below which a goal scan reuses the last peeling
-GOAL_MEMOS = 256
+# the defaults of Settings.goal_slack and Settings.goal_memos
+GOAL_SLACK: float = Settings.goal_slack
+GOAL_MEMOS: int = Settings.goal_memos
 
 
 class _GoalMemos(dict[tuple[str, ...], tuple[list[tuple[str, dict[str, float]]], list[str]]]):
     """Kept in ``graph.indexes``: per scanned neighbourhood (its concepts, in scan order), the
-    rows and the group of its last peeling; at most GOAL_MEMOS of them."""
+    rows and the group of its last peeling; at most ``Settings.goal_memos`` of them."""
 
 
 class _EvidenceDays(dict[str, tuple[Node, frozenset[int]]]):
