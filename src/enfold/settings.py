@@ -107,6 +107,21 @@ class Settings:
                           "its centroid)", "write", lo=1)
     label_max_terms: int = _s(3, "key phrases kept as a concept's keywords (the label is "
                               "the first)", "write", lo=1)
+    label_cover_weight: float = _s(0.25, "weight, in a label candidate's score, of the share of "
+                                   "the theme's events that hold the phrase (beside its two "
+                                   "closeness terms to the theme)", "write")
+    label_short_bonus: float = _s(0.2, "bonus of a one-word label candidate (half of it when "
+                                  "no phrase vectors are at hand)", "write")
+    label_min_distinct: float = _s(0.2, "normalized idf below which a phrase's words are the "
+                                   "namespace's background, never a theme's label", "write",
+                                   hi=1)
+    label_specialize: float = _s(0.5, "how far below a lone head's score a longer phrase of "
+                                 "that head may name the theme instead (0: never)", "write")
+    label_mmr_lambda: float = _s(0.6, "MMR balance of relevance (1) against redundancy (0) "
+                                 "when choosing a concept's keywords", "write", hi=1)
+    label_lead_checks: int = _s(5, "best label candidates looked at, in order, for one no "
+                                "other concept has taken before a taken one may lead",
+                                "write", lo=1)
     relabel_growth: float = _s(1.5, "a concept is named anew when its events have grown by "
                                "this factor since it was last named", "write", lo=1.01)
 
