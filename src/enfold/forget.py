@@ -184,8 +184,9 @@ class _Forgetting:
     def trace(self, node: Node) -> Trace:
         found = self.out.traces.get(node.id)
         if found is None:
-            found = self.out.traces[node.id] = Trace(self.ev.text, self.evidence(node),
-                                                     self.unique)
+            found = self.out.traces[node.id] = Trace(
+                self.ev.text, self.evidence(node), self.unique,
+                quote=self.s.forget_quote_chars, min_quote=self.s.forget_min_quote_chars)
             found.derived = node.kind in _RETRACTABLE
         return found
 

@@ -103,6 +103,11 @@ class Settings:
     pending_max: int = _s(500, "pending (unfolded) events kept as cluster candidates", "write")
     forget_label_events: int = _s(64, "a concept's earliest events its label is drawn from "
                                   "again when forgetting removed words of it", "write", lo=1)
+    forget_quote_chars: int = _s(40, "leading characters of a forgotten event's text whose "
+                                 "copy in another text is a verbatim quote of it (that text "
+                                 "is rebuilt or redacted)", "write", lo=1)
+    forget_min_quote_chars: int = _s(16, "characters a fragment of a forgotten event's text "
+                                     "needs to be taken for a quote of it", "write", lo=1)
     name_events: int = _s(24, "events a concept's name is chosen from at most (those nearest "
                           "its centroid)", "write", lo=1)
     label_max_terms: int = _s(3, "key phrases kept as a concept's keywords (the label is "
