@@ -167,6 +167,9 @@ class Settings:
     claim_restatement_similarity: float = _s(
         0.6, "utterance cosine to the claim a change of mind ends at which an earlier claim "
         "of the same stance counts as its restatement, ended too", "consolidation", hi=1)
+    pass_clock_samples: int = _s(1024, "(wall, stream) times of past passes kept to age edges "
+                                 "by; past it the older half is thinned, which can only decay "
+                                 "an edge a little early", "consolidation", lo=2)
     decay_per_event: int = _s(10, "edges an incremental pass decays at most per event in its "
                               "region, when no budget is given", "consolidation")
     decay_min: int = _s(256, "edges an incremental pass may always decay, however few its "

@@ -149,7 +149,7 @@ def consolidate(
         stream_now = sched.newest_ts if now_ts is None else now_ts
     clock = PassClock.of(graph)
     if stream_now is not None:
-        clock.sample(at, stream_now)
+        clock.sample(at, stream_now, settings.pass_clock_samples)
     stamp = Stamp(at=at, now_ts=stream_now, clock=clock)
     sched.clock = clock
     report = ConsolidationReport(full=full, region=0 if area is None else len(area),
