@@ -68,6 +68,9 @@ class Settings:
     max_event_text: int = _s(32_000, "characters of an event's text (larger is refused)",
                              "events", lo=1)
     max_meta_bytes: int = _s(16_384, "bytes of an event's JSON meta", "events")
+    max_meta_depth: int = _s(32, "levels of objects and arrays an event's JSON meta may nest "
+                             "(deeper is refused; at most 500, within the JSON encoder's "
+                             "recursion)", "events", lo=1, hi=500)
     edge_reinforce: float = _s(0.1, "weight added when an edge is reinforced", "graph")
     strength_reinforce: float = _s(0.1, "strength added to a reinforced concept", "consolidation")
 
