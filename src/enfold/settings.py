@@ -133,6 +133,12 @@ class Settings:
     relabel_growth: float = _s(1.5, "a concept is named anew when its events have grown by "
                                "this factor since it was last named", "write", lo=1.01)
 
+    ingest_chunk: int = _s(100, "events `enfold ingest` and the server's bulk import append "
+                           "per store transaction (each chunk folded after it is durable)",
+                           "events", lo=1)
+    stale_retries: int = _s(8, "times a write whose commit found the namespace changed by "
+                            "another writer reloads the working graph and runs again (the "
+                            "last failure is raised)", "events", lo=1)
     fold_group_events: int = _s(256, "events folded per store transaction (group commit)",
                                 "events", lo=1)
     fold_group_ms: float = _s(500.0, "longest a fold group collects events before its write "
