@@ -53,6 +53,11 @@ class Settings:
     pagerank_churn: float = _s(0.002, "PageRank is refreshed once the events folded since the "
                                "last refresh reach this share of the edge count (and "
                                "pagerank_every)", "context")
+    context_concept_bonus: float = _s(1.0, "kind bonus of a concept in the Working tier's order "
+                                      "(0.5 PageRank + 0.3 recency + 0.2 bonus; other kinds "
+                                      "but intents have none)", "context")
+    context_intent_bonus: float = _s(0.8, "kind bonus of an intent in the Working tier's order",
+                                     "context")
     context_recent: int = _s(200, "recently active derived nodes kept as context candidates",
                              "context", lo=1)
 
