@@ -302,6 +302,25 @@ def test_a_pending_deadline_does_not_decay() -> None:
     assert g.edge(*key) is None
 
 
+def test_the_pass_clock_keeps_the_settings_samples() -> None:
+    clock = PassClock()
+    for i in range(10):
+        clock.sample(float(i), float(i), 4)
+    assert len(clock.walls) == 4 and clock.walls[-2:] == [8.0, 9.0]  # the latest half kept
+    kept = []
+    for settings in (Settings(), Settings().with_(pass_clock_samples=4)):
+        m = bare(settings)
+        ev = m.add("A note that mentions Jon", ts=T0)
+        m.apply(UpdatePlan(operations=[AddNode(ref="j", kind=NodeKind.PERSON, text="Jon"),
+                                       AddEdge(src=ev, dst="j", type=EdgeType.MENTIONS)]))
+        for day in range(1, 11):  # each pass decays the mention: each is recorded
+            full_pass(m, now_ts=T0 + day * DAY)
+            time.sleep(0.002)  # each pass at its own wall time
+        kept.append(len(m.graph().meta["consolidate.clock"]))
+        m.close()
+    assert kept == [10, 4]
+
+
 def test_decay_follows_the_stream_clock_and_telescopes() -> None:
     m = bare()
     ev = m.add("A note that mentions Jon", ts=T0)

@@ -269,3 +269,18 @@ def test_a_word_only_one_event_said_leaves_with_it(tmp_path: Path, seed: int) ->
                                      if Path(f"{db}{s}").exists())
     for eid, word in nonce.items():
         assert (word.encode() in raw) == (eid not in gone), word
+
+
+def test_the_quote_lengths_are_settings() -> None:
+    from enfold.write.traces import Trace
+
+    forgotten = "the quick brown fox jumps over the lazy dog near the river bank today"
+    evidence = [" ".join(reversed(forgotten.split()))]  # every word, no stretch of the text
+    fragment = "brown fox jumps over"  # 20 characters of it
+    assert Trace(forgotten, evidence).taints(fragment)  # a quote: 16 characters are enough
+    assert not Trace(forgotten, evidence, min_quote=30).taints(fragment)
+    head = f"as they said: {forgotten[:44]} and so on"
+    assert Trace(forgotten, evidence, min_quote=41).taints(head)  # the first 40 are quoted
+    assert not Trace(forgotten, evidence, quote=60, min_quote=41).taints(head)
+    s = Settings().with_(forget_quote_chars=60, forget_min_quote_chars=30)
+    assert (s.forget_quote_chars, s.forget_min_quote_chars) == (60, 30)

@@ -196,6 +196,46 @@ def test_eq2_weights_and_clamped_thresholds():
     assert threshold(0.01) == 3.0 and threshold(100.0) == 0.5 and threshold(0.0) == 3.0
 
 
+def test_the_explicit_scores_and_the_threshold_clamp_are_settings():
+    assert threshold(0.01, lo=0.5, hi=2.0) == 2.0 and threshold(100.0, lo=0.8, hi=3.0) == 0.8
+    chores = ["I need to call the plumber about the kitchen sink",
+              "Remind me to water the ferns on the balcony",
+              "I have to return the library books",
+              "I need to book a dentist appointment"]
+    statuses = []
+    for over in ({}, {"intent_explicit_follow_up": 2.0}, {"intent_threshold_max": 1.5},
+                 {"intent_explicit_other": 2.0}):
+        mem = Memory.open("memory:", embedder="hash", planner="local",
+                          settings=Settings().with_(**over))
+        for day, text in enumerate(chores[:3], 2):
+            node = _only(mem, mem.add(text, ts=_ts(day), source="Maya"))
+            mem.feedback(node.id, "reject")
+        # three rejections: the threshold is 1 / 0.54 = 1.85, above a follow-up's 1.75
+        statuses.append(_only(mem, mem.add(chores[3], ts=_ts(6), source="Maya"))
+                        .attrs["status"])
+        assert mem.intent_engine.threshold(mem.graph(), "follow_up") == pytest.approx(
+            min(1 / 0.5401, over.get("intent_threshold_max", 3.0)), rel=1e-3)
+        mem.close()
+    # a higher follow-up score, or a lower clamp, lets it emerge; another category's
+    # score is not a follow-up's
+    assert statuses == ["suppressed", "pending", "pending", "suppressed"]
+
+
+def test_the_recent_events_read_for_a_habit_are_a_setting():
+    practice = ["Practiced violin scales for an hour this evening",
+                "Violin practice: scales and the Bach partita",
+                "Another evening of violin scales and Bach"]
+    found = []
+    for recent in (Settings().intent_recent_events, 2):
+        mem = Memory.open("memory:", embedder="hash", planner="local",
+                          settings=Settings().with_(intent_recent_events=recent))
+        for day, text in enumerate(practice, 1):
+            mem.add(text, ts=f"2026-04-{day:02d}T19:00:00Z", source="Maya")
+        found.append(len(mem.intents(category="habit")))
+        mem.close()
+    assert found == [1, 0]  # two of the concept's events read: two days, not a habit
+
+
 def test_rejections_suppress_one_category_while_another_keeps_emitting(tmp_path):
     mem, notes = _mem(tmp_path / "m.db")
     chores = ["I need to call the plumber about the kitchen sink",
@@ -296,6 +336,25 @@ def test_tick_expires_without_an_event():
     mem.tick("2026-03-12T00:00:00Z")
     assert _only(mem, ev).attrs["status"] == "expired"
     assert [n.type for n in notes] == ["intent_emerged", "deadline_near", "intent_expired"]
+
+
+def test_an_intents_history_and_score_caps_are_settings():
+    got = []
+    for over in ({}, {"intent_history_max": 3, "intent_max_score": 1.0}):
+        mem = Memory.open("memory:", embedder="hash", planner="local",
+                          settings=Settings().with_(**over))
+        first = mem.add("I need to renew my passport before the trip to Lisbon", ts=_ts(2),
+                        source="Maya")
+        mem.add("Remind me to renew the passport", ts=_ts(4), source="Maya")
+        node = _only(mem, first)
+        for kind in ("defer", "accept", "defer", "accept"):
+            mem.feedback(node.id, kind)
+        node = mem.get(node.id)
+        got.append(([h["status"] for h in node.attrs["history"]], node.attrs["score"]))
+        mem.close()
+    (full, score), (kept, capped) = got
+    assert len(full) == 5 and score > 1.75
+    assert kept == [full[0], *full[-2:]] and capped == 1.0  # the first and the latest
 
 
 def test_feedback_sets_status_history_and_op_log():
@@ -652,6 +711,9 @@ def test_goal_scan_reuses_its_peeling_only_for_small_link_drift() -> None:
     assert not _close(before, [("a", {"b": 0.5 + GOAL_SLACK * 1.1, "c": 0.3}),
                                ("b", {"a": 0.5})])
     assert not _close(before, [("a", {"b": 0.5, "c": 0.3, "d": 0.1}), ("b", {"a": 0.5})])
+    # the slack is Settings.goal_slack: tighter, the same drift peels again
+    assert not _close(before, [("a", {"b": 0.5 + GOAL_SLACK * 0.9, "c": 0.3}),
+                               ("b", {"a": 0.5})], GOAL_SLACK / 2)
     assert not _close(before, [("a", {"b": 0.5, "c": 0.3}), ("c", {"a": 0.5})])
     assert not _close(before, [("a", {"b": 0.5, "c": 0.3})])
 

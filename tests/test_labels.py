@@ -55,6 +55,25 @@ def test_a_name_alone_does_not_lead_while_a_theme_phrase_exists() -> None:
     assert alone is None or alone.label == "Priya"
 
 
+def test_the_label_weights_are_settings() -> None:
+    emb = make_embedder("hash")
+    centroid, vectors = np.asarray(emb.embed(BUDGET)).mean(axis=0), PhraseVectors(emb.embed,
+                                                                                   emb.name)
+
+    def named(with_vectors: bool = False, **over: float) -> list[str]:
+        found = theme_name(BUDGET, stats(BUDGET), k=3, settings=Settings().with_(**over),
+                           **({"centroid": centroid, "vectors": vectors} if with_vectors
+                              else {}))
+        assert found is not None
+        return found.keywords
+
+    assert named()[0] == named(True)[0] == "renovation budget"
+    assert named(label_specialize=0.0)[0] == "budget"  # the lone head is not specialized
+    assert named(True, label_short_bonus=2.0)[0] == "budget"  # a word alone wins
+    assert named(label_min_distinct=1.0) == ["renovation budget"]  # the rest is background
+    assert named(True)[1] == "budget" != named(True, label_mmr_lambda=0.0)[1]  # no repeat
+
+
 def test_gerunds() -> None:
     assert [gerund(v) for v in ("run", "write", "hire", "plan", "review", "tie")] == [
         "running", "writing", "hiring", "planning", "reviewing", "tying"]

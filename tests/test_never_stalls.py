@@ -23,6 +23,7 @@ from enfold.errors import InputError, PlanError, StoreError
 from enfold.events import EventIn, event_record
 from enfold.graph import WorkingGraph
 from enfold.model import TIME_MAX, TIME_MIN, Node, NodeKind
+from enfold.settings import Settings
 from enfold.write.planner_local import LocalPlanner
 
 TS = 1_760_000_000.0  # 2025-10-09
@@ -289,6 +290,26 @@ def test_deeply_nested_meta_is_an_input_error_not_a_recursion_error() -> None:
         ok = {"k": ok}
     m.add("fine", ts=TS, meta=ok)
     assert m.stats()["events"] == 1
+
+
+def test_the_meta_depth_is_a_setting() -> None:
+    def nested(depth: int) -> Any:
+        out: Any = 1
+        for _ in range(depth):
+            out = {"k": out}
+        return out
+
+    m = Memory.open("memory:", embedder="hash", planner=None,
+                    settings=Settings().with_(max_meta_depth=4))
+    m.add("fine", ts=TS, meta=nested(4))
+    with pytest.raises(InputError, match="nested more than 4 levels"):
+        m.add("hello", ts=TS, meta=nested(5))
+    m.close()
+    m = Memory.open("memory:", embedder="hash", planner=None,
+                    settings=Settings().with_(max_meta_depth=500))
+    m.add("deep, at the bound", ts=TS, meta=nested(500))  # within the JSON encoder's reach
+    assert m.stats()["events"] == 1
+    m.close()
 
 
 def _nested_json(depth: int) -> str:

@@ -172,3 +172,36 @@ def test_time_index_finds_what_a_scan_finds_through_outside_adds_and_removals() 
             scan = next((t for t in g.of_kind(NodeKind.TIME) if g.nodes[t].text == probe),
                         None)
             assert _find_time(g, probe) == scan, probe
+
+
+def test_an_uncalibrated_embedder_takes_the_settings_thresholds() -> None:
+    from enfold.embed import HashingEmbedder
+    from enfold.intents import IntentEngine
+    from enfold.settings import Settings
+    from enfold.write.calibration import thresholds_for
+    from enfold.write.planner_local import LocalPlanner
+
+    odd = HashingEmbedder(seed=1)  # "hash:256:seed=1": no calibration is recorded for it
+    plain = LocalPlanner(Settings(), odd)
+    assert (plain.assign_threshold, plain.cluster_threshold, plain.parent_threshold) == \
+        (0.55, 0.45, 0.35)
+    tuned = Settings().with_(uncalibrated_assign_threshold=0.6, uncalibrated_cluster_threshold=0.5,
+                             uncalibrated_parent_threshold=0.2, uncalibrated_group_threshold=0.3)
+    planner = LocalPlanner(tuned, odd)
+    assert (planner.assign_threshold, planner.cluster_threshold, planner.parent_threshold) == \
+        (0.6, 0.5, 0.2)
+    assert IntentEngine(tuned, embedder_name=odd.name).related_threshold == 0.2
+    assert thresholds_for(odd.name, tuned)["group"] == 0.3
+    # a calibrated embedder keeps its recorded thresholds
+    assert thresholds_for(HashingEmbedder().name, tuned) == thresholds_for(HashingEmbedder().name)
+    # and the fold follows them: at a cluster cut of 0.99 like events form no concept
+    counts = []
+    for settings in (Settings(), Settings().with_(uncalibrated_cluster_threshold=0.99)):
+        mem = Memory.open("memory:", embedder=HashingEmbedder(seed=1), planner="local",
+                          settings=settings)
+        for i in range(6):
+            mem.add(f"Practiced violin scales and the Bach partita for an hour, day {i}",
+                    ts=1_790_000_000 + 86_400 * i, source="Maya")
+        counts.append(mem.graph().count(NodeKind.CONCEPT))
+        mem.close()
+    assert counts == [1, 0]

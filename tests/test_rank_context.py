@@ -214,3 +214,24 @@ def test_the_assembler_reads_its_callers_settings_and_rebuilds_for_new_pagerank_
     fewer = Settings(pagerank_damping=0.5, context_recent=3)
     d = ContextAssembler.of(g, fewer)
     assert d is not c and d.recent.maxlen == 3  # the recent pool is sized by the caller
+
+
+def test_the_working_tiers_kind_bonus_is_a_setting():
+    from enfold.write.context import Context, Scored
+
+    mem = Memory.open("memory:", embedder="hash", planner="local")
+    events = [mem.add(f"note {i} on the kiln", ts=1_790_000_000 + i * 3600) for i in range(12)]
+    made = mem.apply({"operations": [{"op": "ADD_NODE", "ref": "c", "kind": "concept",
+                                      "text": "kiln firing", "grounded_in": [events[0]]}]})
+    concept = made.created["c"]
+    g = mem.graph()
+    # ten recent events fill Immediate; then an event against the concept for Working
+    window = [Scored(e, 1.0, 0.0, 1.0, 0.0, 1.0) for e in events[:10]]
+    window += [Scored(events[10], 0.4, 0.5, 0.5, 0.0, 1.0),  # 0.25 + 0.15
+               Scored(concept, 0.4, 0.3, 0.3, 0.0, 1.0)]  # 0.15 + 0.09 + 0.2 × bonus
+    orders = []
+    for settings in (mem.settings, mem.settings.with_(context_concept_bonus=0.0)):
+        ctx = Context()
+        ContextAssembler.of(g, settings)._tiers(ctx, window)
+        orders.append([x.id for x in ctx.working])
+    assert orders == [[concept, events[10]], [events[10], concept]]

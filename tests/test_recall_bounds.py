@@ -4,6 +4,7 @@ lexical search, grounding, hub traversal, the sequence index, and embedding thre
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -197,6 +198,9 @@ def test_a_hub_is_expanded_from_its_most_recent_edges() -> None:
     reach = traverse(g, {"pe_sam": 1.0}, hops=1, max_degree=50)
     events = [n for n in reach if n.startswith("ev_")]
     assert len(events) == 50 and all(int(e[3:]) >= 3000 - 4 * 50 for e in events)
+    # the scan is Settings.traverse_hub_scan: at 1 × max_degree, only the 50 latest
+    reach = traverse(g, {"pe_sam": 1.0}, hops=1, max_degree=50, hub_scan=1)
+    assert {n for n in reach if n.startswith("ev_")} == {f"ev_{i:05d}" for i in range(2950, 3000)}
 
 
 def test_pagerank_of_a_hub_subgraph_is_the_same_by_lookup() -> None:
@@ -333,4 +337,41 @@ def test_the_neighbouring_turns_kept_follow_the_events() -> None:
         assert fresh is not turns
         last = [g.events_by_seq[s] for s in sorted(g.events_by_seq)]
         assert fresh(last[5]) == ((last[4], last[6]), (last[3],))
+        assert _Turns.of(g, gap) is fresh
+        assert _Turns.of(g, gap, 0) is not fresh  # past Settings.turns_kept: anew
     m.close()
+
+
+def _lexical(m: Memory, text: str, kinds: Any, n: int) -> list[tuple[str, float]]:
+    return list(m.store.search_text(m.namespace, text, kinds, n))
+
+
+def test_the_dense_floor_and_the_facts_first_margin_are_settings() -> None:
+    from functools import partial
+
+    from enfold.recall.analyze import analyze
+    from enfold.recall.controller import gather
+
+    floors = []
+    for settings in (Settings(), Settings().with_(dense_floor_rank=1)):
+        m = Memory.open("memory:", embedder="hash", planner="local", settings=settings)
+        for i in range(20):
+            m.add(f"note {i} about the kiln and glaze batch {i}", ts=1_790_000_000 + 60 * i)
+        qvec = np.asarray(m.embedder.embed(["kiln glaze"])[0], dtype=np.float32)
+        lexical = partial(_lexical, m)
+        with m.reading() as g:
+            sig, _, _ = gather(g, lexical, analyze("kiln glaze"), qvec, m.settings)
+        floors.append((sig.dense_floor, min(sig.dense.values()), max(sig.dense.values())))
+        m.close()
+    assert floors[0][0] == floors[0][1] < floors[0][2]  # 20 hits: the last one is the floor
+    assert floors[1][0] == floors[1][2]  # at rank 1 the best cosine is the floor
+    firsts = []
+    for settings in (Settings(), Settings().with_(facts_first_margin=1.0)):
+        m = Memory.open("memory:", embedder="hash", planner="local", settings=settings)
+        m.add("I think the new kiln is wonderful", source="Ana", ts=1_790_000_000)
+        m.add("The new kiln reached 1200 degrees on Friday", source="Ana", ts=1_790_000_060)
+        firsts.append(m.recall("the new kiln wonderful", k=2, touch=False).evidence[0].text)
+        m.close()
+    # the opinion scores best; the plain account goes first unless it must score as well
+    assert firsts == ["The new kiln reached 1200 degrees on Friday",
+                      "I think the new kiln is wonderful"]

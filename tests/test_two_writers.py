@@ -380,3 +380,32 @@ def test_fenced_commits_in_a_transaction_move_the_fence_when_it_commits(store_ur
             assert fence.token == store.change_token("n") and store.get_meta("n", "a") == 3
     finally:
         store.close()
+
+
+def test_the_stale_retries_and_the_ingest_chunk_are_settings() -> None:
+    from enfold.events import EventIn
+    from enfold.ingest import append_new
+    from enfold.settings import Settings
+
+    tries: list[int] = []
+
+    def stale() -> None:
+        tries.append(1)
+        raise StaleGraph("another writer changed it")
+
+    for retries in (Settings().stale_retries, 3):
+        m = Memory.open("memory:", embedder="hash", planner=None,
+                        settings=Settings().with_(stale_retries=retries))
+        tries.clear()
+        with pytest.raises(StaleGraph):
+            m._write(m.namespace, stale, lease=False)
+        assert len(tries) == retries
+        m.close()
+    m = Memory.open("memory:", embedder="hash", planner=None,
+                    settings=Settings().with_(ingest_chunk=3))
+    sizes: list[int] = []
+    events = [EventIn(f"note {i}", 1_790_000_000.0 + i, None, "note", None, {})
+              for i in range(7)]
+    report = append_new(m, events, fold=False, progress=sizes.append)
+    assert sizes == [3, 3, 1] and report.new == 7
+    m.close()

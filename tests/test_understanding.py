@@ -285,3 +285,34 @@ def test_a_view_asked_by_surname_returns_that_persons_words(minilm: Any) -> None
         assert pack.evidence and "Mbeki" in pack.evidence[0].text
     finally:
         m.close()
+
+
+@pytest.mark.parametrize("setting,events,default,raised", [
+    # an opposite stance alone (the heads differ: apartment, flat)
+    ("claim_opposite_similarity",
+     ["Maya loves the new apartment.", "Maya hates the new flat, the walls are paper thin."],
+     1, 0),
+    # the same head word (apartment): the revision's similarity applies
+    ("claim_revision_similarity",
+     ["Maya loves the new apartment.", "Maya hates this apartment, the walls are paper thin."],
+     1, 0),
+    # the restatement is ended too only while it is alike enough to the ended claim
+    ("claim_restatement_similarity",
+     ["the new tram line is a pointless vanity project",
+      "still think the new tram line is a pointless vanity project",
+      "ok I take it back, the tram line has been great"], 2, 1),
+])
+def test_the_change_of_mind_similarities_are_settings(minilm: Any, setting: str,
+                                                      events: list[str], default: int,
+                                                      raised: int) -> None:
+    from enfold import Settings
+
+    for value, superseded in ((None, default), (0.99, raised)):
+        settings = Settings() if value is None else Settings().with_(**{setting: value})
+        m = Memory.open("memory:", embedder=minilm, planner="local", settings=settings)
+        try:
+            for i, text in enumerate(events):
+                m.add(text, source="Tom", ts=TS + 86_400 * 7 * i)
+            assert m.consolidate().claims_superseded == superseded, (setting, value)
+        finally:
+            m.close()

@@ -21,7 +21,7 @@ from enfold.settings import Settings
 from enfold.store.base import EventRecord
 
 _FIELDS = {"text", "ts", "source", "kind", "id", "meta"}
-MAX_META_DEPTH = 32  # levels of objects and arrays in an event's meta
+MAX_META_DEPTH: int = Settings.max_meta_depth  # its default
 
 
 @dataclass(frozen=True)
@@ -154,8 +154,9 @@ def check_meta(meta: Any, settings: Settings) -> dict[str, Any]:
         meta = {}
     if not isinstance(meta, Mapping):
         raise InputError("field 'meta' must be a JSON object")
-    if _depth(meta) > MAX_META_DEPTH:
-        raise InputError(f"field 'meta' is nested more than {MAX_META_DEPTH} levels deep")
+    limit = settings.max_meta_depth
+    if _depth(meta, limit) > limit:
+        raise InputError(f"field 'meta' is nested more than {limit} levels deep")
     try:
         encoded = json.dumps(meta, ensure_ascii=False, allow_nan=False)
         encoded.encode("utf-8")
@@ -182,8 +183,9 @@ def merge_patch(target: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str
     return out
 
 
-def _depth(value: Any) -> int:
-    """How deeply containers nest in ``value`` (iterative: no recursion limit to hit)."""
+def _depth(value: Any, limit: int = MAX_META_DEPTH) -> int:
+    """How deeply containers nest in ``value`` (iterative: no recursion limit to hit), up
+    to the first level past ``limit``."""
     deepest = 0
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
@@ -195,7 +197,7 @@ def _depth(value: Any) -> int:
         else:
             continue
         deepest = max(deepest, level)
-        if deepest > MAX_META_DEPTH:
+        if deepest > limit:
             break
         stack.extend((child, level + 1) for child in children)
     return deepest

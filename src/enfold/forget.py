@@ -184,8 +184,9 @@ class _Forgetting:
     def trace(self, node: Node) -> Trace:
         found = self.out.traces.get(node.id)
         if found is None:
-            found = self.out.traces[node.id] = Trace(self.ev.text, self.evidence(node),
-                                                     self.unique)
+            found = self.out.traces[node.id] = Trace(
+                self.ev.text, self.evidence(node), self.unique,
+                quote=self.s.forget_quote_chars, min_quote=self.s.forget_min_quote_chars)
             found.derived = node.kind in _RETRACTABLE
         return found
 
@@ -353,7 +354,8 @@ class _Forgetting:
             if len(group) < 2:
                 return None
             attrs["concepts"] = sorted(group)
-            text = goal_template(g, group, symmetric({c: cached_links(g, c) for c in group}))
+            text = goal_template(g, group, symmetric({c: cached_links(g, c, self.s.intent_recent_events)
+                                                   for c in group}))
         else:
             found = self.obligation(node)
             if found is None:

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 __all__ = ["IngestReport", "append_new", "line_key", "parse_lines", "read_jsonl",
            "validate"]
 
-#: Events appended per store transaction.
-CHUNK = 100
+#: The default of ``Settings.ingest_chunk``: events appended per store transaction.
+CHUNK: int = Settings.ingest_chunk
 
 
 @dataclass(frozen=True)
@@ -121,17 +121,18 @@ def validate(records: Iterable[tuple[int, Any]], settings: Settings, *, origin: 
 def append_new(memory: Memory, events: list[EventIn], *, namespace: str | None = None,
                fold: bool | None = None, progress: Callable[[int], object] | None = None
                ) -> IngestReport:
-    """Append ``events`` in chunks, each one durable transaction; folds after each chunk
-    when ``fold`` (default: the memory's ``auto_fold``). ``progress(n)`` hears each
-    chunk's size."""
+    """Append ``events`` in chunks of the memory's ``ingest_chunk``, each one durable
+    transaction; folds after each chunk when ``fold`` (default: the memory's
+    ``auto_fold``). ``progress(n)`` hears each chunk's size."""
     if namespace is not None and not valid_namespace(namespace):
         raise NamespaceError(f"invalid namespace {namespace!r}")
     ns = memory.namespace if namespace is None else namespace
     do_fold = memory.auto_fold if fold is None else fold
     ids: list[str] = []
     new = 0
-    for i in range(0, len(events), CHUNK):
-        chunk = events[i:i + CHUNK]
+    size = memory.settings.ingest_chunk
+    for i in range(0, len(events), size):
+        chunk = events[i:i + size]
         appended = memory.store.append_events(ns, [event_record(e, ns) for e in chunk])
         if do_fold:
             memory.fold(ns)

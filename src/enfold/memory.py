@@ -74,9 +74,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("enfold.memory")
 _T = TypeVar("_T")
 
-#: How many times a write whose commit found the namespace changed by another writer
-#: reloads the working graph and runs again before the StaleGraph error is raised.
-STALE_RETRIES = 8
+#: The default of ``Settings.stale_retries``.
+STALE_RETRIES: int = Settings.stale_retries
 
 EXPORT_FORMAT = "enfold-export"
 EXPORT_VERSION = 2  # 2: op records carry ``peer`` (an edge is one record); 1 still reads
@@ -314,8 +313,10 @@ class Memory:
 
         While waiting, ``done()`` true means the holder did the work (``skipped()`` is
         returned); so does a lease still taken after ``leases.wait_s``, or without
-        ``skipped`` a :class:`StoreError`. ``lease=False`` only retries."""
-        for attempt in range(1, STALE_RETRIES + 1):
+        ``skipped`` a :class:`StoreError`. ``lease=False`` only retries; a write runs
+        ``stale_retries`` times at most."""
+        tries = self.settings.stale_retries
+        for attempt in range(1, tries + 1):
             with self.leases.holding(ns, done=done) if lease else _held() as held:
                 if not held:
                     if skipped is not None:
@@ -326,7 +327,7 @@ class Memory:
                 try:
                     return work()
                 except StaleGraph as exc:
-                    if attempt == STALE_RETRIES:
+                    if attempt == tries:
                         raise
                     log.info("%s: reloading it and trying again", exc)
                     with self._lock(ns):

@@ -53,6 +53,11 @@ class Settings:
     pagerank_churn: float = _s(0.002, "PageRank is refreshed once the events folded since the "
                                "last refresh reach this share of the edge count (and "
                                "pagerank_every)", "context")
+    context_concept_bonus: float = _s(1.0, "kind bonus of a concept in the Working tier's order "
+                                      "(0.5 PageRank + 0.3 recency + 0.2 bonus; other kinds "
+                                      "but intents have none)", "context")
+    context_intent_bonus: float = _s(0.8, "kind bonus of an intent in the Working tier's order",
+                                     "context")
     context_recent: int = _s(200, "recently active derived nodes kept as context candidates",
                              "context", lo=1)
 
@@ -68,6 +73,9 @@ class Settings:
     max_event_text: int = _s(32_000, "characters of an event's text (larger is refused)",
                              "events", lo=1)
     max_meta_bytes: int = _s(16_384, "bytes of an event's JSON meta", "events")
+    max_meta_depth: int = _s(32, "levels of objects and arrays an event's JSON meta may nest "
+                             "(deeper is refused; at most 500, within the JSON encoder's "
+                             "recursion)", "events", lo=1, hi=500)
     edge_reinforce: float = _s(0.1, "weight added when an edge is reinforced", "graph")
     strength_reinforce: float = _s(0.1, "strength added to a reinforced concept", "consolidation")
 
@@ -76,6 +84,18 @@ class Settings:
                                  "(0 = use the embedder's calibration)", "write", hi=1)
     cluster_threshold: float = _s(0.0, "cosine for pending events to cluster "
                                   "(0 = use the embedder's calibration)", "write", hi=1)
+    uncalibrated_assign_threshold: float = _s(
+        0.55, "assign threshold of an embedder enfold/data/calibration.json records no "
+        "calibration for", "write", hi=1)
+    uncalibrated_cluster_threshold: float = _s(
+        0.45, "cluster threshold of an embedder without a recorded calibration", "write", hi=1)
+    uncalibrated_parent_threshold: float = _s(
+        0.35, "cosine of a new concept's centroid to another concept at which they share a "
+        "broader theme (PART_OF a parent), under an embedder without a recorded "
+        "calibration", "write", hi=1)
+    uncalibrated_group_threshold: float = _s(
+        0.45, "grouping threshold of an embedder without a recorded calibration",
+        "consolidation", hi=1)
     group_events: bool = _s(False, "consolidation groups the recent unfolded events by "
                             "average linkage (enfold.consolidate.group; off: on the CogEval "
                             "tuning and measuring scenarios it folds more events but matches "
@@ -91,13 +111,39 @@ class Settings:
     pending_max: int = _s(500, "pending (unfolded) events kept as cluster candidates", "write")
     forget_label_events: int = _s(64, "a concept's earliest events its label is drawn from "
                                   "again when forgetting removed words of it", "write", lo=1)
+    forget_quote_chars: int = _s(40, "leading characters of a forgotten event's text whose "
+                                 "copy in another text is a verbatim quote of it (that text "
+                                 "is rebuilt or redacted)", "write", lo=1)
+    forget_min_quote_chars: int = _s(16, "characters a fragment of a forgotten event's text "
+                                     "needs to be taken for a quote of it", "write", lo=1)
     name_events: int = _s(24, "events a concept's name is chosen from at most (those nearest "
                           "its centroid)", "write", lo=1)
     label_max_terms: int = _s(3, "key phrases kept as a concept's keywords (the label is "
                               "the first)", "write", lo=1)
+    label_cover_weight: float = _s(0.25, "weight, in a label candidate's score, of the share of "
+                                   "the theme's events that hold the phrase (beside its two "
+                                   "closeness terms to the theme)", "write")
+    label_short_bonus: float = _s(0.2, "bonus of a one-word label candidate (half of it when "
+                                  "no phrase vectors are at hand)", "write")
+    label_min_distinct: float = _s(0.2, "normalized idf below which a phrase's words are the "
+                                   "namespace's background, never a theme's label", "write",
+                                   hi=1)
+    label_specialize: float = _s(0.5, "how far below a lone head's score a longer phrase of "
+                                 "that head may name the theme instead (0: never)", "write")
+    label_mmr_lambda: float = _s(0.6, "MMR balance of relevance (1) against redundancy (0) "
+                                 "when choosing a concept's keywords", "write", hi=1)
+    label_lead_checks: int = _s(5, "best label candidates looked at, in order, for one no "
+                                "other concept has taken before a taken one may lead",
+                                "write", lo=1)
     relabel_growth: float = _s(1.5, "a concept is named anew when its events have grown by "
                                "this factor since it was last named", "write", lo=1.01)
 
+    ingest_chunk: int = _s(100, "events `enfold ingest` and the server's bulk import append "
+                           "per store transaction (each chunk folded after it is durable)",
+                           "events", lo=1)
+    stale_retries: int = _s(8, "times a write whose commit found the namespace changed by "
+                            "another writer reloads the working graph and runs again (the "
+                            "last failure is raised)", "events", lo=1)
     fold_group_events: int = _s(256, "events folded per store transaction (group commit)",
                                 "events", lo=1)
     fold_group_ms: float = _s(500.0, "longest a fold group collects events before its write "
@@ -125,6 +171,19 @@ class Settings:
                                  "read from", "consolidation", lo=1)
     fact_writer_events: int = _s(20, "a fact's most central supporting events shown to the LLM "
                                  "fact writer", "consolidation", lo=1)
+    claim_revision_similarity: float = _s(
+        0.2, "utterance cosine at which a claim that says the view changed (or whose target's "
+        "head word meets the earlier one's) supersedes the same holder's earlier claim",
+        "consolidation", hi=1)
+    claim_opposite_similarity: float = _s(
+        0.45, "utterance cosine at which a claim of the opposite stance alone supersedes the "
+        "same holder's earlier claim", "consolidation", hi=1)
+    claim_restatement_similarity: float = _s(
+        0.6, "utterance cosine to the claim a change of mind ends at which an earlier claim "
+        "of the same stance counts as its restatement, ended too", "consolidation", hi=1)
+    pass_clock_samples: int = _s(1024, "(wall, stream) times of past passes kept to age edges "
+                                 "by; past it the older half is thinned, which can only decay "
+                                 "an edge a little early", "consolidation", lo=2)
     decay_per_event: int = _s(10, "edges an incremental pass decays at most per event in its "
                               "region, when no budget is given", "consolidation")
     decay_min: int = _s(256, "edges an incremental pass may always decay, however few its "
@@ -148,6 +207,34 @@ class Settings:
     intent_lapse_days: float = _s(30.0, "days without new evidence after which an undated open "
                                   "intent (a habit, a goal) rests: it stays open, but is no "
                                   "longer scanned on every event", "intents")
+    intent_explicit_deadline: float = _s(
+        2.0, "evidence score of an explicit dated obligation (a deadline; the threshold is 1.0 "
+        "at feedback weight 1): with intent_ema_alpha, four straight rejections of deadlines "
+        "(w ≈ 0.47) suppress new ones", "intents")
+    intent_explicit_follow_up: float = _s(
+        1.75, "evidence score of an explicit follow-up: three straight rejections of "
+        "follow-ups (w ≈ 0.54) suppress new ones", "intents")
+    intent_explicit_other: float = _s(1.75, "evidence score of a planner-written intent of "
+                                      "another category (a goal or habit the LLM stated)",
+                                      "intents")
+    intent_threshold_min: float = _s(0.5, "lowest multiple of its base the feedback may bring a "
+                                     "category's threshold to (so it never opens to "
+                                     "everything)", "intents")
+    intent_threshold_max: float = _s(3.0, "highest multiple of its base the feedback may raise "
+                                     "a category's threshold to (so it is never silenced)",
+                                     "intents")
+    intent_recent_events: int = _s(64, "a concept's latest grounding events read for habits, "
+                                   "shared grounding (goal links) and dormancy", "intents",
+                                   lo=1)
+    intent_max_score: float = _s(10.0, "highest evidence score reinforcement raises an intent "
+                                 "to", "intents")
+    intent_history_max: int = _s(50, "status changes an intent's history keeps (the first "
+                                 "and the latest)", "intents", lo=2)
+    goal_slack: float = _s(0.05, "link-weight drift within which a goal scan of the same "
+                           "concepts reuses the last densest-group peeling (its density is "
+                           "read again)", "intents")
+    goal_memos: int = _s(256, "goal-scan neighbourhoods whose last peeling is remembered (past "
+                         "it they are forgotten at once)", "intents", lo=1)
     dormant_days: float = _s(14.0, "a concept silent this long and then reinforced is "
                              "reactivated (its open intents are told again)", "intents")
     goal_active_days: float = _s(14.0, "a goal needs each of its concepts active within this "
@@ -175,6 +262,19 @@ class Settings:
                           "grounding chooses", "recall", lo=1)
     ground_max_nodes: int = _s(200, "derived nodes grounding follows at most (the best "
                                "scored)", "recall", lo=1)
+    traverse_hub_scan: int = _s(4, "a person's most recent edges the traversal from the "
+                                "people a query names looks at, in multiples of its degree "
+                                "cap (200), so that expanding a hub costs the same however "
+                                "many events it has", "recall", lo=1)
+    turns_kept: int = _s(100_000, "events whose neighbouring turns the graph keeps between "
+                         "recalls at most (past it the cache starts anew)", "recall")
+    dense_floor_rank: int = _s(50, "rank of the dense search whose cosine the dense feature "
+                               "scores 0 (the best scores 1; the packaged rank model was "
+                               "trained with 50)", "recall", lo=1)
+    facts_first_margin: float = _s(0.0, "share of the best evidence's score a claim-free "
+                                   "utterance among the top three needs to go first when the "
+                                   "best is an opinion and the question is not about a view "
+                                   "(0: it always does)", "recall", hi=1)
     ppr_blend: float = _s(0.4, "share of personalized PageRank in traversal scores", "recall", hi=1)
     recall_k: int = _s(10, "items returned by recall", "recall", lo=1)
     lexical_rows: int = _s(4000, "index rows a lexical (BM25) search scores at most: the "

@@ -166,16 +166,6 @@ def supersede(graph: WorkingGraph, stamp: Stamp, current: Node, nxt: Node, reaso
     return new
 
 
-#: How alike two utterances must be (cosine of their event vectors) for a claim that says
-#: a view changed ("she changed her mind", "I no longer think ...") to supersede the
-#: holder's earlier claim, and for an opposite stance alone to do so.
-REVISION_SIMILARITY = 0.2
-OPPOSITE_SIMILARITY = 0.45
-#: How alike an earlier claim of the same stance must be to the claim a change of mind ends
-#: to count as a restatement of it, ended too.
-RESTATEMENT_SIMILARITY = 0.6
-
-
 def _utterance_similarity(graph: WorkingGraph, a: Node, b: Node) -> float:
     def vecs(n: Node) -> list[Any]:
         out = []
@@ -211,11 +201,19 @@ def _held(graph: WorkingGraph, holder: str, claims: Iterable[str]) -> list[str]:
 
 
 def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
-           result: ClaimResult) -> None:
+           result: ClaimResult, settings: Settings) -> None:
     """Changes of mind across targets and wordings: a newer claim that says the view
     changed, or takes the opposite stance, supersedes the same holder's most similar
     earlier claim when their utterances are alike enough (the key of
-    :func:`reconcile_group` needs the same target words; people rephrase)."""
+    :func:`reconcile_group` needs the same target words; people rephrase). How alike is
+    the cosine of their event vectors: ``claim_revision_similarity`` for a claim that says
+    the view changed ("she changed her mind", "I no longer think ...") or whose target's
+    head word meets the earlier one's, ``claim_opposite_similarity`` for an opposite
+    stance alone; an earlier claim of the ended one's stance at least
+    ``claim_restatement_similarity`` alike to it is a restatement, ended too."""
+    revision = settings.claim_revision_similarity
+    opposite_need = settings.claim_opposite_similarity
+    restatement = settings.claim_restatement_similarity
     claims = graph.by_kind[NodeKind.CLAIM]
     for cid in dict.fromkeys(graph.resolve(c) for c in claim_ids):
         if cid not in claims:
@@ -245,7 +243,7 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
             # The same thing named two ways ("the new apartment", "this apartment"): the
             # targets' head words meet, so an opposite stance needs no more.
             same_head = _head(new) == _head(other) != ""
-            need = REVISION_SIMILARITY if revises or same_head else OPPOSITE_SIMILARITY
+            need = revision if revises or same_head else opposite_need
             if sim >= need and (best is None or sim > best[0]):
                 best = (sim, other)
         if best is not None:
@@ -264,7 +262,7 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                         (ended.attrs.get("stance") or "neutral"):
                     continue
                 sim = _utterance_similarity(graph, other, ended)
-                if sim >= RESTATEMENT_SIMILARITY:
+                if sim >= restatement:
                     supersede(graph, stamp, other, graph.nodes[new.id],
                               f"consolidation: a restatement of the view {ended.id} that "
                               f"a later claim changed (utterance similarity {sim:.2f})",
@@ -290,5 +288,6 @@ def reconcile_claims(
         keys = sorted({k for k in found if k is not None})
     for key in keys:
         reconcile_group(graph, stamp, index, key, result)
-    revise(graph, stamp, graph.by_kind[NodeKind.CLAIM] if claims is None else claims, result)
+    revise(graph, stamp, graph.by_kind[NodeKind.CLAIM] if claims is None else claims, result,
+           settings)
     return result

@@ -24,11 +24,13 @@ from typing import Any
 
 from enfold.graph import WorkingGraph
 from enfold.model import Node, NodeKind, OpRecord
+from enfold.settings import Settings
 
 CLOCK_KEY = "consolidate.clock"
-#: Samples kept in the clock; older ones are thinned (every other one dropped), which can
-#: only make an edge look older than it is, i.e. decay it a little early.
-MAX_CLOCK = 1024
+#: The default of ``Settings.pass_clock_samples``: samples kept in the clock; older ones
+#: are thinned (every other one dropped), which can only make an edge look older than it
+#: is, i.e. decay it a little early.
+MAX_CLOCK: int = Settings.pass_clock_samples
 
 
 def event_time(node: Node) -> float:
@@ -62,8 +64,9 @@ class PassClock:
         i = bisect.bisect_right(self.walls, wall) - 1
         return self.streams[i] if i >= 0 else None
 
-    def sample(self, wall: float, stream: float) -> None:
-        """Record a pass; keeps both sequences non-decreasing."""
+    def sample(self, wall: float, stream: float, kept: int = MAX_CLOCK) -> None:
+        """Record a pass; keeps both sequences non-decreasing, and at most ``kept`` samples
+        (the older half thinned)."""
         if self.walls and wall < self.walls[-1]:
             wall = self.walls[-1]
         if self.streams and stream < self.streams[-1]:
@@ -73,9 +76,9 @@ class PassClock:
         else:
             self.walls.append(wall)
             self.streams.append(stream)
-        if len(self.walls) > MAX_CLOCK:
-            keep = list(range(0, len(self.walls) - MAX_CLOCK // 2, 2)) + list(
-                range(len(self.walls) - MAX_CLOCK // 2, len(self.walls)))
+        if len(self.walls) > kept:
+            keep = list(range(0, len(self.walls) - kept // 2, 2)) + list(
+                range(len(self.walls) - kept // 2, len(self.walls)))
             self.walls = [self.walls[i] for i in keep]
             self.streams = [self.streams[i] for i in keep]
 

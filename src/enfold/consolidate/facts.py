@@ -407,7 +407,7 @@ def recurring_phrases(graph: WorkingGraph, events: Sequence[str], terms: TermSta
     # The noun phrases a concept's label is chosen from (the namespace's phrase vectors),
     # else key phrases.
     named = theme_name(texts, stats, k=gist + 2, centroid=graph.event_centroid(ids),
-                       vectors=ThemeNamer.of(graph).vectors)
+                       vectors=ThemeNamer.of(graph).vectors, settings=settings)
     phrases = named.keywords if named is not None else theme_phrases(
         texts, stats, k=gist + 1)
     return [p for p in phrases

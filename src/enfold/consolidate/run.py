@@ -149,15 +149,16 @@ def consolidate(
         stream_now = sched.newest_ts if now_ts is None else now_ts
     clock = PassClock.of(graph)
     if stream_now is not None:
-        clock.sample(at, stream_now)
+        clock.sample(at, stream_now, settings.pass_clock_samples)
     stamp = Stamp(at=at, now_ts=stream_now, clock=clock)
     sched.clock = clock
     report = ConsolidationReport(full=full, region=0 if area is None else len(area),
                                  pass_id=stamp.plan_id, now_ts=stream_now)
     visited = {"concepts": 0, "events": 0, "claims": 0, "edges": 0}
     threshold = (assign_threshold if assign_threshold is not None
-                 else settings.assign_threshold or thresholds_for(embedder_name)["assign"])
-    group_cut = settings.group_threshold or thresholds_for(embedder_name)["group"]
+                 else settings.assign_threshold
+                 or thresholds_for(embedder_name, settings)["assign"])
+    group_cut = settings.group_threshold or thresholds_for(embedder_name, settings)["group"]
     was_paused, sched.paused = sched.paused, True
     try:
         # 1. claims

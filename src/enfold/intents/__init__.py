@@ -22,7 +22,8 @@ as :class:`~enfold.notify.Notification` values for the caller to publish *after*
 Every category is judged on one scale: an evidence *score* against a threshold of 1.0 scaled by
 the category's calibration. Habit score = distinct days in the window / ``habit_min_events``;
 goal score = weighted density / ``intent_density``; an explicit obligation scores
-:data:`EXPLICIT_SCORE`. A score under the threshold does not emerge: a habit or goal is simply
+``intent_explicit_deadline`` or ``intent_explicit_follow_up`` (the defaults are
+:data:`EXPLICIT_SCORE`). A score under the threshold does not emerge: a habit or goal is simply
 not created; an explicit obligation the planner already wrote is kept as ``suppressed`` (not
 listed, never notified) and emerges if later evidence reinforces it past the threshold.
 

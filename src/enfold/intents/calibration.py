@@ -23,9 +23,10 @@ def apply_weight(weight: float, score: float, alpha: float) -> float:
     return (1.0 - alpha) * weight + alpha * score
 
 
-def threshold(weight: float, base: float = 1.0) -> float:
-    """θ_c = base / w_c, clamped to [0.5, 3]·base: rejected categories need more evidence."""
-    lo, hi = THRESHOLD_CLAMP
+def threshold(weight: float, base: float = 1.0, *, lo: float = THRESHOLD_CLAMP[0],
+              hi: float = THRESHOLD_CLAMP[1]) -> float:
+    """θ_c = base / w_c, clamped to [lo, hi]·base (``Settings.intent_threshold_min`` and
+    ``intent_threshold_max``): rejected categories need more evidence."""
     if weight <= 0:
         return hi * base
     return min(hi * base, max(lo * base, base / weight))

@@ -19,23 +19,26 @@ OPEN = frozenset({"pending", "deferred", "suppressed"})
 FEEDBACK_KINDS = ("accept", "modify", "defer", "reject")
 CALIBRATION_KEY = "intents.calibration"
 
-#: Evidence score of an explicit obligation (the threshold is 1.0 at w = 1). Dated ones are
-#: the stronger statement: with the feedback EMA (``intent_ema_alpha``), three straight
-#: rejections of follow-ups (w ≈ 0.54) suppress new ones, four of deadlines (w ≈ 0.47).
-EXPLICIT_SCORE = {"deadline": 2.0, "follow_up": 1.75}
-EXPLICIT_DEFAULT = 1.75
-#: The threshold multiplier's clamp: θ_c ∈ [0.5, 3]·base (so feedback can neither silence a
-#: category nor open it to everything).
-THRESHOLD_CLAMP = (0.5, 3.0)
+#: The defaults of ``Settings.intent_explicit_deadline``, ``intent_explicit_follow_up`` and
+#: ``intent_explicit_other``: the evidence score of an explicit obligation (the threshold is
+#: 1.0 at w = 1).
+EXPLICIT_SCORE: dict[str, float] = {"deadline": Settings.intent_explicit_deadline,
+                                    "follow_up": Settings.intent_explicit_follow_up}
+EXPLICIT_DEFAULT: float = Settings.intent_explicit_other
+#: The defaults of ``Settings.intent_threshold_min`` and ``intent_threshold_max``: the
+#: threshold multiplier's clamp, θ_c ∈ [min, max]·base.
+THRESHOLD_CLAMP: tuple[float, float] = (Settings.intent_threshold_min,
+                                        Settings.intent_threshold_max)
 #: The defaults of ``Settings.late_resolution_days`` and ``Settings.intent_lapse_days``.
 LATE_RESOLUTION_DAYS: float = Settings.late_resolution_days
 LAPSE_DAYS: float = Settings.intent_lapse_days
-#: Grounding events looked at per concept (recent end) for habits and shared grounding.
-RECENT_EVENTS = 64
+#: The default of ``Settings.intent_recent_events``.
+RECENT_EVENTS: int = Settings.intent_recent_events
 
 
-MAX_SCORE = 10.0
-MAX_HISTORY = 50
+#: The defaults of ``Settings.intent_max_score`` and ``Settings.intent_history_max``.
+MAX_SCORE: float = Settings.intent_max_score
+MAX_HISTORY: int = Settings.intent_history_max
 _DAYLIKE = frozenset({"day", "datetime"})
 _STRUCTURAL = (EdgeType.PART_OF, EdgeType.RELATED_TO, EdgeType.DERIVED_FROM)
 _CONCEPT_EDGES = (EdgeType.GROUNDS, EdgeType.REINFORCES)

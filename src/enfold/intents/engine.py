@@ -19,14 +19,9 @@ from enfold.intents.core import (
     _DAYLIKE,
     CALIBRATION_KEY,
     DAY,
-    EXPLICIT_DEFAULT,
-    EXPLICIT_SCORE,
     LAPSE_DAYS,
     LATE_RESOLUTION_DAYS,
-    MAX_HISTORY,
-    MAX_SCORE,
     OPEN,
-    RECENT_EVENTS,
     Labeler,
     _day,
     category_of,
@@ -35,7 +30,6 @@ from enfold.intents.core import (
     status_of,
 )
 from enfold.intents.groups import (
-    GOAL_MEMOS,
     Links,
     _close,
     _EvidenceDays,
@@ -185,7 +179,7 @@ class IntentEngine:
     def __init__(self, settings: Settings | None = None, *, embedder_name: str | None = None,
                  labeler: Labeler | None = None) -> None:
         self.s = settings or Settings()
-        cal = thresholds_for(embedder_name)
+        cal = thresholds_for(embedder_name, self.s)
         self.related_threshold = cal["parent"]  # "same broader theme"
         self.cluster_threshold = cal["cluster"]  # "would cluster into one concept"
         self.assign_threshold = cal["assign"]  # "belongs to this concept"
@@ -212,7 +206,8 @@ class IntentEngine:
 
     def threshold(self, graph: WorkingGraph, category: str) -> float:
         """The evidence score an intent of ``category`` needs to emerge (1.0 at w = 1)."""
-        return threshold(self.weight(graph, category))
+        return threshold(self.weight(graph, category), lo=self.s.intent_threshold_min,
+                         hi=self.s.intent_threshold_max)
 
     # ------------------------------------------------------------------- per event
     def on_event(self, event: Node, graph: WorkingGraph, result: ApplyResult | None = None,
@@ -343,7 +338,8 @@ class _Tx:
         if by == "feedback":
             entry["wall"] = self.at
         hist.append(entry)
-        return hist[:1] + hist[-(MAX_HISTORY - 1):] if len(hist) > MAX_HISTORY else hist
+        cap = self.s.intent_history_max
+        return hist[:1] + hist[-(cap - 1):] if len(hist) > cap else hist
 
     def set_status(self, iid: str, status: str, reason: str, *, by: str = "rule",
                    extra: dict[str, Any] | None = None, text: str | None = None) -> None:
@@ -405,7 +401,7 @@ class _Tx:
         new = [e for e in events if e not in have]
         fresh = new if fresh is None else list(fresh)
         old = float(node.attrs.get("score") or 0.0)
-        new_score = min(MAX_SCORE, max(old + (self.s.strength_reinforce if fresh else 0.0),
+        new_score = min(self.s.intent_max_score, max(old + (self.s.strength_reinforce if fresh else 0.0),
                                        score or 0.0))
         last = max([float(node.attrs.get("last_ts") or 0.0),
                     *(self.g.nodes[e].ts for e in fresh if e in self.g.nodes)])
@@ -542,7 +538,9 @@ class _Tx:
                            "the same need stated again: reinforced, not duplicated",
                            fresh=fresh)
             return
-        score = float(EXPLICIT_SCORE.get(category, EXPLICIT_DEFAULT))
+        score = {"deadline": self.s.intent_explicit_deadline,
+                 "follow_up": self.s.intent_explicit_follow_up}.get(
+                     category, self.s.intent_explicit_other)
         end = due_end(self.g, node)
         if end is not None and end <= self.clock:
             status, reason = "expired", "due before it was stated"
@@ -677,7 +675,7 @@ class _Tx:
         if concept.attrs.get("level"):
             return  # a parent theme spans several activities: not one habit
         days = habit_days(self.g, cid, self.event.ts, self.s.habit_window_days,
-                          self.event.attrs.get("source"))
+                          self.event.attrs.get("source"), recent=self.s.intent_recent_events)
         score = len(days) / max(1, self.s.habit_min_events)
         found = self.existing([cid], "habit")
         for extra in found[1:]:  # concepts merged by consolidation: one habit each
@@ -720,14 +718,14 @@ class _Tx:
         seen = set(queue)
         while queue and len(links) < self.e.s.goal_scan:
             cid = queue.pop(0)
-            links[cid] = cached_links(g, cid)
+            links[cid] = cached_links(g, cid, self.s.intent_recent_events)
             for other in links[cid]:
                 if other not in seen and active(other):
                     seen.add(other)
                     queue.append(other)
         if len(links) < 3:
             return
-        # The same concepts, linked to the same others with weights within GOAL_SLACK of
+        # The same concepts, linked to the same others with weights within goal_slack of
         # those the last peeling saw: its densest group stands (a concept's overlap ratios
         # move a little with every event it gains, and peeling again for that is waste).
         memos = g.indexes.of(_GoalMemos, _GoalMemos)
@@ -735,14 +733,14 @@ class _Tx:
         key = tuple(links)
         links = symmetric(links)
         memo = memos.get(key)
-        if memo is not None and _close(memo[0], rows):
+        if memo is not None and _close(memo[0], rows, self.e.s.goal_slack):
             # The group stands; its density is read again from today's weights, so whether
             # a goal emerges is never decided on a stale number.
             group = memo[1]
             dens = density(group, links)
         else:
             group, dens = densest_group(links)
-            if len(memos) >= GOAL_MEMOS:
+            if len(memos) >= self.e.s.goal_memos:
                 memos.clear()
             memos[key] = (rows, group)
         if not group:
@@ -808,7 +806,7 @@ class _Tx:
         """A concept silent for ≥ ``dormant_days`` and reinforced now wakes its intents."""
         node = self.g.nodes[cid]
         ev = self.event
-        before = [self.g.nodes[e].ts for e in node.grounded_in[-RECENT_EVENTS:]
+        before = [self.g.nodes[e].ts for e in node.grounded_in[-self.s.intent_recent_events:]
                   if e != ev.id and e in self.g.nodes]
         if not before:
             return

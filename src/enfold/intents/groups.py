@@ -13,6 +13,7 @@ from typing import Any
 from enfold.graph import WorkingGraph
 from enfold.intents.core import _CONCEPT_EDGES, _STRUCTURAL, DAY, RECENT_EVENTS, _day
 from enfold.model import EdgeType, Node, NodeKind
+from enfold.settings import Settings
 from enfold.text import goals
 
 
@@ -24,9 +25,10 @@ _first = operator.itemgetter(0)
 
 
 def _close(before: list[tuple[str, dict[str, float]]],
-           now: list[tuple[str, dict[str, float]]]) -> bool:
+           now: list[tuple[str, dict[str, float]]], slack: float | None = None) -> bool:
     """Whether two goal scans saw the same concepts with the same links, each weight
-    within GOAL_SLACK."""
+    within ``slack`` (``Settings.goal_slack``; None: its default, :data:`GOAL_SLACK`)."""
+    slack = GOAL_SLACK if slack is None else slack
     if len(before) != len(now):
         return False
     for (a, old), (b, new) in zip(before, now, strict=True):
@@ -34,24 +36,25 @@ def _close(before: list[tuple[str, dict[str, float]]],
             return False
         if old is new:
             continue
-        if old.keys() != new.keys() or any(abs(w - old[k]) > GOAL_SLACK
+        if old.keys() != new.keys() or any(abs(w - old[k]) > slack
                                            for k, w in new.items()):
             return False
     return True
 
 
 def habit_days(graph: WorkingGraph, concept_id: str, at_ts: float, window_days: float,
-               source: str | None = None) -> list[str]:
+               source: str | None = None, *, recent: int = RECENT_EVENTS) -> list[str]:
     """The concept's occurrences in (at − window, at], one per distinct (UTC) day, oldest
     first. An occurrence is an event of the concept by ``source`` (a habit is someone's)
     that does not state an obligation: saying "I need to call the dentist" on three days
-    is not a habit of calling the dentist."""
+    is not a habit of calling the dentist. Only the concept's ``recent`` latest events are
+    looked at (``Settings.intent_recent_events``)."""
     node = graph.nodes[concept_id]
     lo = at_ts - window_days * DAY
-    recent = [(n.ts, e) for e in node.grounded_in[-RECENT_EVENTS:]
+    latest = [(n.ts, e) for e in node.grounded_in[-recent:]
               if (n := graph.nodes.get(e)) is not None]
     by_day: dict[int, str] = {}
-    for ts, ev in sorted((p for p in recent if lo < p[0] <= at_ts), key=_first):
+    for ts, ev in sorted((p for p in latest if lo < p[0] <= at_ts), key=_first):
         day = _day(ts)
         if day not in by_day and graph.nodes[ev].attrs.get("source") == source \
                 and not any(e.type is EdgeType.TRIGGERS for e in graph.out_edges(ev)):
@@ -59,13 +62,15 @@ def habit_days(graph: WorkingGraph, concept_id: str, at_ts: float, window_days: 
     return list(by_day.values())
 
 
-def concept_links(graph: WorkingGraph, concept_id: str) -> dict[str, float]:
+def concept_links(graph: WorkingGraph, concept_id: str, recent: int = RECENT_EVENTS
+                  ) -> dict[str, float]:
     """Weighted links of a concept to other concepts: structural edges (their weight) and
     shared grounding events (overlap |A∩B| / min(|A|, |B|)); the stronger one counts.
 
     Shared grounding counts events with a GROUNDS/REINFORCES edge into both concepts: a
     parent theme's provenance holds its children's events by construction, which is the
-    PART_OF edge's business, not extra evidence of convergence.
+    PART_OF edge's business, not extra evidence of convergence. The overlap is read from
+    the concept's ``recent`` latest direct events (``Settings.intent_recent_events``).
     """
     concepts = graph.by_kind[NodeKind.CONCEPT]
     out: dict[str, float] = {}
@@ -73,8 +78,8 @@ def concept_links(graph: WorkingGraph, concept_id: str) -> dict[str, float]:
         if other in concepts and other != concept_id:
             out[other] = max(out.get(other, 0.0), e.weight)
     # The most recent events with an edge of their own into the concept, read from the end
-    # of its provenance: the cost follows RECENT_EVENTS, not the concept's size.
-    events, mine = direct_events(graph, concept_id)
+    # of its provenance: the cost follows ``recent``, not the concept's size.
+    events, mine = direct_events(graph, concept_id, recent)
     shared: Counter[str] = Counter()
     for ev in events:
         for e in graph.out_edges(ev):
@@ -86,20 +91,22 @@ def concept_links(graph: WorkingGraph, concept_id: str) -> dict[str, float]:
     return out
 
 
-GOAL_SLACK = 0.05  # link-weight drift below which a goal scan reuses the last peeling
-GOAL_MEMOS = 256
+# the defaults of Settings.goal_slack and Settings.goal_memos
+GOAL_SLACK: float = Settings.goal_slack
+GOAL_MEMOS: int = Settings.goal_memos
 
 
 class _GoalMemos(dict[tuple[str, ...], tuple[list[tuple[str, dict[str, float]]], list[str]]]):
     """Kept in ``graph.indexes``: per scanned neighbourhood (its concepts, in scan order), the
-    rows and the group of its last peeling; at most GOAL_MEMOS of them."""
+    rows and the group of its last peeling; at most ``Settings.goal_memos`` of them."""
 
 
 class _EvidenceDays(dict[str, tuple[Node, frozenset[int]]]):
     """Kept in ``graph.indexes``: intent id → (the node read, its evidence days)."""
 
 
-def cached_links(graph: WorkingGraph, concept_id: str) -> dict[str, float]:
+def cached_links(graph: WorkingGraph, concept_id: str, recent: int = RECENT_EVENTS
+                 ) -> dict[str, float]:
     """:func:`concept_links`, remembered until the concept itself changes (its provenance
     or any update): the goal scan asks for the same few concepts event after event.
 
@@ -108,12 +115,12 @@ def cached_links(graph: WorkingGraph, concept_id: str) -> dict[str, float]:
     concept grows; the second is tolerated until the concept's next change.
     """
     node = graph.nodes[concept_id]
-    stamp = (len(node.grounded_in), node.updated_at, node.attrs.get("level"))
+    stamp = (len(node.grounded_in), node.updated_at, node.attrs.get("level"), recent)
     cache = graph.indexes.of(_LinksCache, _LinksCache)
     hit = cache.get(concept_id)
     if hit is not None and hit[0] == stamp:
         return hit[1]
-    links = concept_links(graph, concept_id)
+    links = concept_links(graph, concept_id, recent)
     cache[concept_id] = (stamp, links)
     return links
 

@@ -33,12 +33,13 @@ from enfold.recall.operators import (
     traverse,
 )
 from enfold.recall.pack import ContextPack, Item
-from enfold.recall.rank import DENSE_FLOOR_RANK, RankModel, Signals, feature_matrix, packaged_model
+from enfold.recall.rank import RankModel, Signals, feature_matrix, packaged_model
 from enfold.settings import Settings
 
 Lexical = Callable[[str, Iterable[NodeKind], int], list[tuple[str, float]]]
-TURNS_KEPT = 100_000  # events whose neighbouring turns the graph keeps at most
-FACT_MARGIN = 0.0  # among the top three, a plain account always goes before an opinion
+# the defaults of Settings.turns_kept and Settings.facts_first_margin
+TURNS_KEPT: int = Settings.turns_kept
+FACT_MARGIN: float = Settings.facts_first_margin
 _DERIVED = (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM, NodeKind.INTENT)
 
 
@@ -69,7 +70,7 @@ def gather(
     if qvec is not None:
         hits = graph.event_vectors.search(qvec, settings.dense_depth, accept=lambda i: i in events)
         if hits:
-            sig.dense_floor = hits[min(DENSE_FLOOR_RANK, len(hits)) - 1][1]
+            sig.dense_floor = hits[min(settings.dense_floor_rank, len(hits)) - 1][1]
         sig.dense = dict(hits)
         if win is not None:  # the closest events of the asked time, too
             sig.dense.update(graph.event_vectors.search(
@@ -91,7 +92,8 @@ def gather(
     if people:
         seeds = {p: 1.0 for p in people}
         reach = traverse(graph, seeds, edge_types=(EdgeType.PARTICIPATES, EdgeType.MENTIONS),
-                         hops=1, decay=settings.traverse_decay, ppr_blend=settings.ppr_blend)
+                         hops=1, decay=settings.traverse_decay, ppr_blend=settings.ppr_blend,
+                         hub_scan=settings.traverse_hub_scan)
         sig.person = {e: s for e, s in reach.items() if e in events}
         steps.append({"op": "traverse", "from": list(analysis.people),
                       "events": len(sig.person)})
@@ -151,7 +153,7 @@ def recall(
         order = _holder_first(order, sig.claim, marks)
     evidence = order[:k]
     if not analysis.asks_opinion:
-        evidence = _facts_first(graph, evidence, fused, marks)
+        evidence = _facts_first(graph, evidence, fused, marks, settings.facts_first_margin)
     # (speed: the paths of what is returned, not of every candidate)
     paths = _paths(evidence, sig, near)
     for e, steps in marks.items():
@@ -187,7 +189,7 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
         [*sig.lex, *sig.dense, *sig.ground, *sig.person, *sig.claim])
     near: Neighbours = {}
     if neighbours and found:
-        turns = _Turns.of(graph, settings.neighbour_gap_s)
+        turns = _Turns.of(graph, settings.neighbour_gap_s, settings.turns_kept)
         n = settings.neighbour_sources
         sources = [*ranked(sig.lex)[:n], *ranked(sig.dense)[:n]]
         for e in sources:
@@ -224,10 +226,12 @@ class _Turns:
         self.found: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
     @classmethod
-    def of(cls, graph: WorkingGraph, gap_s: float) -> _Turns:
+    def of(cls, graph: WorkingGraph, gap_s: float, kept: int = TURNS_KEPT) -> _Turns:
+        """The graph's turns within ``gap_s``; started anew once they hold more than
+        ``kept`` events' turns (``Settings.turns_kept``)."""
         turns = graph.indexes.of(cls, lambda: cls(graph, gap_s))
         if turns.epoch != graph.events_epoch or turns.nodes is not graph.nodes \
-                or turns.gap_s != gap_s or len(turns.found) > TURNS_KEPT:
+                or turns.gap_s != gap_s or len(turns.found) > kept:
             turns = graph.indexes.put(cls(graph, gap_s))
         return turns
 
@@ -302,12 +306,12 @@ def _holder_first(order: list[str], utterances: Scores, paths: dict[str, list[st
 
 
 def _facts_first(graph: WorkingGraph, evidence: list[str], fused: Scores,
-                 paths: dict[str, list[str]]) -> list[str]:
+                 paths: dict[str, list[str]], margin: float = FACT_MARGIN) -> list[str]:
     """For a question about what happened, a plain account outranks a nearby opinion.
 
     CogMem's semantic-collapse guard, applied as a local reordering: when the best evidence
     is someone's view and a claim-free utterance is among the top three (scoring at least
-    ``FACT_MARGIN`` of it), the plain account goes first. Only the order within the top
+    ``margin`` of it: ``Settings.facts_first_margin``), the plain account goes first. Only the order within the top
     three changes, so recall@k for k ≥ 3 is untouched and opinions stay in the evidence
     (in conversations they are often what a question is about). A blanket demotion of
     claim-bearing turns cost 3.7 points of LoCoMo recall@10; this costs none.
@@ -316,7 +320,7 @@ def _facts_first(graph: WorkingGraph, evidence: list[str], fused: Scores,
         return evidence
     top = fused[evidence[0]]
     for i, e in enumerate(evidence[1:3], 1):
-        if not _is_opinion(graph, e) and fused[e] >= FACT_MARGIN * top:
+        if not _is_opinion(graph, e) and fused[e] >= margin * top:
             paths.setdefault(e, []).append("fact-before-opinion")
             return [e, *evidence[:i], *evidence[i + 1:]]
     return evidence

@@ -22,7 +22,7 @@ from enfold.model import ONTOLOGY, Edge, EdgeType, NodeKind
 from enfold.settings import Settings
 
 Scores = dict[str, float]
-HUB_SCAN = 4  # traverse looks at most this × max_degree of a hub's most recent edges
+HUB_SCAN: int = Settings.traverse_hub_scan  # traverse's default (recall passes the setting)
 # ground()'s defaults are the settings' (recall passes the caller's settings)
 GROUND_PER_NODE: int = Settings.ground_per_node
 GROUND_SCAN: int = Settings.ground_scan
@@ -96,12 +96,13 @@ def traverse(
     window: tuple[float, float] | None = None,
     max_nodes: int = 2000,
     max_degree: int = 200,
+    hub_scan: int = HUB_SCAN,
 ) -> Scores:
     """Typed BFS from the seeds (score × weight × decay per hop), blended with PPR.
 
     Hubs are not expanded past ``max_degree`` neighbours (the strongest edges first), so a
     speaker who participates in every event does not flood the result; and for a node with
-    more than :data:`HUB_SCAN` × ``max_degree`` edges, only that many of its most recent
+    more than ``hub_scan`` × ``max_degree`` edges (``Settings.traverse_hub_scan``), only that many of its most recent
     edges are looked at, so that expanding a hub costs the same however many events it
     has. Every step's cost is bounded by ``max_nodes``, ``max_degree`` and the hops.
     """
@@ -111,7 +112,7 @@ def traverse(
     for _ in range(hops):
         nxt: Scores = {}
         for node_id, score in frontier.items():
-            edges = [(o, e) for o, e in recent_neighbors(graph, node_id, HUB_SCAN * max_degree)
+            edges = [(o, e) for o, e in recent_neighbors(graph, node_id, hub_scan * max_degree)
                      if allowed is None or e.type in allowed]
             if len(edges) > max_degree:
                 edges = sorted(edges, key=lambda oe: -strength(oe[1]))[:max_degree]

@@ -9,7 +9,7 @@ its size instead:
 * ``lex`` — the event's BM25 score over the best BM25 score of the query (1 for the best
   lexical match, near 0 for a match on a common word), and ``lex_rr``, its reciprocal rank;
 * ``dense`` — the event's cosine to the query, rescaled between the cosine at rank
-  :data:`DENSE_FLOOR_RANK` (0) and the best cosine (1), and ``dense_rr``;
+  ``Settings.dense_floor_rank`` (0) and the best cosine (1), and ``dense_rr``;
 * ``ground`` / ``person`` / ``claim`` — the graph operators' scores (events grounding the
   concepts, facts and claims that anchor on the query; events reached from the people the
   question names; the utterances behind the asked holder's claims), each over its best;
@@ -45,11 +45,13 @@ from typing import Any
 
 import numpy as np
 
+from enfold.settings import Settings
+
 FEATURES = ("lex", "lex_rr", "dense", "dense_rr", "ground", "person", "claim", "speaker",
             "nb1_lex", "nb1_dense", "nb2_lex", "nb2_dense", "opinion", "window", "recency",
             "recency_asked")
 _COL = {name: i for i, name in enumerate(FEATURES)}
-DENSE_FLOOR_RANK = 50  # the cosine at this rank of the dense search scores 0
+DENSE_FLOOR_RANK: int = Settings.dense_floor_rank  # its default: the cosine at this rank scores 0
 MODEL_FILE = "recall_model.json"
 
 
@@ -59,7 +61,7 @@ class Signals:
 
     lex: dict[str, float] = field(default_factory=dict)  # BM25, higher is better
     dense: dict[str, float] = field(default_factory=dict)  # cosine
-    dense_floor: float = 0.0  # the cosine at DENSE_FLOOR_RANK (or the last one found)
+    dense_floor: float = 0.0  # the cosine at dense_floor_rank (or the last one found)
     dense_hits: set[str] = field(default_factory=set)  # found by the dense search itself
     ground: dict[str, float] = field(default_factory=dict)
     person: dict[str, float] = field(default_factory=dict)

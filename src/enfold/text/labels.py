@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from enfold.settings import Settings
 from enfold.text import nlp
 from enfold.text.phrases import STOPWORDS, TermStats
 from enfold.text.themes import NAME_ENTS, TIME_ENTS
@@ -47,22 +48,25 @@ __all__ = ["MAX_WORDS", "Candidate", "PhraseVectors", "ThemeName", "candidates",
 
 #: Longest label, in words.
 MAX_WORDS = 3
-#: How far below a lone head's score a longer phrase of that head may lead instead.
-SPECIALIZE = 0.5
 #: Whether verbs with their objects are candidates ("hiring engineers").
 VERB_PHRASES = True
-#: MMR's balance of relevance against redundancy for the keywords.
-MMR_LAMBDA = 0.6
-#: Weights of the score beside the two closeness terms (chosen on the tuning scenarios:
-#: a theme is named by a phrase many of its events share, and a person names it briefly).
-COVER_WEIGHT = 0.25
-SHORT_BONUS = 0.2
-#: Phrases whose words are this common in the namespace (normalized idf below) are background.
-MIN_DISTINCT = 0.2
-#: How many of the best candidates may lead before a taken label is allowed.
-LEAD_CHECKS = 5
+#: The defaults of the settings :func:`theme_name` reads: how far below a lone head's score
+#: a longer phrase of that head may lead instead (``label_specialize``); MMR's balance of
+#: relevance against redundancy for the keywords (``label_mmr_lambda``); the weights of the
+#: score beside the two closeness terms (``label_cover_weight``, ``label_short_bonus``,
+#: chosen on the tuning scenarios: a theme is named by a phrase many of its events share,
+#: and a person names it briefly); the normalized idf below which a phrase's words are the
+#: namespace's background (``label_min_distinct``); how many of the best candidates may
+#: lead before a taken label is allowed (``label_lead_checks``).
+SPECIALIZE: float = Settings.label_specialize
+MMR_LAMBDA: float = Settings.label_mmr_lambda
+COVER_WEIGHT: float = Settings.label_cover_weight
+SHORT_BONUS: float = Settings.label_short_bonus
+MIN_DISTINCT: float = Settings.label_min_distinct
+LEAD_CHECKS: int = Settings.label_lead_checks
 #: The phrases read from each text, by text (a concept's events are read again when it
 #: is renamed); parses are cached by :mod:`enfold.text.nlp` the same way.
+_DEFAULTS = Settings()
 _READ_SIZE = 4096
 _read: OrderedDict[str, list[tuple[str, str, tuple[str, ...], bool]]] = OrderedDict()
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z.]?")
@@ -230,12 +234,16 @@ def _distinctiveness(cand: Candidate, stats: TermStats) -> float:
 def theme_name(texts: Sequence[str], stats: TermStats, *, k: int = 3,
                centroid: np.ndarray | None = None,
                vectors: Callable[[Sequence[str]], np.ndarray] | None = None,
-               taken: Callable[[str], bool] | None = None) -> ThemeName | None:
+               taken: Callable[[str], bool] | None = None,
+               settings: Settings | None = None) -> ThemeName | None:
     """Name the theme of ``texts``; see the module docstring. None: no parse or no
     candidate (the caller falls back to key phrases). ``taken``: whether a label is
-    already another theme's name; of the best few candidates, a free one leads."""
+    already another theme's name; of the best ``label_lead_checks`` candidates, a free one
+    leads. The weights are ``settings``' ``label_*`` ones (None: the defaults)."""
     if not texts:
         return None
+    s = settings or _DEFAULTS
+    short_bonus, specialize, mmr = s.label_short_bonus, s.label_specialize, s.label_mmr_lambda
     cands = candidates(texts)
     if not cands:
         return None
@@ -245,7 +253,7 @@ def theme_name(texts: Sequence[str], stats: TermStats, *, k: int = 3,
     # is no theme of this cluster (c-TF-IDF's class-against-corpus weighting, as a gate).
     distinct = np.array([_distinctiveness(c, stats) for c in cands])
     single = np.array([len(c.words) == 1 for c in cands], dtype=np.float64)
-    score = COVER_WEIGHT * cover + SHORT_BONUS * single
+    score = s.label_cover_weight * cover + short_bonus * single
     vecs: np.ndarray | None = None
     if vectors is not None and centroid is not None:
         vecs = vectors([c.surface for c in cands])
@@ -256,19 +264,19 @@ def theme_name(texts: Sequence[str], stats: TermStats, *, k: int = 3,
         central = vecs @ (pc / max(float(np.linalg.norm(pc)), 1e-12))
         score = score + close + central
     else:  # c-TF-IDF alone: coverage in the cluster times rarity in the namespace
-        score = cover * distinct + SHORT_BONUS * single / 2
-    score = np.where(distinct >= MIN_DISTINCT, score, score - 10.0)
+        score = cover * distinct + short_bonus * single / 2
+    score = np.where(distinct >= s.label_min_distinct, score, score - 10.0)
     order = sorted(range(len(cands)), key=lambda i: (-score[i], cands[i].key))
     free = [i for i in order if not cands[i].named]
-    lead = next((i for i in free[:LEAD_CHECKS] if taken is None
+    lead = next((i for i in free[:s.label_lead_checks] if taken is None
                  or not taken(_capital(cands[i].surface))), free[0] if free else order[0])
-    if len(cands[lead].words) == 1 and SPECIALIZE > 0:
+    if len(cands[lead].words) == 1 and specialize > 0:
         # A head alone says less than the phrase it heads ("engineers" < "backend
         # engineers", "hiring engineers"): a longer phrase of the same head that scores
         # nearly as well names the theme more precisely.
         head = cands[lead].words[0]
         longer = [i for i in order if len(cands[i].words) > 1 and not cands[i].named
-                  and cands[i].words[-1] == head and score[i] >= score[lead] - SPECIALIZE
+                  and cands[i].words[-1] == head and score[i] >= score[lead] - specialize
                   and (taken is None or not taken(_capital(cands[i].surface)))]
         if longer:
             lead = longer[0]
@@ -283,8 +291,8 @@ def theme_name(texts: Sequence[str], stats: TermStats, *, k: int = 3,
             return max(len(words & set(cands[j].words)) / len(words | set(cands[j].words))
                        for j in chosen)
 
-        best = max(rest, key=lambda i: (MMR_LAMBDA * score[i] / top
-                                        - (1 - MMR_LAMBDA) * redundancy(i), -i))
+        best = max(rest, key=lambda i: (mmr * score[i] / top
+                                        - (1 - mmr) * redundancy(i), -i))
         if score[best] <= 0:
             break
         chosen.append(best)

@@ -3,7 +3,8 @@
 Cosine similarities mean different things under different embedders, so the local planner's
 thresholds are calibrated per embedder on labelled data and recorded, with the data and
 method, in ``enfold/data/calibration.json`` (written by ``enfold calibrate``; see
-:mod:`enfold.bench.calibrate`). Unknown embedders get conservative defaults.
+:mod:`enfold.bench.calibrate`). Unknown embedders get conservative defaults, the
+``uncalibrated_*_threshold`` settings.
 """
 
 from __future__ import annotations
@@ -13,7 +14,21 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-DEFAULTS = {"assign": 0.55, "cluster": 0.45, "parent": 0.35, "group": 0.45}
+from enfold.settings import Settings
+
+#: The defaults of the ``uncalibrated_*_threshold`` settings.
+DEFAULTS: dict[str, float] = {"assign": Settings.uncalibrated_assign_threshold,
+                              "cluster": Settings.uncalibrated_cluster_threshold,
+                              "parent": Settings.uncalibrated_parent_threshold,
+                              "group": Settings.uncalibrated_group_threshold}
+
+
+def uncalibrated(settings: Settings) -> dict[str, float]:
+    """The thresholds of an embedder without a recorded calibration under ``settings``."""
+    return {"assign": settings.uncalibrated_assign_threshold,
+            "cluster": settings.uncalibrated_cluster_threshold,
+            "parent": settings.uncalibrated_parent_threshold,
+            "group": settings.uncalibrated_group_threshold}
 
 
 @lru_cache(maxsize=1)
@@ -27,13 +42,16 @@ def recorded() -> dict[str, Any]:
     return data
 
 
-def thresholds_for(embedder_name: str | None) -> dict[str, float]:
-    """{"assign", "cluster", "parent", "group"} thresholds for an embedder (by name prefix)."""
+def thresholds_for(embedder_name: str | None, settings: Settings | None = None
+                   ) -> dict[str, float]:
+    """{"assign", "cluster", "parent", "group"} thresholds for an embedder (by name prefix);
+    those the calibration does not record are ``settings``' uncalibrated ones."""
+    defaults = uncalibrated(settings or Settings())
     if not embedder_name:
-        return dict(DEFAULTS)
+        return defaults
     entries = recorded().get("embedders", {})
     family = embedder_name.split(":", 1)[0]
     entry = entries.get(embedder_name) or entries.get(family)
     if not entry:
-        return dict(DEFAULTS)
-    return {k: float(entry["thresholds"].get(k, v)) for k, v in DEFAULTS.items()}
+        return defaults
+    return {k: float(entry["thresholds"].get(k, v)) for k, v in defaults.items()}

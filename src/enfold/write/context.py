@@ -30,7 +30,9 @@ from enfold.pagerank import IncrementalPageRank
 from enfold.settings import Settings
 from enfold.write.people_index import PeopleIndex
 
-_TYPE_BONUS = {NodeKind.CONCEPT: 1.0, NodeKind.INTENT: 0.8}
+# the defaults of Settings.context_concept_bonus and Settings.context_intent_bonus
+_TYPE_BONUS: dict[NodeKind, float] = {NodeKind.CONCEPT: Settings.context_concept_bonus,
+                                      NodeKind.INTENT: Settings.context_intent_bonus}
 
 
 @dataclass(frozen=True)
@@ -257,6 +259,8 @@ class ContextAssembler:
         n = s.context_window
         left = list(window)
         u_span = max(1e-9, s.urgency_max - 1.0)
+        bonus = {NodeKind.CONCEPT: s.context_concept_bonus,
+                 NodeKind.INTENT: s.context_intent_bonus}
 
         def take(count: int, key: Callable[[Scored], float]) -> list[Scored]:
             nonlocal left
@@ -270,7 +274,7 @@ class ContextAssembler:
                              lambda x: -(0.7 * x.recency + 0.3 * (x.urgency - 1.0) / u_span))
         ctx.working = take(max(1, round(n * s.tier_working)), lambda x: -(
             0.5 * x.pagerank + 0.3 * x.recency
-            + 0.2 * _TYPE_BONUS.get(g.nodes[x.id].kind, 0.0)))
+            + 0.2 * bonus.get(g.nodes[x.id].kind, 0.0)))
         # Background: PageRank plus real diversity — greedy, each pick far from those chosen
         # (diversity = 1 − max cosine to the nodes already selected, kept incrementally).
         want = max(1, round(n * s.tier_background))

@@ -72,7 +72,7 @@ class ThemeNamer:
                        for name in [*avoid, *(n for node in others for n in node.names())])
 
         found = theme_name(texts, stats, k=k, centroid=centroid, vectors=self.vectors,
-                           taken=taken)
+                           taken=taken, settings=settings)
         if found is not None:
             return found
         phrases = theme_phrases(texts, stats, k=k)

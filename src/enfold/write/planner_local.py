@@ -95,7 +95,7 @@ class LocalPlanner:
         self.s = settings or Settings()
         self.embedder = embedder
         self.embedder_name: str | None = getattr(embedder, "name", None)
-        cal = thresholds_for(self.embedder_name)
+        cal = thresholds_for(self.embedder_name, self.s)
         self.assign_threshold = self.s.assign_threshold or cal["assign"]
         self.cluster_threshold = self.s.cluster_threshold or cal["cluster"]
         self.parent_threshold = cal["parent"]

@@ -17,6 +17,7 @@ from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
 from enfold.model import NodeKind, OpRecord
+from enfold.settings import Settings
 from enfold.text.phrases import STOPWORDS
 
 __all__ = ["REDACTED", "TEXT_ATTRS", "TEXT_KEYS", "Trace", "redact_payload", "redact_record",
@@ -25,8 +26,9 @@ __all__ = ["REDACTED", "TEXT_ATTRS", "TEXT_KEYS", "Trace", "redact_payload", "re
 #: What a redacted text of the op log or of a node's attributes becomes.
 REDACTED = "[forgotten]"
 _WORD = re.compile(r"\w+")
-_QUOTE = 40  # characters of the forgotten text whose copy elsewhere is a verbatim quote
-_MIN_QUOTE = 16  # a shorter fragment of it is not taken for a quote
+# the defaults of Settings.forget_quote_chars and Settings.forget_min_quote_chars
+_QUOTE: int = Settings.forget_quote_chars
+_MIN_QUOTE: int = Settings.forget_min_quote_chars
 #: The attributes that hold text (a node's ``text`` aside; a time's is a normalized value):
 #: only these are rebuilt, cleaned or redacted — a status, a category, an id is not text.
 TEXT_ATTRS: dict[NodeKind, tuple[str, ...]] = {
@@ -67,19 +69,22 @@ class Trace:
     ``evidence`` yields the texts the node still rests on (its events' texts, speakers and
     participants); it is read lazily and at most once. A text is *tainted* when it holds a
     word of the forgotten text that the evidence does not, or quotes the forgotten text
-    (its first ``_QUOTE`` characters, or is a fragment of it of ``_MIN_QUOTE`` or more)
-    where no evidence text does. The words found tainting a node's texts are what its
+    (its first ``quote`` characters, or is a fragment of it of ``min_quote`` or more:
+    ``Settings.forget_quote_chars`` and ``forget_min_quote_chars``) where no evidence text
+    does. The words found tainting a node's texts are what its
     op-log records must not keep (:meth:`redacts`); for a derived node also those of
     ``unique`` — the forgotten event's words that no other event's text holds — that its
     evidence lacks: an earlier wording of its text may have had them.
     """
 
     def __init__(self, forgotten: str, evidence: Iterable[str],
-                 unique: Collection[str] = ()) -> None:
+                 unique: Collection[str] = (), *, quote: int = _QUOTE,
+                 min_quote: int = _MIN_QUOTE) -> None:
         self.words = frozenset(words(forgotten))
         self.unique = self.words & frozenset(unique)
         self._flat = _flat(forgotten)
-        self._head = self._flat[:_QUOTE] if len(self._flat) >= _MIN_QUOTE else None
+        self._min_quote = min_quote
+        self._head = self._flat[:quote] if len(self._flat) >= min_quote else None
         self._evidence: Iterator[str] = iter(evidence)
         self._texts: list[str] = []  # flattened evidence read so far
         self._known: set[str] = set()  # their words, and the words of rebuilt texts
@@ -112,7 +117,7 @@ class Trace:
         flat = _flat(text)
         if self._head is not None and self._head in flat:
             fragment = self._head
-        elif len(flat) >= _MIN_QUOTE and flat in self._flat:
+        elif len(flat) >= self._min_quote and flat in self._flat:
             fragment = flat
         else:
             return False
