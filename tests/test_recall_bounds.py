@@ -375,3 +375,39 @@ def test_the_dense_floor_and_the_facts_first_margin_are_settings() -> None:
     # the opinion scores best; the plain account goes first unless it must score as well
     assert firsts == ["The new kiln reached 1200 degrees on Friday",
                       "I think the new kiln is wonderful"]
+
+
+# ------------------------------------------------------------- the asked time's events
+def test_the_nearest_of_some_ids_equal_the_filtered_exact_scan() -> None:
+    from enfold.vectors import VectorIndex
+
+    rng = np.random.default_rng(3)
+    index = VectorIndex()
+    x = rng.standard_normal((400, 16)).astype(np.float32)
+    x[7] = x[3]  # a tie
+    for i, v in enumerate(x):
+        index.put(f"ev_{i:03d}", v)
+    index.remove("ev_011")
+    for trial in range(20):
+        q = rng.standard_normal(16).astype(np.float32)
+        some = {f"ev_{i:03d}" for i in rng.choice(400, 60, replace=False)} | {"ev_003", "ev_007"}
+        got = index.nearest_among(q, sorted(some, reverse=True), 25)
+        want = index.search_exact(q, 25, accept=some.__contains__)
+        assert [i for i, _ in got] == [i for i, _ in want]
+        assert [s for _, s in got] == pytest.approx([s for _, s in want], abs=1e-6)
+    assert index.nearest_among(x[0], ["ev_011", "nope"], 5) == []
+
+
+def test_a_window_question_reads_only_the_asked_time_and_follows_new_events() -> None:
+    from enfold.recall.controller import _Times
+
+    g = WorkingGraph("A")
+    g.begin()
+    for i in range(50):
+        g.put_node(_event(i), persist=False)
+    day = _Times.of(g).within((1_700_000_010.0, 1_700_000_020.0))
+    assert day == [f"ev_{i:05d}" for i in range(10, 20)]
+    g.put_node(Node(id="ev_late", namespace="A", kind=NodeKind.EVENT, text="late",
+                    attrs={"ts": 1_700_000_015.5, "seq": 99}), persist=False)
+    assert "ev_late" in _Times.of(g).within((1_700_000_010.0, 1_700_000_020.0))
+    assert _Times.of(g).within((1_600_000_000.0, 1_600_000_001.0)) == []

@@ -73,8 +73,11 @@ def gather(
             sig.dense_floor = hits[min(settings.dense_floor_rank, len(hits)) - 1][1]
         sig.dense = dict(hits)
         if win is not None:  # the closest events of the asked time, too
-            sig.dense.update(graph.event_vectors.search(
-                qvec, settings.window_depth, accept=lambda i: i in events and in_window(graph, i, win)))
+            # (speed: the asked time's events by bisection over their times, then their
+            # cosines; a filtered search of the whole index scanned 100k events in Python
+            # for a window that holds a few hundred)
+            sig.dense.update(graph.event_vectors.nearest_among(
+                qvec, _Times.of(graph).within(win), settings.window_depth))
         sig.dense_hits = set(sig.dense)
     steps.append({"op": "anchor", "kinds": ["event"], "lexical": len(sig.lex),
                   "dense": len(sig.dense)})
@@ -207,6 +210,34 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
         if missing:
             sig.dense.update(graph.event_vectors.similarities(qvec, missing))
     return candidates, near
+
+
+class _Times:
+    """The events in time order, kept in the graph's state while
+    :attr:`~enfold.graph.WorkingGraph.events_epoch` stays (an event that comes, goes or
+    changes its time moves it): the events of a time window are one slice of it."""
+
+    def __init__(self, graph: WorkingGraph) -> None:
+        self.nodes = graph.nodes
+        self.epoch = graph.events_epoch
+        ids = list(graph.by_kind[NodeKind.EVENT])
+        nodes = graph.nodes
+        ts = np.fromiter((nodes[e].ts for e in ids), np.float64, len(ids))
+        order = np.argsort(ts, kind="stable")
+        self.ts = ts[order]
+        self.ids = [ids[i] for i in order.tolist()]
+
+    @classmethod
+    def of(cls, graph: WorkingGraph) -> _Times:
+        times = graph.indexes.of(cls, lambda: cls(graph))
+        if times.epoch != graph.events_epoch or times.nodes is not graph.nodes:
+            times = graph.indexes.put(cls(graph))
+        return times
+
+    def within(self, window: tuple[float, float]) -> list[str]:
+        """The events with ``window[0] <= ts < window[1]`` (the temporal gate's test)."""
+        lo, hi = np.searchsorted(self.ts, window, side="left").tolist()
+        return self.ids[lo:hi]
 
 
 class _Turns:
