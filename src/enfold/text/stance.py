@@ -63,9 +63,12 @@ ADJECTIVES = {
     ], "believe"),
     **dict.fromkeys([
         "worried", "afraid", "scared", "terrified", "concerned", "anxious", "nervous",
+        "wary", "hesitant", "reluctant", "uneasy",
     ], "worry"),
+    **dict.fromkeys(["keen", "eager"], "hope"),
     **dict.fromkeys(["hopeful", "optimistic"], "hope"),
-    **dict.fromkeys(["doubtful", "sceptical", "skeptical", "pessimistic", "unconvinced"], "doubt"),
+    **dict.fromkeys(["doubtful", "sceptical", "skeptical", "pessimistic", "unconvinced",
+                     "unsure", "dubious"], "doubt"),
 }
 NOUNS = {
     **dict.fromkeys([
@@ -156,7 +159,7 @@ def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str, view: boo
                 return _claim(doc, sent, tok, content, holder, VERBS[lemma], me, speaker)
         if tok.pos_ == "ADJ" and lemma in ADJECTIVES and tok.dep_ in ("acomp", "ROOT", "amod"):
             head = tok.head if tok.dep_ == "acomp" else tok
-            subj = _subject(head)
+            subj = _subject(head) or _contracted_copula_subject(tok)
             if subj is None:
                 continue
             holder = _holder(doc, subj, speaker, me)
@@ -208,6 +211,20 @@ def _reported_view(doc: Doc, sent: Span, speaker: str | None, me: str
     return None
 
 
+def _contracted_copula_subject(adj: Token) -> Token | None:
+    """"naomi's sure she won't ...": the parser reads the contracted "is" as a possessive
+    and the adjective as a modifier of the name; the name is the subject when the
+    adjective follows it and governs a clause of its own."""
+    head = adj.head
+    if adj.dep_ != "amod" or head is adj or head.i > adj.i:
+        return None
+    if not any(c.dep_ == "case" and c.lower_ in ("'s", "’s") for c in head.children):
+        return None
+    if not any(c.dep_ in ("ccomp", "xcomp", "prep") for c in adj.children):
+        return None
+    return head
+
+
 def _disbelief(verb: Token) -> bool:
     children = {c.lower_ for c in verb.children}
     return verb.lemma_.lower() == "believe" and bool(children & {"n't", "not"}) \
@@ -220,6 +237,10 @@ def _subject(verb: Token) -> Token | None:
     tok = verb
     for _ in range(4):
         subj = next((c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        if subj is None:
+            # "rosa is convinced ...": the small parser hangs the subject on the auxiliary
+            subj = next((g for c in tok.children if c.dep_ in ("aux", "auxpass")
+                         for g in c.children if g.dep_ in ("nsubj", "nsubjpass")), None)
         if subj is not None:
             return subj
         if tok.dep_ in ("xcomp", "acomp", "conj") and tok.head is not tok:
@@ -377,7 +398,7 @@ _ASKING_NOUNS = frozenset({
     "impression", "complaint", "advice", "recommendation", "suggestion", "theory",
     "excuse", "worry", "fear", "hope", "doubt", "prediction", "criticism", "argument",
     "objection", "take", "view", "opinion", "position", "stance", "feeling", "feelings",
-    "thoughts", "sense",
+    "thoughts", "sense", "read", "reading", "judgement", "judgment", "perspective",
 })
 
 
@@ -395,8 +416,10 @@ def view_holder(question: str) -> str | None:
     for tok in doc:
         if not _is_named(tok):
             continue
-        head = tok.head
-        if tok.dep_ in ("nsubj", "nsubjpass"):
+        head, dep = tok.head, tok.dep_
+        if dep == "appos" and head.dep_ in ("nsubj", "nsubjpass"):
+            head, dep = head.head, head.dep_  # "does the conductor Ivanov consider ..."
+        if dep in ("nsubj", "nsubjpass"):
             lemma = head.lemma_.lower()
             if lemma in _HOLDING_VERBS and any(
                     c.dep_ in ("dobj", "attr") and c.lemma_.lower() in _ASKING_NOUNS
@@ -404,6 +427,8 @@ def view_holder(question: str) -> str | None:
                 return _name(tok)  # "What concern does Efua have?", "What excuse ..."
             if lemma == "put" and any(c.lower_ == "down" for c in head.children):
                 return _name(tok)  # "What does Ngozi put the mark down to?"
+            if lemma in _CONSTRUING_VERBS and _construes(head):
+                return _name(tok)  # "How does Omar see the merger?", "... read it as ..."
             if lemma in _ASKING_VERBS or lemma == "make" and any(
                     c.lower_ == "of" for c in head.children):  # "What does X make of ..."
                 return _name(tok)
@@ -422,6 +447,21 @@ def view_holder(question: str) -> str | None:
         if tok.dep_ == "poss" and head.lemma_.lower() in (NOUNS.keys() | _ASKING_NOUNS):
             return _name(tok)
     return _inverted_subject(doc)
+
+
+#: Verbs of perceiving used for construing: a question asks for a view with them when it
+#: asks how the person takes something ("How does Omar see the merger?") or what as
+#: ("Does Ines see him as a rival?"), not what they saw or read.
+_CONSTRUING_VERBS = frozenset({"see", "read", "view", "perceive", "size", "sum", "take",
+                               "interpret", "assess", "gauge", "weigh"})
+
+
+def _construes(verb: Token) -> bool:
+    kids = list(verb.children)
+    if any(c.dep_ == "prep" and c.lower_ == "as" for c in kids):
+        return True
+    return any(c.lower_ == "how" and c.dep_ == "advmod" for c in kids) and any(
+        c.dep_ == "dobj" for c in kids)
 
 
 #: The verbs a view noun is the object of when a question asks for someone's view ("What
