@@ -116,6 +116,13 @@ _THIRD_FORMS = {f: lemma for lemma in VERBS for f in (lemma + "s", lemma + "es",
 _ING_FORMS = {f: lemma for lemma in VERBS for f in (lemma + "ing", lemma[:-1] + "ing")}
 
 
+def _lemma(tok: Token) -> str:
+    """The lemma, with the stance verbs' own forms first ("hoping" is "hope", not the
+    small lemmatizer's "hop")."""
+    low = tok.lower_
+    return _ING_FORMS.get(low) or _THIRD_FORMS.get(low) or tok.lemma_.lower()
+
+
 def _chat_report(doc: Doc, sent: Span, speaker: str | None, me: str) -> ClaimCandidate | None:
     """"gina reckons ...", "kwame keeps saying ...": a lower-case word that is not a
     function word, then a third-person stance verb (or "keeps" and one), opening a clause."""
@@ -142,7 +149,7 @@ def _chat_report(doc: Doc, sent: Span, speaker: str | None, me: str) -> ClaimCan
 def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str, view: bool = False
                    ) -> ClaimCandidate | None:
     for tok in sent:
-        lemma = tok.lemma_.lower()
+        lemma = _lemma(tok) if tok.pos_ in ("VERB", "AUX") else tok.lemma_.lower()
         if tok.pos_ in ("VERB", "AUX") and lemma in VERBS and tok.dep_ != "amod":
             subj = _subject(tok)
             if subj is None or tok.tag_ == "VB" and tok.dep_ == "xcomp" and lemma == "like":
@@ -391,7 +398,7 @@ _ASKING_VERBS = (VERBS.keys() - _NEUTRAL_SPEECH - {"find", "convince"}) | {
     "say", "trust", "rate", "regard", "recommend", "suggest", "credit", "judge", "consider",
     "attribute", "agree", "disagree", "oppose", "favour", "favor", "dismiss", "defend",
     "hold", "compare", "explain", "foresee", "propose", "accept", "regret", "characterise",
-    "characterize",
+    "characterize", "want",
 }
 _ASKING_NOUNS = frozenset({
     "concern", "attitude", "explanation", "verdict", "reaction", "assessment",
@@ -419,8 +426,13 @@ def view_holder(question: str) -> str | None:
         head, dep = tok.head, tok.dep_
         if dep == "appos" and head.dep_ in ("nsubj", "nsubjpass"):
             head, dep = head.head, head.dep_  # "does the conductor Ivanov consider ..."
+        elif dep == "dobj" and tok.i > 0 and doc[tok.i - 1].dep_ == "nsubj" \
+                and doc[tok.i - 1] in (head, *head.children) and doc[tok.i - 1].pos_ == "NOUN":
+            # "does coach Ravi predict": the role noun read as the subject, the name as its
+            # or the verb's object
+            head, dep = doc[tok.i - 1].head, "nsubj"
         if dep in ("nsubj", "nsubjpass"):
-            lemma = head.lemma_.lower()
+            lemma = _lemma(head)
             if lemma in _HOLDING_VERBS and any(
                     c.dep_ in ("dobj", "attr") and c.lemma_.lower() in _ASKING_NOUNS
                     for c in head.children):
