@@ -68,8 +68,9 @@ def analyze(query: str, *, at: datetime | None = None,
     m = _ATTRIBUTION.search(query)
     if m:
         holder = m.group("holder") or m.group("holder2")
-        if holder and holder.lower() in ("you", "i", "we", "they", "he", "she"):
-            holder = None
+        if holder and (holder.lower() in ("you", "i", "we", "they", "he", "she")
+                       or any(ch.isdigit() for ch in holder)):
+            holder = None  # a pronoun, or a reference code ("Ref xq0412"): not a holder
     if holder:
         holder = re.sub(r"['’]s$", "", holder)
     parsed = view_holder(query)

@@ -354,6 +354,9 @@ def reports_another(text: str) -> bool:
 
 def _name(tok: Token) -> str | None:
     # "my mum brigitte", "Aunt Rosa": the relation word is a role, the rest the name.
+    # A word with digits in it is a code ("Ref xq0412", "Unit 4B"), never part of a name.
+    if _coded(tok) or any(_coded(c) for c in tok.children if c.dep_ in ("compound", "flat")):
+        return None
     named = canonical_relation(tok.lower_) is None
     parts = [c for c in tok.children if c.dep_ in ("compound", "flat") and c.i < tok.i
              and not (named and canonical_relation(c.lower_) is not None)] + [tok]
@@ -361,6 +364,15 @@ def _name(tok: Token) -> str | None:
     name = " ".join(w[:1].upper() + w[1:] if w.islower() else w for w in words)
     name = name.removesuffix("'s").removesuffix("’s")
     return name if name and name[0].isalpha() else None
+
+
+def _coded(tok: Token) -> bool:
+    """A reference code next to the name, or as it: "Ref xq0412" (the code may be the
+    subject the small parser found, or the name's neighbour)."""
+    neighbours = [tok, *(t for t in (tok.nbor(1) if tok.i + 1 < len(tok.doc) else None,)
+                         if t is not None)]
+    return any(any(ch.isdigit() for ch in t.text) and any(ch.isalpha() for ch in t.text)
+               for t in neighbours)
 
 
 def _claim(doc: Doc, sent: Span, cue: Token, content: Span, holder: str, pred: str, me: str,
