@@ -65,3 +65,10 @@ def test_reference_codes_are_not_holders() -> None:
     assert not [c for c in extract_claims(
         "Ref kz2291 says the refund was refused, which is absurd.", "Noor")
         if "kz2291" in c.holder]
+
+
+def test_a_verdict_put_in_a_sources_mouth_is_not_the_speakers_view() -> None:
+    from enfold.text.stance import reports_another
+
+    assert reports_another("The inspector's report called the stairwell a death trap.")
+    assert not reports_another("The stairwell is a death trap.")

@@ -159,7 +159,7 @@ def annotate(
                                     known_keys=known_keys)),
         claims=tuple(claims),
         revises=changed is not None,
-        states_facts=bool(claims) and _has_particulars(text, times),
+        states_facts=bool(claims) and (bool(times) or _has_particulars(text)),
         obligations=tuple(find_obligations(text, times, after=ts)),
         causal=has_causal_cue(text),
         resolution=has_resolution_cue(text),

@@ -349,6 +349,12 @@ def reports_another(text: str) -> bool:
             if subj is not None and subj.lower_ not in _FIRST and subj.pos_ != "PRON" \
                     or subj is not None and subj.lower_ in _THIRD:
                 return True
+        if tok.pos_ == "VERB" and any(c.dep_ == "oprd" and c.i > tok.i for c in tok.children):
+            # "The review called it a glorious mess", "the panel deemed it unsafe": a
+            # verdict put in another's mouth by the clause structure, whatever the verb
+            subj = _subject(tok)
+            if subj is not None and subj.pos_ in ("NOUN", "PROPN"):
+                return True
     return False
 
 
