@@ -52,7 +52,10 @@ VERBS = {
     **dict.fromkeys(["expect", "predict", "anticipate", "forecast"], "expect"),
     **dict.fromkeys(["love", "like", "enjoy", "adore"], "love"),
     **dict.fromkeys(["hate", "dislike", "despise", "detest", "loathe"], "hate"),
-    "prefer": "prefer",
+    # "Daniel wants push notifications through OneSignal": a wish about how things should
+    # be is a preference; "wants to go" (the holder's own next act) is not a view, see
+    # claims._asserts
+    "prefer": "prefer", "want": "prefer",
 }
 #: Verbs of saying report an account as often as a view: they count only when the content
 #: is not a plain plan or event (see :func:`_reports_a_view`).
@@ -87,6 +90,10 @@ ADVERBS = frozenset([
 _FIRST = frozenset({"i", "we", "me", "us"})
 _THIRD = frozenset({"he", "she", "they", "him", "her", "them"})
 _MODALS = frozenset({"should", "ought", "shouldn't", "must"})
+#: Predicates of wanting: with an infinitive of the holder's own act ("I'm hoping to catch
+#: the ferry", "Kofi wants to drive up", "keen to try it") they state a plan, not a view of
+#: how things are or should be ("hoping the rain holds off", "wants cores drilled first").
+_DESIRES = frozenset({"hope", "prefer"})
 
 
 def parsed_claims(text: str, speaker: str | None, me: str, *, view: bool = False
@@ -159,6 +166,8 @@ def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str, view: boo
                 continue
             if lemma in _NEUTRAL_SPEECH and not (view or _reports_a_view(content)):
                 continue
+            if VERBS[lemma] in _DESIRES and content[0].lower_ == "to":
+                continue
             if _disbelief(tok):
                 continue  # "I can't believe I made so much money": surprise, not a view
             holder = _holder(doc, subj, speaker, me)
@@ -170,8 +179,10 @@ def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str, view: boo
             if subj is None:
                 continue
             holder = _holder(doc, subj, speaker, me)
+            content = _content(tok, sent) or _after(tok, sent)
+            if ADJECTIVES[lemma] in _DESIRES and content[0].lower_ == "to":
+                continue
             if holder is not None:
-                content = _content(tok, sent) or _after(tok, sent)
                 return _claim(doc, sent, tok, content, holder, ADJECTIVES[lemma], me, speaker)
         if tok.pos_ == "NOUN" and lemma in NOUNS:
             owner = next((c for c in tok.children if c.dep_ == "poss"), None)
@@ -348,6 +359,13 @@ def reports_another(text: str) -> bool:
             subj = _subject(tok)
             if subj is not None and subj.lower_ not in _FIRST and subj.pos_ != "PRON" \
                     or subj is not None and subj.lower_ in _THIRD:
+                return True
+        if tok.pos_ == "ADJ" and tok.lemma_.lower() in ADJECTIVES and tok.dep_ == "acomp":
+            # "Sandra is keen to try it", "Omar is sceptical": her state of mind, not the
+            # speaker's, whether or not it is a view
+            subj = _subject(tok.head)
+            if subj is not None and subj.lower_ not in _FIRST and (
+                    subj.pos_ != "PRON" or subj.lower_ in _THIRD):
                 return True
         if tok.pos_ == "VERB" and any(c.dep_ == "oprd" and c.i > tok.i for c in tok.children):
             # "The review called it a glorious mess", "the panel deemed it unsafe": a
