@@ -33,7 +33,7 @@ from enfold.text.people import canonical_relation, relation_holder, same_person
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
-__all__ = ["parsed_claims", "reports_another", "revision", "view_holder"]
+__all__ = ["asks_whose_view", "parsed_claims", "reports_another", "revision", "view_holder"]
 
 #: Stance verbs by lemma → the claim predicate they give.
 VERBS = {
@@ -118,9 +118,30 @@ def parsed_claims(text: str, speaker: str | None, me: str, *, view: bool = False
 
 #: Third-person and -ing forms of the stance verbs → their lemma, for chat text the tagger
 #: misreads ("ruben reckons ..." comes out as two proper nouns).
-_THIRD_FORMS = {f: lemma for lemma in VERBS for f in (lemma + "s", lemma + "es",
-                                                       lemma[:-1] + "ies")}
-_ING_FORMS = {f: lemma for lemma in VERBS for f in (lemma + "ing", lemma[:-1] + "ing")}
+def _third(lemma: str) -> str:
+    if lemma.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return lemma + "es"
+    if lemma.endswith("y") and lemma[-2:-1] not in "aeiou":
+        return lemma[:-1] + "ies"
+    return lemma + "s"
+
+
+def _ing(lemma: str) -> tuple[str, ...]:
+    """The -ing forms by the spelling rules ("hope" → "hoping", "bet" → "betting",
+    "prefer" → "preferring"): only real forms, so that another verb's ("being") never reads
+    as a stance verb's."""
+    if lemma.endswith("e") and not lemma.endswith(("ee", "ye", "oe")):
+        return (lemma[:-1] + "ing",)
+    if lemma[-1] not in "aeiouwxy" and lemma[-2:-1] in tuple("aeiou") \
+            and lemma[-3:-2] not in tuple("aeiou"):
+        # a final consonant after one vowel doubles when stressed ("betting",
+        # "preferring") and not otherwise ("reckoning"): both spellings
+        return (lemma + "ing", lemma + lemma[-1] + "ing")
+    return (lemma + "ing",)
+
+
+_THIRD_FORMS = {_third(lemma): lemma for lemma in VERBS}
+_ING_FORMS = {f: lemma for lemma in VERBS for f in _ing(lemma)}
 
 
 def _lemma(tok: Token) -> str:
@@ -159,7 +180,11 @@ def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str, view: boo
         lemma = _lemma(tok) if tok.pos_ in ("VERB", "AUX") else tok.lemma_.lower()
         if tok.pos_ in ("VERB", "AUX") and lemma in VERBS and tok.dep_ != "amod":
             subj = _subject(tok)
-            if subj is None or tok.tag_ == "VB" and tok.dep_ == "xcomp" and lemma == "like":
+            elided = subj is None and _elided_speaker(tok, sent) and any(
+                c.dep_ == "ccomp" and _subject(c) is not None for c in tok.children) \
+                and lemma not in _NEUTRAL_SPEECH | {"imagine", "suppose"}
+            if subj is None and not elided \
+                    or tok.tag_ == "VB" and tok.dep_ == "xcomp" and lemma == "like":
                 continue
             content = _content(tok, sent)
             if content is None:
@@ -170,16 +195,22 @@ def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str, view: boo
                 continue
             if _disbelief(tok):
                 continue  # "I can't believe I made so much money": surprise, not a view
-            holder = _holder(doc, subj, speaker, me)
+            holder = me if subj is None else _holder(doc, subj, speaker, me)
             if holder is not None:
                 return _claim(doc, sent, tok, content, holder, VERBS[lemma], me, speaker)
         if tok.pos_ == "ADJ" and lemma in ADJECTIVES and tok.dep_ in ("acomp", "ROOT", "amod"):
             head = tok.head if tok.dep_ == "acomp" else tok
             subj = _subject(head) or _contracted_copula_subject(tok)
-            if subj is None:
+            if subj is None and not (tok.dep_ == "ROOT" and _elided_speaker(tok, sent)):
                 continue
-            holder = _holder(doc, subj, speaker, me)
+            holder = me if subj is None else _holder(doc, subj, speaker, me)
             content = _content(tok, sent) or _after(tok, sent)
+        elif tok.pos_ == "ADJ" and lemma in ADJECTIVES and tok.dep_ == "advmod" \
+                and _opens(tok, sent) and _clause_after(tok):
+            holder, content = me, _after(tok, sent)  # "Pretty sure it's the compressor"
+        else:
+            holder = content = None
+        if content is not None:
             if ADJECTIVES[lemma] in _DESIRES and content[0].lower_ == "to":
                 continue
             if holder is not None:
@@ -203,7 +234,28 @@ def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str, view: boo
             subj = _subject(tok.head)
             if subj is not None and subj.lower_ not in _FIRST:
                 return _claim(doc, sent, tok, sent, me, "think", me, speaker)
+        if _elided_inference(tok, sent):
+            return _claim(doc, sent, tok, sent, me, "think", me, speaker)
     return None
+
+
+def _elided_inference(tok: Token, sent: Span) -> bool:
+    """The writer's inference with its subject dropped: "Must be the wiring", "Has to be.",
+    "Got to be the fuse": a modal of necessity (or "has/got to") over a copula "be" that
+    opens the sentence and has no subject ("Has to be done by Friday" is a passive: a
+    duty, not an inference)."""
+    if _subject(tok) is not None or not (tok.dep_ == "ROOT" or tok.lemma_ == "be"):
+        return False
+    if tok.lemma_ == "be" and tok.pos_ == "AUX":
+        cue = next((c for c in tok.children if c.dep_ == "aux" and c.lower_ in _MODALS), None)
+    elif tok.lemma_.lower() in ("have", "get", "got"):
+        cue = next((c for c in tok.children if c.dep_ == "xcomp" and c.lemma_ == "be"
+                    and c.pos_ == "AUX"), None)
+        cue = tok if cue is not None else None
+    else:
+        return False
+    return cue is not None and all(t.dep_ in ("advmod", "neg", "intj") or t.pos_ == "PUNCT"
+                                   for t in sent if t.i < min(cue.i, tok.i))
 
 
 def _reported_view(doc: Doc, sent: Span, speaker: str | None, me: str
@@ -227,6 +279,33 @@ def _reported_view(doc: Doc, sent: Span, speaker: str | None, me: str
         span = doc[tok.i + 1:content.right_edge.i + 1]
         return _claim(doc, sent, tok, span, holder, "claim", me, speaker)
     return None
+
+
+def _elided_speaker(tok: Token, sent: Span) -> bool:
+    """A stance word opening its sentence with the subject left out ("Pretty sure it's the
+    bug going round", "Not convinced it'll work", "Doubt it'll last the winter"): in notes
+    and chat the dropped subject is the writer. Not an imperative ("Be sure to lock up",
+    "Don't worry about it"): no auxiliary of its own; only adverbs and a negation before
+    it."""
+    if _subject(tok) is not None or any(c.dep_ in ("aux", "auxpass") for c in tok.children):
+        return False
+    return _opens(tok, sent)
+
+
+def _opens(tok: Token, sent: Span) -> bool:
+    """Whether only adverbs, a negation or punctuation come before ``tok`` in its
+    sentence."""
+    return tok.i > sent.start - 1 and all(
+        t.dep_ in ("advmod", "neg", "punct", "intj") or t.pos_ in ("PUNCT", "ADV", "PART")
+        for t in sent if t.i < tok.i)
+
+
+def _clause_after(adj: Token) -> bool:
+    """An adjective the small parser hung on the clause it governs ("Pretty sure it's
+    the compressor going": "sure" read as a modifier of "going"): its head comes after it
+    and has a subject of its own."""
+    head = adj.head
+    return head.i > adj.i and head.pos_ in ("VERB", "AUX") and _subject(head) is not None
 
 
 def _contracted_copula_subject(adj: Token) -> Token | None:
@@ -480,7 +559,8 @@ def view_holder(question: str) -> str | None:
             if lemma in _ASKING_VERBS or lemma == "make" and any(
                     c.lower_ == "of" for c in head.children):  # "What does X make of ..."
                 return _name(tok)
-            if head.pos_ == "VERB" and any(c.dep_ == "ccomp" for c in head.children):
+            if head.pos_ == "VERB" and any(c.dep_ == "ccomp" and not _asks(c)
+                                           for c in head.children):
                 # a verb with a finite clause for its object holds or reports a proposition:
                 # "Does Oduya accept that the lane hurt trade?", "Is Priya convinced her
                 # pet is healthy?"
@@ -493,8 +573,54 @@ def view_holder(question: str) -> str | None:
             if head.pos_ == "ADJ":
                 return _name(tok)
         if tok.dep_ == "poss" and head.lemma_.lower() in (NOUNS.keys() | _ASKING_NOUNS):
-            return _name(tok)
+            return _name(_taker(head) or tok)
     return _inverted_subject(doc)
+
+
+#: Verbs whose subject takes a side on a view they have for object ("share", "echo",
+#: "dispute"), beside the verbs a question asks for a view with.
+_TAKING_VERBS = frozenset({"share", "echo", "support", "dispute", "reject", "question",
+                           "doubt", "endorse", "buy"})
+
+
+def _asks(clause: Token) -> bool:
+    """A clause that is a question of its own ("..., how big is it?"), not a proposition
+    someone holds: a wh-word opens it."""
+    first = clause.doc[clause.left_edge.i]
+    return first.tag_ in ("WRB", "WP", "WDT", "WP$")
+
+
+def _taker(view: Token) -> Token | None:
+    """The person who takes a stance on another's view ("Does Lorraine share Bev's
+    worry?", "Does Ade accept Kim's explanation?"): the named subject of the verb the view
+    is the object of, who is asked about, not the view's owner. The small parser may hang
+    the name on the verb by another relation ("Lorraine" as an amod of "share")."""
+    verb = view.head
+    if view.dep_ != "dobj" or verb.pos_ != "VERB" or not (
+            _lemma(verb) in _ASKING_VERBS | _TAKING_VERBS):
+        return None
+    return next((c for c in verb.children if c.i < verb.i and _is_named(c)
+                 and c.dep_ in ("nsubj", "amod", "npadvmod", "dep", "compound")), None)
+
+
+def asks_whose_view(question: str) -> bool:
+    """A question that asks who holds a view ("Who considers the documentary the best
+    film?", "Who blames the council?", "Who is worried about the roof?"): "who" is the
+    subject of a stance or judging verb, or of a stance adjective."""
+    from enfold.text.nlp import parse
+
+    doc = parse(question)
+    if doc is None:
+        return False
+    for tok in doc:
+        if tok.lower_ not in ("who", "whom") or tok.dep_ not in ("nsubj", "nsubjpass"):
+            continue
+        head = tok.head
+        if head.pos_ in ("VERB", "AUX") and _lemma(head) in _ASKING_VERBS:
+            return True
+        if any(c.dep_ == "acomp" and c.lemma_.lower() in ADJECTIVES for c in head.children):
+            return True
+    return False
 
 
 #: Verbs of perceiving used for construing: a question asks for a view with them when it
