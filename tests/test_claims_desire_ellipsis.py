@@ -103,3 +103,15 @@ def test_a_coordinated_wh_question_is_not_a_held_proposition() -> None:
 def test_who_with_a_judging_verb_asks_for_a_view(question: str, asks: bool) -> None:
     assert asks_whose_view(question) is asks
     assert analyze(question).asks_opinion is asks
+
+
+def test_an_amount_in_a_clause_of_staying_or_becoming_is_a_stated_particular() -> None:
+    # "stayed dry" states what happened, it does not judge it (only a copula's adjective
+    # does: "is far too long"): the count in that clause is a particular told beside the view
+    ann = annotate("I think the roof repair was a bargain. The loft stayed dry through 3 "
+                   "storms.", ts=_AT, speaker="Noor")
+    assert ann.claims and ann.states_facts
+
+
+def test_hoping_for_the_listeners_wellbeing_is_a_wish_not_a_view() -> None:
+    assert not extract_claims("Hope your knee is on the mend!", "Noor")

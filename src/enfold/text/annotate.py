@@ -205,9 +205,16 @@ def _evaluative(head: Any) -> bool:
     "is plenty"), an adjective clause or a modal of obligation ("should", "must")."""
     if head.pos_ == "ADJ":
         return True
-    return any(c.dep_ in ("acomp", "oprd") and c.pos_ == "ADJ"
+    copula = head.lemma_.lower() in _COPULAS
+    return any(c.dep_ in ("acomp", "oprd") and c.pos_ == "ADJ" and copula
                or c.dep_ == "aux" and c.lower_ in ("should", "must", "ought")
                for c in head.children)
+
+
+#: Verbs that predicate a property of their subject ("is too quick", "looks shabby",
+#: "sounds brighter"); other verbs with an adjective state a change or a state of affairs
+#: ("went dark", "stay connected", "got married"), not a judgement.
+_COPULAS = frozenset({"be", "seem", "look", "sound", "feel", "appear", "smell", "taste"})
 
 
 def find_obligations(
