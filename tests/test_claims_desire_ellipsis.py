@@ -115,3 +115,33 @@ def test_an_amount_in_a_clause_of_staying_or_becoming_is_a_stated_particular() -
 
 def test_hoping_for_the_listeners_wellbeing_is_a_wish_not_a_view() -> None:
     assert not extract_claims("Hope your knee is on the mend!", "Noor")
+
+
+@pytest.mark.parametrize(("text", "holder"), [
+    ("Piotr would rather we postponed the launch until the audit is done.", "Piotr"),
+    ("Elif would sooner sell the van than pay for another MOT.", "Elif"),
+    ("Priya is of the opinion that the lease is a trap.", "Priya"),
+])
+def test_preferences_and_held_opinions_by_construction(text: str, holder: str) -> None:
+    claims = extract_claims(text, "Marta")
+    assert claims and claims[0].holder == holder
+
+
+def test_a_role_of_the_view_is_not_the_speakers_view() -> None:
+    from enfold.text.stance import reports_another
+
+    assert reports_another("The GP was of the view that the rash is viral.")
+    assert not reports_another("I am of the view that the rash is viral.")
+
+
+@pytest.mark.parametrize(("text", "holder"), [
+    ("In Kemi's view, the landlord is bluffing about the repairs.", "Kemi"),
+    ("In my experience, the night bus is quicker than a cab.", "Marta"),
+])
+def test_a_framing_phrase_names_the_holder(text: str, holder: str) -> None:
+    claims = extract_claims(text, "Marta")
+    assert claims and claims[0].holder == holder
+
+
+def test_a_place_phrase_is_no_framing() -> None:
+    assert not extract_claims("I left the keys in my bag by the door.", "Marta")

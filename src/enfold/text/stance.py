@@ -215,6 +215,34 @@ def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str, view: boo
                 continue
             if holder is not None:
                 return _claim(doc, sent, tok, content, holder, ADJECTIVES[lemma], me, speaker)
+        rather = _rather(tok)
+        if rather is not None:
+            # "Piotr would rather we postponed it", "Elif would sooner sell the van than
+            # pay for an MOT": a preference between courses, the subject's
+            subj = _subject(tok)
+            holder = _holder(doc, subj, speaker, me) if subj is not None else None
+            if holder is not None and rather.i + 1 < sent.end:
+                return _claim(doc, sent, rather, doc[rather.i + 1:sent.end], holder,
+                              "prefer", me, speaker)
+        if tok.pos_ == "NOUN" and lemma in NOUNS and tok.dep_ == "pobj" \
+                and tok.head.lower_ == "of" and tok.head.head.lemma_ == "be":
+            # "The GP was of the view that ...", "Priya is of the opinion that ...": the
+            # copula's subject holds the view the noun names
+            subj = _subject(tok.head.head)
+            holder = _holder(doc, subj, speaker, me) if subj is not None else None
+            if holder is not None:
+                return _claim(doc, sent, tok, _after(tok, sent), holder, NOUNS[lemma], me,
+                              speaker)
+        if tok.pos_ == "NOUN" and (lemma in NOUNS or lemma in _FRAMING_NOUNS) \
+                and tok.dep_ == "pobj" and tok.head.lower_ in ("in", "to", "from") \
+                and tok.head.dep_ == "prep" and tok.head.i < tok.head.head.i:
+            # "In my estimation ...", "In Kemi's view, ...": a framing phrase before the
+            # clause, owned by the holder
+            owner = next((c for c in tok.children if c.dep_ == "poss"), None)
+            holder = _holder(doc, owner, speaker, me) if owner is not None else None
+            if holder is not None:
+                return _claim(doc, sent, tok, _after(tok, sent), holder, "think", me,
+                              speaker)
         if tok.pos_ == "NOUN" and lemma in NOUNS:
             owner = next((c for c in tok.children if c.dep_ == "poss"), None)
             if owner is not None and (tok.dep_ in ("nsubj", "attr", "ROOT")
@@ -279,6 +307,20 @@ def _reported_view(doc: Doc, sent: Span, speaker: str | None, me: str
         span = doc[tok.i + 1:content.right_edge.i + 1]
         return _claim(doc, sent, tok, span, holder, "claim", me, speaker)
     return None
+
+
+#: Nouns that frame a clause as someone's judgement in "in my ...", "to her ...".
+_FRAMING_NOUNS = frozenset({"estimation", "judgement", "judgment", "book", "mind", "eyes",
+                            "experience", "reckoning"})
+
+
+def _rather(verb: Token) -> Token | None:
+    """The "rather"/"sooner" of "would rather ...", "'d sooner ..." on a verb."""
+    if verb.pos_ not in ("VERB", "AUX") or not any(
+            c.dep_ == "aux" and c.lower_ in ("would", "'d", "’d") for c in verb.children):
+        return None
+    return next((c for c in verb.children if c.dep_ == "advmod"
+                 and c.lower_ in ("rather", "sooner")), None)
 
 
 def _elided_speaker(tok: Token, sent: Span) -> bool:
@@ -445,6 +487,11 @@ def reports_another(text: str) -> bool:
             subj = _subject(tok.head)
             if subj is not None and subj.lower_ not in _FIRST and (
                     subj.pos_ != "PRON" or subj.lower_ in _THIRD):
+                return True
+        if tok.pos_ == "NOUN" and tok.lemma_.lower() in NOUNS and tok.dep_ == "pobj" \
+                and tok.head.lower_ == "of" and tok.head.head.lemma_ == "be":
+            subj = _subject(tok.head.head)  # "The GP was of the view that ..."
+            if subj is not None and subj.lower_ not in _FIRST and subj.pos_ != "PRON":
                 return True
         if tok.pos_ == "VERB" and any(c.dep_ == "oprd" and c.i > tok.i for c in tok.children):
             # "The review called it a glorious mess", "the panel deemed it unsafe": a
