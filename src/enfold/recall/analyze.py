@@ -15,7 +15,7 @@ from datetime import datetime
 
 from enfold.text.claims import STANCE_WORDS
 from enfold.text.people import extract_people
-from enfold.text.stance import view_holder
+from enfold.text.stance import asks_whose_view, view_holder
 from enfold.text.times import extract_times
 
 _COMPARISON = re.compile(r"\b(both|in common|compare|compared|difference|differ|same as|"
@@ -68,8 +68,9 @@ def analyze(query: str, *, at: datetime | None = None,
     m = _ATTRIBUTION.search(query)
     if m:
         holder = m.group("holder") or m.group("holder2")
-        if holder and holder.lower() in ("you", "i", "we", "they", "he", "she"):
-            holder = None
+        if holder and (holder.lower() in ("you", "i", "we", "they", "he", "she")
+                       or any(ch.isdigit() for ch in holder)):
+            holder = None  # a pronoun, or a reference code ("Ref xq0412"): not a holder
     if holder:
         holder = re.sub(r"['’]s$", "", holder)
     parsed = view_holder(query)
@@ -87,7 +88,8 @@ def analyze(query: str, *, at: datetime | None = None,
         query=query,
         people=people,
         holder=holder,
-        asks_opinion=bool(m) or parsed is not None or bool(_OPINION_WORDS.search(query)),
+        asks_opinion=bool(m) or parsed is not None or bool(_OPINION_WORDS.search(query))
+        or asks_whose_view(query),
         comparison=bool(_COMPARISON.search(query)) and len(people) >= 2,
         verification=bool(_VERIFY.search(query)),
         asks_when=bool(_WHEN.search(query)),

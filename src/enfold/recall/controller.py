@@ -153,7 +153,7 @@ def recall(
     marks: dict[str, list[str]] = {}  # the reorderings' steps, after each one's path
     order = ranked(fused)
     if analysis.holder and sig.claim:
-        order = _holder_first(order, sig.claim, marks)
+        order = _holder_first(graph, order, sig.claim, marks)
     evidence = order[:k]
     if not analysis.asks_opinion:
         evidence = _facts_first(graph, evidence, fused, marks, settings.facts_first_margin)
@@ -322,16 +322,23 @@ def _said_by(source: object, names: list[str]) -> bool:
     return isinstance(source, str) and any(same_person(source, n) for n in names)
 
 
-def _holder_first(order: list[str], utterances: Scores, paths: dict[str, list[str]]
-                  ) -> list[str]:
+def _holder_first(graph: WorkingGraph, order: list[str], utterances: Scores,
+                  paths: dict[str, list[str]]) -> list[str]:
     """For "what does X think", X's best-ranked utterance of a view goes first: it is the
     answer, and an account of what happened, however close in words, is not (CogMem's
     attribution guard). The ranking weights are fitted on questions that are mostly not
     about views, so this is a rule, not a weight; only the top moves (moving all of X's
-    utterances up cost LoCoMo 5 points of recall@20)."""
+    utterances up cost LoCoMo 5 points of recall@20).
+
+    The mirror of :func:`_facts_first`: when that utterance is an account that also
+    carries a view of X's (it states particulars: "We bought him a kit for £399 so it'd be
+    quieter") and a plain view of X's is among the top three, the plain view goes first."""
     best = next((e for e in order if e in utterances), None)
     if best is None:
         return order
+    if not _is_opinion(graph, best):
+        best = next((e for e in order[:3] if e in utterances and _is_opinion(graph, e)),
+                    best)
     paths.setdefault(best, []).append("holder-first")
     return [best, *(e for e in order if e != best)]
 

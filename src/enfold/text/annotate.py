@@ -169,11 +169,52 @@ def annotate(
 _PARTICULARS = frozenset({"MONEY", "QUANTITY", "CARDINAL", "PERCENT", "DATE", "TIME"})
 
 
-def _has_particulars(text: str) -> bool:
+#: Relations that open a clause of their own.
+_CLAUSE_DEPS = frozenset({"ROOT", "conj", "ccomp", "advcl", "parataxis", "relcl", "xcomp"})
+
+
+def _has_particulars(text: str, times: Iterable[TimeMention] = ()) -> bool:
+    """Whether the text states checkable particulars (an amount, a date, a count) in a
+    clause that reports rather than evaluates: "the new A string was £12 and sounds much
+    brighter" states a price, "27 average is way too quick" judges a pace (the number is
+    what the view is about, not a fact told beside it)."""
     from enfold.text.nlp import parse
 
+    times = list(times)
     doc = parse(text)
-    return doc is not None and any(e.label_ in _PARTICULARS for e in doc.ents)
+    if doc is None:
+        return bool(times) or False
+    starts = [e.root for e in doc.ents if e.label_ in _PARTICULARS]
+    for t in times:
+        span = doc.char_span(t.start, t.end, alignment_mode="expand")
+        if span is not None:
+            starts.append(span.root)
+    return any(not _evaluative(_clause_head(tok)) for tok in starts)
+
+
+def _clause_head(tok: Any) -> Any:
+    for _ in range(12):
+        if tok.dep_ in _CLAUSE_DEPS and tok.pos_ in ("VERB", "AUX", "ADJ") or tok.head is tok:
+            return tok
+        tok = tok.head
+    return tok
+
+
+def _evaluative(head: Any) -> bool:
+    """A clause whose predicate is a judgement: a predicate adjective ("is way too quick",
+    "is plenty"), an adjective clause or a modal of obligation ("should", "must")."""
+    if head.pos_ == "ADJ":
+        return True
+    copula = head.lemma_.lower() in _COPULAS
+    return any(c.dep_ in ("acomp", "oprd") and c.pos_ == "ADJ" and copula
+               or c.dep_ == "aux" and c.lower_ in ("should", "must", "ought")
+               for c in head.children)
+
+
+#: Verbs that predicate a property of their subject ("is too quick", "looks shabby",
+#: "sounds brighter"); other verbs with an adjective state a change or a state of affairs
+#: ("went dark", "stay connected", "got married"), not a judgement.
+_COPULAS = frozenset({"be", "seem", "look", "sound", "feel", "appear", "smell", "taste"})
 
 
 def find_obligations(

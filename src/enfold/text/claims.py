@@ -290,7 +290,8 @@ def _asserts(c: ClaimCandidate) -> bool:
     if c.predicate in ("love", "hate", "prefer") and (
             words[0] == "to" or " ".join(words) in _BARE_PRONOUNS):
         return False
-    return not (c.predicate == "hope" and words[0] in ("you", "you'll", "you're"))
+    return not (c.predicate == "hope" and words[0] in (
+        "you", "you'll", "you're", "you've", "your", "y'all"))
 
 
 def holder_name(speaker: str | None) -> str:

@@ -33,7 +33,7 @@ from enfold.text.people import canonical_relation, relation_holder, same_person
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
-__all__ = ["parsed_claims", "reports_another", "revision", "view_holder"]
+__all__ = ["asks_whose_view", "parsed_claims", "reports_another", "revision", "view_holder"]
 
 #: Stance verbs by lemma → the claim predicate they give.
 VERBS = {
@@ -52,7 +52,10 @@ VERBS = {
     **dict.fromkeys(["expect", "predict", "anticipate", "forecast"], "expect"),
     **dict.fromkeys(["love", "like", "enjoy", "adore"], "love"),
     **dict.fromkeys(["hate", "dislike", "despise", "detest", "loathe"], "hate"),
-    "prefer": "prefer",
+    # "Daniel wants push notifications through OneSignal": a wish about how things should
+    # be is a preference; "wants to go" (the holder's own next act) is not a view, see
+    # claims._asserts
+    "prefer": "prefer", "want": "prefer",
 }
 #: Verbs of saying report an account as often as a view: they count only when the content
 #: is not a plain plan or event (see :func:`_reports_a_view`).
@@ -63,9 +66,12 @@ ADJECTIVES = {
     ], "believe"),
     **dict.fromkeys([
         "worried", "afraid", "scared", "terrified", "concerned", "anxious", "nervous",
+        "wary", "hesitant", "reluctant", "uneasy",
     ], "worry"),
+    **dict.fromkeys(["keen", "eager"], "hope"),
     **dict.fromkeys(["hopeful", "optimistic"], "hope"),
-    **dict.fromkeys(["doubtful", "sceptical", "skeptical", "pessimistic", "unconvinced"], "doubt"),
+    **dict.fromkeys(["doubtful", "sceptical", "skeptical", "pessimistic", "unconvinced",
+                     "unsure", "dubious"], "doubt"),
 }
 NOUNS = {
     **dict.fromkeys([
@@ -84,6 +90,10 @@ ADVERBS = frozenset([
 _FIRST = frozenset({"i", "we", "me", "us"})
 _THIRD = frozenset({"he", "she", "they", "him", "her", "them"})
 _MODALS = frozenset({"should", "ought", "shouldn't", "must"})
+#: Predicates of wanting: with an infinitive of the holder's own act ("I'm hoping to catch
+#: the ferry", "Kofi wants to drive up", "keen to try it") they state a plan, not a view of
+#: how things are or should be ("hoping the rain holds off", "wants cores drilled first").
+_DESIRES = frozenset({"hope", "prefer"})
 
 
 def parsed_claims(text: str, speaker: str | None, me: str, *, view: bool = False
@@ -108,9 +118,37 @@ def parsed_claims(text: str, speaker: str | None, me: str, *, view: bool = False
 
 #: Third-person and -ing forms of the stance verbs → their lemma, for chat text the tagger
 #: misreads ("ruben reckons ..." comes out as two proper nouns).
-_THIRD_FORMS = {f: lemma for lemma in VERBS for f in (lemma + "s", lemma + "es",
-                                                       lemma[:-1] + "ies")}
-_ING_FORMS = {f: lemma for lemma in VERBS for f in (lemma + "ing", lemma[:-1] + "ing")}
+def _third(lemma: str) -> str:
+    if lemma.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return lemma + "es"
+    if lemma.endswith("y") and lemma[-2:-1] not in "aeiou":
+        return lemma[:-1] + "ies"
+    return lemma + "s"
+
+
+def _ing(lemma: str) -> tuple[str, ...]:
+    """The -ing forms by the spelling rules ("hope" → "hoping", "bet" → "betting",
+    "prefer" → "preferring"): only real forms, so that another verb's ("being") never reads
+    as a stance verb's."""
+    if lemma.endswith("e") and not lemma.endswith(("ee", "ye", "oe")):
+        return (lemma[:-1] + "ing",)
+    if lemma[-1] not in "aeiouwxy" and lemma[-2:-1] in tuple("aeiou") \
+            and lemma[-3:-2] not in tuple("aeiou"):
+        # a final consonant after one vowel doubles when stressed ("betting",
+        # "preferring") and not otherwise ("reckoning"): both spellings
+        return (lemma + "ing", lemma + lemma[-1] + "ing")
+    return (lemma + "ing",)
+
+
+_THIRD_FORMS = {_third(lemma): lemma for lemma in VERBS}
+_ING_FORMS = {f: lemma for lemma in VERBS for f in _ing(lemma)}
+
+
+def _lemma(tok: Token) -> str:
+    """The lemma, with the stance verbs' own forms first ("hoping" is "hope", not the
+    small lemmatizer's "hop")."""
+    low = tok.lower_
+    return _ING_FORMS.get(low) or _THIRD_FORMS.get(low) or tok.lemma_.lower()
 
 
 def _chat_report(doc: Doc, sent: Span, speaker: str | None, me: str) -> ClaimCandidate | None:
@@ -139,30 +177,72 @@ def _chat_report(doc: Doc, sent: Span, speaker: str | None, me: str) -> ClaimCan
 def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str, view: bool = False
                    ) -> ClaimCandidate | None:
     for tok in sent:
-        lemma = tok.lemma_.lower()
+        lemma = _lemma(tok) if tok.pos_ in ("VERB", "AUX") else tok.lemma_.lower()
         if tok.pos_ in ("VERB", "AUX") and lemma in VERBS and tok.dep_ != "amod":
             subj = _subject(tok)
-            if subj is None or tok.tag_ == "VB" and tok.dep_ == "xcomp" and lemma == "like":
+            elided = subj is None and _elided_speaker(tok, sent) and any(
+                c.dep_ == "ccomp" and _subject(c) is not None for c in tok.children) \
+                and lemma not in _NEUTRAL_SPEECH | {"imagine", "suppose"}
+            if subj is None and not elided \
+                    or tok.tag_ == "VB" and tok.dep_ == "xcomp" and lemma == "like":
                 continue
             content = _content(tok, sent)
             if content is None:
                 continue
             if lemma in _NEUTRAL_SPEECH and not (view or _reports_a_view(content)):
                 continue
+            if VERBS[lemma] in _DESIRES and content[0].lower_ == "to":
+                continue
             if _disbelief(tok):
                 continue  # "I can't believe I made so much money": surprise, not a view
-            holder = _holder(doc, subj, speaker, me)
+            holder = me if subj is None else _holder(doc, subj, speaker, me)
             if holder is not None:
                 return _claim(doc, sent, tok, content, holder, VERBS[lemma], me, speaker)
         if tok.pos_ == "ADJ" and lemma in ADJECTIVES and tok.dep_ in ("acomp", "ROOT", "amod"):
             head = tok.head if tok.dep_ == "acomp" else tok
-            subj = _subject(head)
-            if subj is None:
+            subj = _subject(head) or _contracted_copula_subject(tok)
+            if subj is None and not (tok.dep_ == "ROOT" and _elided_speaker(tok, sent)):
                 continue
-            holder = _holder(doc, subj, speaker, me)
+            holder = me if subj is None else _holder(doc, subj, speaker, me)
+            content = _content(tok, sent) or _after(tok, sent)
+        elif tok.pos_ == "ADJ" and lemma in ADJECTIVES and tok.dep_ == "advmod" \
+                and _opens(tok, sent) and _clause_after(tok):
+            holder, content = me, _after(tok, sent)  # "Pretty sure it's the compressor"
+        else:
+            holder = content = None
+        if content is not None:
+            if ADJECTIVES[lemma] in _DESIRES and content[0].lower_ == "to":
+                continue
             if holder is not None:
-                content = _content(tok, sent) or _after(tok, sent)
                 return _claim(doc, sent, tok, content, holder, ADJECTIVES[lemma], me, speaker)
+        rather = _rather(tok)
+        if rather is not None:
+            # "Piotr would rather we postponed it", "Elif would sooner sell the van than
+            # pay for an MOT": a preference between courses, the subject's
+            subj = _subject(tok)
+            holder = _holder(doc, subj, speaker, me) if subj is not None else None
+            if holder is not None and rather.i + 1 < sent.end:
+                return _claim(doc, sent, rather, doc[rather.i + 1:sent.end], holder,
+                              "prefer", me, speaker)
+        if tok.pos_ == "NOUN" and lemma in NOUNS and tok.dep_ == "pobj" \
+                and tok.head.lower_ == "of" and tok.head.head.lemma_ == "be":
+            # "The GP was of the view that ...", "Priya is of the opinion that ...": the
+            # copula's subject holds the view the noun names
+            subj = _subject(tok.head.head)
+            holder = _holder(doc, subj, speaker, me) if subj is not None else None
+            if holder is not None:
+                return _claim(doc, sent, tok, _after(tok, sent), holder, NOUNS[lemma], me,
+                              speaker)
+        if tok.pos_ == "NOUN" and (lemma in NOUNS or lemma in _FRAMING_NOUNS) \
+                and tok.dep_ == "pobj" and tok.head.lower_ in ("in", "to", "from") \
+                and tok.head.dep_ == "prep" and tok.head.i < tok.head.head.i:
+            # "In my estimation ...", "In Kemi's view, ...": a framing phrase before the
+            # clause, owned by the holder
+            owner = next((c for c in tok.children if c.dep_ == "poss"), None)
+            holder = _holder(doc, owner, speaker, me) if owner is not None else None
+            if holder is not None:
+                return _claim(doc, sent, tok, _after(tok, sent), holder, "think", me,
+                              speaker)
         if tok.pos_ == "NOUN" and lemma in NOUNS:
             owner = next((c for c in tok.children if c.dep_ == "poss"), None)
             if owner is not None and (tok.dep_ in ("nsubj", "attr", "ROOT")
@@ -182,7 +262,28 @@ def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str, view: boo
             subj = _subject(tok.head)
             if subj is not None and subj.lower_ not in _FIRST:
                 return _claim(doc, sent, tok, sent, me, "think", me, speaker)
+        if _elided_inference(tok, sent):
+            return _claim(doc, sent, tok, sent, me, "think", me, speaker)
     return None
+
+
+def _elided_inference(tok: Token, sent: Span) -> bool:
+    """The writer's inference with its subject dropped: "Must be the wiring", "Has to be.",
+    "Got to be the fuse": a modal of necessity (or "has/got to") over a copula "be" that
+    opens the sentence and has no subject ("Has to be done by Friday" is a passive: a
+    duty, not an inference)."""
+    if _subject(tok) is not None or not (tok.dep_ == "ROOT" or tok.lemma_ == "be"):
+        return False
+    if tok.lemma_ == "be" and tok.pos_ == "AUX":
+        cue = next((c for c in tok.children if c.dep_ == "aux" and c.lower_ in _MODALS), None)
+    elif tok.lemma_.lower() in ("have", "get", "got"):
+        cue = next((c for c in tok.children if c.dep_ == "xcomp" and c.lemma_ == "be"
+                    and c.pos_ == "AUX"), None)
+        cue = tok if cue is not None else None
+    else:
+        return False
+    return cue is not None and all(t.dep_ in ("advmod", "neg", "intj") or t.pos_ == "PUNCT"
+                                   for t in sent if t.i < min(cue.i, tok.i))
 
 
 def _reported_view(doc: Doc, sent: Span, speaker: str | None, me: str
@@ -208,6 +309,61 @@ def _reported_view(doc: Doc, sent: Span, speaker: str | None, me: str
     return None
 
 
+#: Nouns that frame a clause as someone's judgement in "in my ...", "to her ...".
+_FRAMING_NOUNS = frozenset({"estimation", "judgement", "judgment", "book", "mind", "eyes",
+                            "experience", "reckoning"})
+
+
+def _rather(verb: Token) -> Token | None:
+    """The "rather"/"sooner" of "would rather ...", "'d sooner ..." on a verb."""
+    if verb.pos_ not in ("VERB", "AUX") or not any(
+            c.dep_ == "aux" and c.lower_ in ("would", "'d", "’d") for c in verb.children):
+        return None
+    return next((c for c in verb.children if c.dep_ == "advmod"
+                 and c.lower_ in ("rather", "sooner")), None)
+
+
+def _elided_speaker(tok: Token, sent: Span) -> bool:
+    """A stance word opening its sentence with the subject left out ("Pretty sure it's the
+    bug going round", "Not convinced it'll work", "Doubt it'll last the winter"): in notes
+    and chat the dropped subject is the writer. Not an imperative ("Be sure to lock up",
+    "Don't worry about it"): no auxiliary of its own; only adverbs and a negation before
+    it."""
+    if _subject(tok) is not None or any(c.dep_ in ("aux", "auxpass") for c in tok.children):
+        return False
+    return _opens(tok, sent)
+
+
+def _opens(tok: Token, sent: Span) -> bool:
+    """Whether only adverbs, a negation or punctuation come before ``tok`` in its
+    sentence."""
+    return tok.i > sent.start - 1 and all(
+        t.dep_ in ("advmod", "neg", "punct", "intj") or t.pos_ in ("PUNCT", "ADV", "PART")
+        for t in sent if t.i < tok.i)
+
+
+def _clause_after(adj: Token) -> bool:
+    """An adjective the small parser hung on the clause it governs ("Pretty sure it's
+    the compressor going": "sure" read as a modifier of "going"): its head comes after it
+    and has a subject of its own."""
+    head = adj.head
+    return head.i > adj.i and head.pos_ in ("VERB", "AUX") and _subject(head) is not None
+
+
+def _contracted_copula_subject(adj: Token) -> Token | None:
+    """"naomi's sure she won't ...": the parser reads the contracted "is" as a possessive
+    and the adjective as a modifier of the name; the name is the subject when the
+    adjective follows it and governs a clause of its own."""
+    head = adj.head
+    if adj.dep_ != "amod" or head is adj or head.i > adj.i:
+        return None
+    if not any(c.dep_ == "case" and c.lower_ in ("'s", "’s") for c in head.children):
+        return None
+    if not any(c.dep_ in ("ccomp", "xcomp", "prep") for c in adj.children):
+        return None
+    return head
+
+
 def _disbelief(verb: Token) -> bool:
     children = {c.lower_ for c in verb.children}
     return verb.lemma_.lower() == "believe" and bool(children & {"n't", "not"}) \
@@ -220,6 +376,10 @@ def _subject(verb: Token) -> Token | None:
     tok = verb
     for _ in range(4):
         subj = next((c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        if subj is None:
+            # "rosa is convinced ...": the small parser hangs the subject on the auxiliary
+            subj = next((g for c in tok.children if c.dep_ in ("aux", "auxpass")
+                         for g in c.children if g.dep_ in ("nsubj", "nsubjpass")), None)
         if subj is not None:
             return subj
         if tok.dep_ in ("xcomp", "acomp", "conj") and tok.head is not tok:
@@ -321,11 +481,32 @@ def reports_another(text: str) -> bool:
             if subj is not None and subj.lower_ not in _FIRST and subj.pos_ != "PRON" \
                     or subj is not None and subj.lower_ in _THIRD:
                 return True
+        if tok.pos_ == "ADJ" and tok.lemma_.lower() in ADJECTIVES and tok.dep_ == "acomp":
+            # "Sandra is keen to try it", "Omar is sceptical": her state of mind, not the
+            # speaker's, whether or not it is a view
+            subj = _subject(tok.head)
+            if subj is not None and subj.lower_ not in _FIRST and (
+                    subj.pos_ != "PRON" or subj.lower_ in _THIRD):
+                return True
+        if tok.pos_ == "NOUN" and tok.lemma_.lower() in NOUNS and tok.dep_ == "pobj" \
+                and tok.head.lower_ == "of" and tok.head.head.lemma_ == "be":
+            subj = _subject(tok.head.head)  # "The GP was of the view that ..."
+            if subj is not None and subj.lower_ not in _FIRST and subj.pos_ != "PRON":
+                return True
+        if tok.pos_ == "VERB" and any(c.dep_ == "oprd" and c.i > tok.i for c in tok.children):
+            # "The review called it a glorious mess", "the panel deemed it unsafe": a
+            # verdict put in another's mouth by the clause structure, whatever the verb
+            subj = _subject(tok)
+            if subj is not None and subj.pos_ in ("NOUN", "PROPN"):
+                return True
     return False
 
 
 def _name(tok: Token) -> str | None:
     # "my mum brigitte", "Aunt Rosa": the relation word is a role, the rest the name.
+    # A word with digits in it is a code ("Ref xq0412", "Unit 4B"), never part of a name.
+    if _coded(tok) or any(_coded(c) for c in tok.children if c.dep_ in ("compound", "flat")):
+        return None
     named = canonical_relation(tok.lower_) is None
     parts = [c for c in tok.children if c.dep_ in ("compound", "flat") and c.i < tok.i
              and not (named and canonical_relation(c.lower_) is not None)] + [tok]
@@ -333,6 +514,15 @@ def _name(tok: Token) -> str | None:
     name = " ".join(w[:1].upper() + w[1:] if w.islower() else w for w in words)
     name = name.removesuffix("'s").removesuffix("’s")
     return name if name and name[0].isalpha() else None
+
+
+def _coded(tok: Token) -> bool:
+    """A reference code next to the name, or as it: "Ref xq0412" (the code may be the
+    subject the small parser found, or the name's neighbour)."""
+    neighbours = [tok, *(t for t in (tok.nbor(1) if tok.i + 1 < len(tok.doc) else None,)
+                         if t is not None)]
+    return any(any(ch.isdigit() for ch in t.text) and any(ch.isalpha() for ch in t.text)
+               for t in neighbours)
 
 
 def _claim(doc: Doc, sent: Span, cue: Token, content: Span, holder: str, pred: str, me: str,
@@ -370,14 +560,14 @@ _ASKING_VERBS = (VERBS.keys() - _NEUTRAL_SPEECH - {"find", "convince"}) | {
     "say", "trust", "rate", "regard", "recommend", "suggest", "credit", "judge", "consider",
     "attribute", "agree", "disagree", "oppose", "favour", "favor", "dismiss", "defend",
     "hold", "compare", "explain", "foresee", "propose", "accept", "regret", "characterise",
-    "characterize",
+    "characterize", "want",
 }
 _ASKING_NOUNS = frozenset({
     "concern", "attitude", "explanation", "verdict", "reaction", "assessment",
     "impression", "complaint", "advice", "recommendation", "suggestion", "theory",
     "excuse", "worry", "fear", "hope", "doubt", "prediction", "criticism", "argument",
     "objection", "take", "view", "opinion", "position", "stance", "feeling", "feelings",
-    "thoughts", "sense",
+    "thoughts", "sense", "read", "reading", "judgement", "judgment", "perspective",
 })
 
 
@@ -395,19 +585,29 @@ def view_holder(question: str) -> str | None:
     for tok in doc:
         if not _is_named(tok):
             continue
-        head = tok.head
-        if tok.dep_ in ("nsubj", "nsubjpass"):
-            lemma = head.lemma_.lower()
+        head, dep = tok.head, tok.dep_
+        if dep == "appos" and head.dep_ in ("nsubj", "nsubjpass"):
+            head, dep = head.head, head.dep_  # "does the conductor Ivanov consider ..."
+        elif dep == "dobj" and tok.i > 0 and doc[tok.i - 1].dep_ == "nsubj" \
+                and doc[tok.i - 1] in (head, *head.children) and doc[tok.i - 1].pos_ == "NOUN":
+            # "does coach Ravi predict": the role noun read as the subject, the name as its
+            # or the verb's object
+            head, dep = doc[tok.i - 1].head, "nsubj"
+        if dep in ("nsubj", "nsubjpass"):
+            lemma = _lemma(head)
             if lemma in _HOLDING_VERBS and any(
                     c.dep_ in ("dobj", "attr") and c.lemma_.lower() in _ASKING_NOUNS
                     for c in head.children):
                 return _name(tok)  # "What concern does Efua have?", "What excuse ..."
             if lemma == "put" and any(c.lower_ == "down" for c in head.children):
                 return _name(tok)  # "What does Ngozi put the mark down to?"
+            if lemma in _CONSTRUING_VERBS and _construes(head):
+                return _name(tok)  # "How does Omar see the merger?", "... read it as ..."
             if lemma in _ASKING_VERBS or lemma == "make" and any(
                     c.lower_ == "of" for c in head.children):  # "What does X make of ..."
                 return _name(tok)
-            if head.pos_ == "VERB" and any(c.dep_ == "ccomp" for c in head.children):
+            if head.pos_ == "VERB" and any(c.dep_ == "ccomp" and not _asks(c)
+                                           for c in head.children):
                 # a verb with a finite clause for its object holds or reports a proposition:
                 # "Does Oduya accept that the lane hurt trade?", "Is Priya convinced her
                 # pet is healthy?"
@@ -420,8 +620,69 @@ def view_holder(question: str) -> str | None:
             if head.pos_ == "ADJ":
                 return _name(tok)
         if tok.dep_ == "poss" and head.lemma_.lower() in (NOUNS.keys() | _ASKING_NOUNS):
-            return _name(tok)
+            return _name(_taker(head) or tok)
     return _inverted_subject(doc)
+
+
+#: Verbs whose subject takes a side on a view they have for object ("share", "echo",
+#: "dispute"), beside the verbs a question asks for a view with.
+_TAKING_VERBS = frozenset({"share", "echo", "support", "dispute", "reject", "question",
+                           "doubt", "endorse", "buy"})
+
+
+def _asks(clause: Token) -> bool:
+    """A clause that is a question of its own ("..., how big is it?"), not a proposition
+    someone holds: a wh-word opens it."""
+    first = clause.doc[clause.left_edge.i]
+    return first.tag_ in ("WRB", "WP", "WDT", "WP$")
+
+
+def _taker(view: Token) -> Token | None:
+    """The person who takes a stance on another's view ("Does Lorraine share Bev's
+    worry?", "Does Ade accept Kim's explanation?"): the named subject of the verb the view
+    is the object of, who is asked about, not the view's owner. The small parser may hang
+    the name on the verb by another relation ("Lorraine" as an amod of "share")."""
+    verb = view.head
+    if view.dep_ != "dobj" or verb.pos_ != "VERB" or not (
+            _lemma(verb) in _ASKING_VERBS | _TAKING_VERBS):
+        return None
+    return next((c for c in verb.children if c.i < verb.i and _is_named(c)
+                 and c.dep_ in ("nsubj", "amod", "npadvmod", "dep", "compound")), None)
+
+
+def asks_whose_view(question: str) -> bool:
+    """A question that asks who holds a view ("Who considers the documentary the best
+    film?", "Who blames the council?", "Who is worried about the roof?"): "who" is the
+    subject of a stance or judging verb, or of a stance adjective."""
+    from enfold.text.nlp import parse
+
+    doc = parse(question)
+    if doc is None:
+        return False
+    for tok in doc:
+        if tok.lower_ not in ("who", "whom") or tok.dep_ not in ("nsubj", "nsubjpass"):
+            continue
+        head = tok.head
+        if head.pos_ in ("VERB", "AUX") and _lemma(head) in _ASKING_VERBS:
+            return True
+        if any(c.dep_ == "acomp" and c.lemma_.lower() in ADJECTIVES for c in head.children):
+            return True
+    return False
+
+
+#: Verbs of perceiving used for construing: a question asks for a view with them when it
+#: asks how the person takes something ("How does Omar see the merger?") or what as
+#: ("Does Ines see him as a rival?"), not what they saw or read.
+_CONSTRUING_VERBS = frozenset({"see", "read", "view", "perceive", "size", "sum", "take",
+                               "interpret", "assess", "gauge", "weigh"})
+
+
+def _construes(verb: Token) -> bool:
+    kids = list(verb.children)
+    if any(c.dep_ == "prep" and c.lower_ == "as" for c in kids):
+        return True
+    return any(c.lower_ == "how" and c.dep_ == "advmod" for c in kids) and any(
+        c.dep_ == "dobj" for c in kids)
 
 
 #: The verbs a view noun is the object of when a question asks for someone's view ("What

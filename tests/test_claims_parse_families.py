@@ -1,0 +1,74 @@
+"""Regression tests for claim families read from the parse (new sentences of our own):
+subjects the small parser hangs on an auxiliary, lower-case reported holders, "X's sure"
+read as a possessive, questions that ask for a view with a non-view verb, views that carry
+amounts, and reference codes taken for people."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from enfold.recall.analyze import analyze
+from enfold.text.annotate import annotate
+from enfold.text.claims import extract_claims
+from enfold.text.stance import view_holder
+
+_AT = datetime(2026, 3, 14, 12, 0)
+
+
+@pytest.mark.parametrize(("text", "holder"), [
+    ("uncle dev is convinced the boiler needs replacing before winter", "Dev"),
+    ("Marguerite is convinced the ferry will be cancelled again.", "Marguerite"),
+    ("tobias's sure the exam board will mark it down", "Tobias"),
+])
+def test_lowercase_and_passive_reported_holders(text: str, holder: str) -> None:
+    claims = extract_claims(text, "Noor")
+    assert claims and holder in claims[0].holder and not claims[0].holder_is_speaker
+
+
+def test_a_wary_or_hesitant_speaker_holds_a_view() -> None:
+    claims = extract_claims("I'm wary of signing the lease before the survey is back", "Noor")
+    assert claims and claims[0].holder == "Noor"
+
+
+@pytest.mark.parametrize(("question", "holder"), [
+    ("How does Omar see the merger?", "Omar"),
+    ("Does Ines see her brother as a rival?", "Ines"),
+    ("How does Keiko read the polling numbers?", "Keiko"),
+    ("What's Dimitri's read on the new manager?", "Dimitri"),
+    ("How fast does the trainer Solveig judge the colt to be?", "Solveig"),
+    ("What does nurse Aoife predict for his recovery?", "Aoife"),
+    ("What is Tunde hoping for from the appeal?", "Tunde"),
+    ("What price does Halvard want for the van?", "Halvard"),
+    ("What did Omar read on the plane?", None),
+    ("When did Ines see the dentist?", None),
+    ("How did Keiko fix the shelf?", None),
+])
+def test_view_questions_with_other_verbs(question: str, holder: str | None) -> None:
+    assert view_holder(question) == holder
+
+
+def test_an_amount_inside_a_judgement_is_not_a_stated_fact() -> None:
+    ann = annotate("Ninety minutes is far too long for a toddler's class, I think.", ts=_AT,
+                   speaker="Noor")
+    assert ann.claims and not ann.states_facts
+
+
+def test_an_amount_told_beside_a_view_is_a_stated_fact() -> None:
+    ann = annotate("The new saddle was £85 and I think it feels much comfier.", ts=_AT, speaker="Noor")
+    assert ann.claims and ann.states_facts
+
+
+def test_reference_codes_are_not_holders() -> None:
+    assert analyze("What did Ref kz2291 say about the refund?").holder is None
+    assert not [c for c in extract_claims(
+        "Ref kz2291 says the refund was refused, which is absurd.", "Noor")
+        if "kz2291" in c.holder]
+
+
+def test_a_verdict_put_in_a_sources_mouth_is_not_the_speakers_view() -> None:
+    from enfold.text.stance import reports_another
+
+    assert reports_another("The inspector's report called the stairwell a death trap.")
+    assert not reports_another("The stairwell is a death trap.")
