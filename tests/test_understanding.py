@@ -303,9 +303,9 @@ def test_a_view_asked_by_surname_returns_that_persons_words(minilm: Any) -> None
      1, 0),
     # the restatement is ended too only while it is alike enough to the ended claim
     ("claim_restatement_similarity",
-     ["the new tram line is a pointless vanity project",
-      "still think the new tram line is a pointless vanity project",
-      "ok I take it back, the tram line has been great"], 2, 1),
+     ["I hate the new tram line, it is a vanity project.",
+      "I still hate that tram line, such a vanity project.",
+      "I changed my mind, I love the tram line now."], 2, 1),
 ])
 def test_the_change_of_mind_similarities_are_settings(minilm: Any, setting: str,
                                                       events: list[str], default: int,
