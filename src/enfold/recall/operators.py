@@ -177,11 +177,11 @@ def personalized_pagerank(
     vals: list[float] = []
     types = tuple(EdgeType) if allowed is None else tuple(allowed)
     for node_id, i in index.items():
-        if graph.degree(node_id) > 2 * n * len(types):
+        out = graph.out.get(node_id, {})
+        inn = graph.inn.get(node_id, {})
+        if len(out) + len(inn) > 2 * n * len(types):
             # A hub: look its edges to the subgraph's nodes up, instead of walking all
             # of them (the same entries, so the same result).
-            out = graph.out.get(node_id, {})
-            inn = graph.inn.get(node_id, {})
             for other, at in index.items():
                 for t in types:
                     for e in (out.get((t, other)), inn.get((t, other))):
@@ -190,15 +190,10 @@ def personalized_pagerank(
                             cols.append(at)
                             vals.append(strength(e))
             continue
-        # (speed: the edge maps themselves, in neighbors' order: out-edges, then in-edges)
-        for e in graph.out.get(node_id, {}).values():
-            j = index.get(e.dst)
-            if j is not None and (allowed is None or e.type in allowed):
-                rows.append(i)
-                cols.append(j)
-                vals.append(strength(e))
-        for e in graph.inn.get(node_id, {}).values():
-            j = index.get(e.src)
+        # (speed: the edge maps themselves, in neighbors' order: out-edges, then in-edges;
+        # the far end of an in-edge is its source, of an out-edge or a loop its target)
+        for e in itertools.chain(out.values(), inn.values()):
+            j = index.get(e.dst if e.src == node_id else e.src)
             if j is not None and (allowed is None or e.type in allowed):
                 rows.append(i)
                 cols.append(j)
