@@ -30,7 +30,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -46,36 +46,30 @@ from enfold.model import Edge, EdgeType, Node, NodeKind, OpRecord, now
 from enfold.store.base import (
     EMBEDDER_KEY,
     TABLES,
-    ApiKey,
     Appended,
     EventRecord,
-    Fence,
     Fences,
     GraphSnapshot,
-    Token,
     check_fence,
     fts_text,
 )
+from enfold.store.sql import NODE_COLS, OP_COLS, TOKEN_SQL, SqlStore, token_of
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _MIGRATION_LOCK = 0x656E666F6C64  # "enfold": one migrator at a time across processes
 _APPEND_LOCK_SEED = 1  # per-namespace advisory-lock keys: hashtextextended(ns, seed)
 _GRAPH_LOCK_SEED = 2
+_PG_TOKEN_SQL = TOKEN_SQL.replace("?", "%s")
 # BM25 constants and IDF as SQLite's FTS5 bm25() has them (so both backends rank alike).
 _K1 = 1.2
 _B = 0.75
 
-_NODE_COLS = ("namespace, id, kind, text, attrs, created_at, updated_at, last_access, "
-              "access_count, plan_id")
 # Access statistics only grow: a node written from a working graph that missed another
 # process's touch keeps the stored count and time (see touch).
 _NODE_UPDATE = ", ".join(f"{c} = GREATEST(nodes.{c}, EXCLUDED.{c})"
                          if c in ("access_count", "last_access") else f"{c} = EXCLUDED.{c}"
-                         for c in [*(c.strip() for c in _NODE_COLS.split(",")[2:]), "tlen",
+                         for c in [*(c.strip() for c in NODE_COLS.split(",")[2:]), "tlen",
                                    "tsv"])
-_TOKEN_SQL = ("SELECT (SELECT version FROM graph_versions WHERE namespace = %s), "
-              "(SELECT seq FROM cursors WHERE namespace = %s)")
-_KEY_COLS = "id, namespace, key_hash, label, created_at, revoked_at"
 
 # Rank a namespace's nodes for a tsquery by BM25: term frequencies from the tsvector's
 # positions, document frequencies among the matching nodes, N and the average length over
@@ -134,8 +128,11 @@ def ts_query(text: str) -> str | None:
     return " | ".join(f"'{w}'" for w in list(dict.fromkeys(words))[:64])
 
 
-class PostgresStore:
+class PostgresStore(SqlStore):
     """A :class:`~enfold.store.base.Store` on one PostgreSQL database."""
+
+    _PARAM = "%s"
+    _TS = "COALESCE((n.attrs::jsonb ->> 'ts')::double precision, n.created_at)"
 
     def __init__(self, url: str, *, dtype: str = "float32", pool_size: int = 8,
                  timeout: float = 30.0) -> None:
@@ -209,12 +206,6 @@ class PostgresStore:
             if not nested:
                 self._fences.settle()
 
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """Group several store calls into one atomic transaction (they nest as savepoints)."""
-        with self._tx():
-            yield
-
     def _q(self, sql: str, args: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         with self._conn() as conn:
             try:
@@ -245,9 +236,6 @@ class PostgresStore:
                 conn.execute("INSERT INTO migrations (name, applied_at) VALUES (%s, %s)",
                              (entry.name, now()))
 
-    def migrations(self) -> list[str]:
-        return [r[0] for r in self._q("SELECT name FROM migrations ORDER BY name")]
-
     # ------------------------------------------------------------ rows
     @staticmethod
     def _node_row(n: Node, search: str) -> tuple[Any, ...]:
@@ -258,14 +246,6 @@ class PostgresStore:
         )
 
     @staticmethod
-    def _row_node(r: Sequence[Any], grounded_in: Sequence[str] = ()) -> Node:
-        return Node(
-            namespace=r[0], id=r[1], kind=NodeKind(r[2]), text=r[3], attrs=json.loads(r[4]),
-            grounded_in=tuple(grounded_in), created_at=r[5], updated_at=r[6],
-            last_access=r[7], access_count=r[8], plan_id=r[9],
-        )
-
-    @staticmethod
     def _provenance(rows: Iterable[Sequence[Any]]) -> dict[str, list[str]]:
         """(node id, event id) rows in order → provenance lists by node."""
         out: dict[str, list[str]] = {}
@@ -273,16 +253,8 @@ class PostgresStore:
             out.setdefault(nid, []).append(eid)
         return out
 
-    _NODE_INSERT = (f"INSERT INTO nodes ({_NODE_COLS}, tlen, tsv) VALUES "
+    _NODE_INSERT = (f"INSERT INTO nodes ({NODE_COLS}, tlen, tsv) VALUES "
                     "(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s, to_tsvector('enfold', %s))")
-
-    def _blob(self, vec: np.ndarray) -> tuple[int, str, bytes]:
-        v = np.asarray(vec, dtype=self.dtype).reshape(-1)
-        return int(v.shape[0]), self.dtype.name, v.tobytes()
-
-    @staticmethod
-    def _unblob(dim: int, dtype: str, data: bytes) -> np.ndarray:
-        return np.frombuffer(data, dtype=np.dtype(dtype), count=dim).astype(np.float32)
 
     # ------------------------------------------------------- event log
     def append_events(self, namespace: str, events: Sequence[EventRecord]) -> list[Appended]:
@@ -330,64 +302,17 @@ class PostgresStore:
             "AND content_hash = ANY(%s)", (namespace, hashes))}
         return by_ext, by_hash
 
-    def events_after(self, namespace: str, seq: int, limit: int) -> list[Node]:
-        cols = ", ".join("n." + c.strip() for c in _NODE_COLS.split(","))
-        rows = self._q(
-            f"SELECT {cols} FROM events e JOIN nodes n ON n.namespace = e.namespace "
-            "AND n.id = e.id WHERE e.namespace = %s AND e.seq > %s ORDER BY e.seq LIMIT %s",
-            (namespace, seq, limit),
-        )
-        return [self._row_node(r) for r in rows]
-
-    def events_by_time(self, namespace: str, *, since: float | None = None,
-                       until: float | None = None, after: tuple[float, int] | None = None,
-                       limit: int = 100) -> list[Node]:
-        ts = "COALESCE((n.attrs::jsonb ->> 'ts')::double precision, n.created_at)"
-        where = ["e.namespace = %s"]
-        args: list[Any] = [namespace]
-        if since is not None:
-            where.append(f"{ts} >= %s")
-            args.append(since)
-        if until is not None:
-            where.append(f"{ts} < %s")
-            args.append(until)
-        if after is not None:
-            where.append(f"({ts} > %s OR ({ts} = %s AND e.seq > %s))")
-            args += [after[0], after[0], after[1]]
-        rows = self._q(
-            f"SELECT {', '.join('n.' + c.strip() for c in _NODE_COLS.split(','))} "
-            "FROM events e JOIN nodes n ON n.namespace = e.namespace AND n.id = e.id "
-            f"WHERE {' AND '.join(where)} ORDER BY {ts}, e.seq LIMIT %s",
-            (*args, limit),
-        )
-        return [self._row_node(r) for r in rows]
-
-    def last_seq(self, namespace: str) -> int:
-        return int(self._q(
-            "SELECT COALESCE(MAX(seq), 0) FROM events WHERE namespace = %s", (namespace,)
-        )[0][0])
-
-    def get_cursor(self, namespace: str) -> int:
-        rows = self._q("SELECT seq FROM cursors WHERE namespace = %s", (namespace,))
-        return int(rows[0][0]) if rows else 0
-
-    def change_token(self, namespace: str) -> Token:
-        return _token(self._q(_TOKEN_SQL, (namespace, namespace))[0])
-
-    def fenced(self, namespace: str, fence: Fence) -> AbstractContextManager[Fence]:
-        return self._fences.hold(namespace, fence)
-
     # ------------------------------------------------------------ graph
     def load_graph(self, namespace: str, *, folded_only: bool = True) -> GraphSnapshot:
         with self._tx() as conn:  # one snapshot of every table
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            token = _token(conn.execute(_TOKEN_SQL, (namespace, namespace)).fetchone())
+            token = token_of(conn.execute(_PG_TOKEN_SQL, (namespace, namespace)).fetchone())
             cursor = token[1]
             prov = self._provenance(conn.execute(
                 "SELECT node_id, event_id FROM provenance WHERE namespace = %s "
                 "ORDER BY node_id, pos", (namespace,)))
             nodes = [self._row_node(r, prov.get(r[1], ())) for r in conn.execute(
-                f"SELECT {_NODE_COLS} FROM nodes WHERE namespace = %s", (namespace,))]
+                f"SELECT {NODE_COLS} FROM nodes WHERE namespace = %s", (namespace,))]
             if folded_only:
                 nodes = [n for n in nodes if n.kind is not NodeKind.EVENT
                          or int(n.attrs.get("seq", 0)) <= cursor]
@@ -413,7 +338,7 @@ class PostgresStore:
         fence = self._fences.get(namespace)
         with self._tx(durable=durable) as conn, conn.cursor() as cur:
             self._lock(conn, namespace, _GRAPH_LOCK_SEED)
-            token = _token(cur.execute(_TOKEN_SQL, (namespace, namespace)).fetchone())
+            token = token_of(cur.execute(_PG_TOKEN_SQL, (namespace, namespace)).fetchone())
             expected = self._fences.expected(fence)
             check_fence(namespace, expected, token)
             if cursor is not None:
@@ -544,7 +469,7 @@ class PostgresStore:
                          _dumps({"name": self.embedder_name, "dim": vecs[0][2]})))
 
     def get_node(self, namespace: str, node_id: str) -> Node | None:
-        rows = self._q(f"SELECT {_NODE_COLS} FROM nodes WHERE namespace = %s AND id = %s",
+        rows = self._q(f"SELECT {NODE_COLS} FROM nodes WHERE namespace = %s AND id = %s",
                        (namespace, node_id))
         if not rows:
             return None
@@ -553,27 +478,13 @@ class PostgresStore:
             "ORDER BY pos", (namespace, node_id)))
         return self._row_node(rows[0], prov.get(node_id, ()))
 
-    def resolve_alias(self, namespace: str, node_id: str) -> str | None:
-        rows = self._q("SELECT new_id FROM aliases WHERE namespace = %s AND old_id = %s",
-                       (namespace, node_id))
-        return rows[0][0] if rows else None
-
-    _OP_SELECT = ("SELECT seq, plan_id, op, target, before, after, reasoning, at, peer "
+    _OP_SELECT = (f"SELECT {OP_COLS} "
                   "FROM oplog WHERE namespace = %s")
-
-    def _ops(self, namespace: str, rows: list[Any]) -> list[OpRecord]:
-        return [OpRecord(namespace, int(r[0]), r[1], r[2], r[3],
-                         None if r[4] is None else json.loads(r[4]),
-                         None if r[5] is None else json.loads(r[5]), r[6], r[7], r[8])
-                for r in rows]
 
     def history(self, namespace: str, node_id: str) -> list[OpRecord]:
         return self._ops(namespace, self._q(
             f"{self._OP_SELECT} AND target = %s UNION ALL {self._OP_SELECT} AND peer = %s "
             "ORDER BY seq", (namespace, node_id, namespace, node_id)))
-
-    def oplog(self, namespace: str) -> list[OpRecord]:
-        return self._ops(namespace, self._q(f"{self._OP_SELECT} ORDER BY seq", (namespace,)))
 
     def search_text(
         self, namespace: str, query: str, kinds: Iterable[NodeKind] | None, limit: int,
@@ -589,11 +500,6 @@ class PostgresStore:
         return [(r[0], float(r[1])) for r in rows]
 
     # -------------------------------------------------------- namespaces
-    def namespaces(self) -> list[str]:
-        rows = self._q("SELECT namespace FROM nodes UNION SELECT namespace FROM cursors "
-                       "ORDER BY 1")
-        return [r[0] for r in rows]
-
     def counts(self, namespace: str) -> dict[str, Any]:
         with self._tx() as conn:
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
@@ -696,29 +602,6 @@ class PostgresStore:
                 conn.execute("DELETE FROM aliases WHERE namespace = %s AND old_id = ANY(%s)",
                              (namespace, ids))
 
-    def cache_models(self, namespace: str) -> list[str]:
-        """The embedders that have vectors in the namespace's embedding cache."""
-        return [r[0] for r in self._q(
-            "SELECT DISTINCT model FROM embed_cache WHERE namespace = %s", (namespace,))]
-
-    def get_meta(self, namespace: str, key: str) -> Any:
-        rows = self._q("SELECT value FROM meta WHERE namespace = %s AND key = %s",
-                       (namespace, key))
-        return json.loads(rows[0][0]) if rows else None
-
-    def vector_spaces(self) -> dict[str, tuple[str | None, int]]:
-        out: dict[str, tuple[str | None, int]] = {}
-        for ns, value in self._q("SELECT namespace, value FROM meta WHERE key = %s",
-                                 (EMBEDDER_KEY,)):
-            record = json.loads(value)
-            out[ns] = (str(record["name"]), int(record["dim"]))
-        for ns in self.namespaces():
-            if ns not in out:
-                rows = self._q("SELECT dim FROM vectors WHERE namespace = %s LIMIT 1", (ns,))
-                if rows:
-                    out[ns] = (None, int(rows[0][0]))
-        return out
-
     # ---------------------------------------------------- embedding cache
     def cached_vectors(
         self, namespace: str, model: str, hashes: Sequence[str]
@@ -776,24 +659,6 @@ class PostgresStore:
         return bool(rows)
 
     # ------------------------------------------------------------- API keys
-    def create_api_key(self, key: ApiKey) -> None:
-        with self._tx() as conn:
-            conn.execute(f"INSERT INTO api_keys ({_KEY_COLS}) VALUES (%s,%s,%s,%s,%s,%s)",
-                         (key.id, key.namespace, key.key_hash, key.label, key.created_at,
-                          key.revoked_at))
-
-    def get_api_key(self, key_id: str) -> ApiKey | None:
-        rows = self._q(f"SELECT {_KEY_COLS} FROM api_keys WHERE id = %s", (key_id,))
-        return ApiKey(*rows[0]) if rows else None
-
-    def list_api_keys(self, namespace: str | None = None) -> list[ApiKey]:
-        if namespace is None:
-            rows = self._q(f"SELECT {_KEY_COLS} FROM api_keys ORDER BY created_at, id")
-        else:
-            rows = self._q(f"SELECT {_KEY_COLS} FROM api_keys WHERE namespace = %s "
-                           "ORDER BY created_at, id", (namespace,))
-        return [ApiKey(*r) for r in rows]
-
     def revoke_api_key(self, key_id: str, at: float) -> bool:
         rows = self._q("UPDATE api_keys SET revoked_at = %s WHERE id = %s AND revoked_at IS "
                        "NULL RETURNING id", (at, key_id))
@@ -822,10 +687,6 @@ class PostgresStore:
         with self._tx() as conn, conn.cursor() as cur:
             cur.executemany(sql.encode(), data)
 
-
-def _token(row: Sequence[Any] | None) -> Token:
-    assert row is not None  # (a SELECT of two subqueries always returns its row)
-    return int(row[0] or 0), int(row[1] or 0)
 
 
 def _text(value: str) -> str:

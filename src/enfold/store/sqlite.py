@@ -15,7 +15,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from sys import intern
@@ -30,16 +30,14 @@ from enfold.model import Edge, EdgeType, Node, NodeKind, OpRecord, now
 from enfold.store.base import (
     EMBEDDER_KEY,
     TABLES,
-    ApiKey,
     Appended,
     EventRecord,
-    Fence,
     Fences,
     GraphSnapshot,
-    Token,
     check_fence,
     fts_text,
 )
+from enfold.store.sql import NODE_COLS, OP_COLS, TOKEN_SQL, SqlStore, token_of
 
 log = logging.getLogger("enfold.store")
 
@@ -85,8 +83,10 @@ def _upsert(table: str, cols: str, key: tuple[str, ...], grow: tuple[str, ...] =
             f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {sets}")
 
 
-class SQLiteStore:
+class SQLiteStore(SqlStore):
     """A :class:`~enfold.store.base.Store` on one SQLite file (or ``:memory:``)."""
+
+    _TS = "COALESCE(json_extract(n.attrs, '$.ts'), n.created_at)"
 
     def __init__(self, path: str, *, url: str | None = None, dtype: str = "float32") -> None:
         self.path = path
@@ -205,12 +205,6 @@ class SQLiteStore:
                 raise
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """Group several store calls into one atomic transaction (they nest as savepoints)."""
-        with self._tx():
-            yield
-
-    @contextmanager
     def _snapshot(self) -> Iterator[None]:
         """One read transaction: every query inside sees the same committed state, however
         other processes write meanwhile (WAL readers keep their snapshot). Inside a write
@@ -262,9 +256,6 @@ class SQLiteStore:
                 self._db.execute("ROLLBACK")
                 raise
 
-    def migrations(self) -> list[str]:
-        return [r[0] for r in self._q("SELECT name FROM migrations ORDER BY name")]
-
     # ------------------------------------------------------------ rows
     @staticmethod
     def _node_row(n: Node) -> tuple[Any, ...]:
@@ -273,20 +264,10 @@ class SQLiteStore:
             n.updated_at, n.last_access, n.access_count, n.plan_id,
         )
 
-    @staticmethod
-    def _row_node(r: Sequence[Any], grounded_in: Sequence[str] = ()) -> Node:
-        return Node(
-            namespace=r[0], id=r[1], kind=NodeKind(r[2]), text=r[3], attrs=json.loads(r[4]),
-            grounded_in=tuple(grounded_in), created_at=r[5], updated_at=r[6],
-            last_access=r[7], access_count=r[8], plan_id=r[9],
-        )
-
-    _NODE_COLS = ("namespace, id, kind, text, attrs, created_at, updated_at, last_access, "
-                  "access_count, plan_id")
     _NODE_VALUES = "(?,?,?,?,?,?,?,?,?,?)"
     # Access statistics only grow: a node written from a working graph that missed another
     # process's touch keeps the stored count and time (see touch).
-    _NODE_UPSERT = _upsert("nodes", _NODE_COLS, ("namespace", "id"),
+    _NODE_UPSERT = _upsert("nodes", NODE_COLS, ("namespace", "id"),
                            grow=("access_count", "last_access"))
     _EDGE_UPSERT = _upsert("edges", "namespace, src, type, dst, weight, created_at, updated_at, "
                            "plan_id", ("namespace", "src", "type", "dst"))
@@ -305,14 +286,6 @@ class SQLiteStore:
         for nid, eid in rows:
             out.setdefault(nid, []).append(eid)
         return out
-
-    def _blob(self, vec: np.ndarray) -> tuple[int, str, bytes]:
-        v = np.asarray(vec, dtype=self.dtype).reshape(-1)
-        return int(v.shape[0]), self.dtype.name, v.tobytes()
-
-    @staticmethod
-    def _unblob(dim: int, dtype: str, data: bytes) -> np.ndarray:
-        return np.frombuffer(data, dtype=np.dtype(dtype), count=dim).astype(np.float32)
 
     # ------------------------------------------------------- event log
     def append_events(self, namespace: str, events: Sequence[EventRecord]) -> list[Appended]:
@@ -350,53 +323,6 @@ class SQLiteStore:
                 _fts_put(db, namespace, node.id, node.kind.value, node.text)
                 out.append(Appended(node.id, last, True))
         return out
-
-    def events_after(self, namespace: str, seq: int, limit: int) -> list[Node]:
-        rows = self._q(
-            f"SELECT {', '.join('n.' + c.strip() for c in self._NODE_COLS.split(','))} "
-            "FROM events e JOIN nodes n ON n.namespace = e.namespace AND n.id = e.id "
-            "WHERE e.namespace = ? AND e.seq > ? ORDER BY e.seq LIMIT ?",
-            (namespace, seq, limit),
-        )
-        return [self._row_node(r) for r in rows]
-
-    def events_by_time(self, namespace: str, *, since: float | None = None,
-                       until: float | None = None, after: tuple[float, int] | None = None,
-                       limit: int = 100) -> list[Node]:
-        ts = "COALESCE(json_extract(n.attrs, '$.ts'), n.created_at)"
-        where = ["e.namespace = ?"]
-        args: list[Any] = [namespace]
-        if since is not None:
-            where.append(f"{ts} >= ?")
-            args.append(since)
-        if until is not None:
-            where.append(f"{ts} < ?")
-            args.append(until)
-        if after is not None:
-            where.append(f"({ts} > ? OR ({ts} = ? AND e.seq > ?))")
-            args += [after[0], after[0], after[1]]
-        rows = self._q(
-            f"SELECT {', '.join('n.' + c.strip() for c in self._NODE_COLS.split(','))} "
-            "FROM events e JOIN nodes n ON n.namespace = e.namespace AND n.id = e.id "
-            f"WHERE {' AND '.join(where)} ORDER BY {ts}, e.seq LIMIT ?",
-            (*args, limit),
-        )
-        return [self._row_node(r) for r in rows]
-
-    def last_seq(self, namespace: str) -> int:
-        return int(self._q(
-            "SELECT COALESCE(MAX(seq), 0) FROM events WHERE namespace = ?", (namespace,)
-        )[0][0])
-
-    def get_cursor(self, namespace: str) -> int:
-        rows = self._q("SELECT seq FROM cursors WHERE namespace = ?", (namespace,))
-        return int(rows[0][0]) if rows else 0
-
-    def change_token(self, namespace: str) -> Token:
-        return _token(self._q(_TOKEN_SQL, (namespace, namespace))[0])
-
-    def fenced(self, namespace: str, fence: Fence) -> AbstractContextManager[Fence]:
-        return self._fences.hold(namespace, fence)
 
     # ------------------------------------------------------------ graph
     def load_graph(self, namespace: str, *, folded_only: bool = True) -> GraphSnapshot:
@@ -446,7 +372,7 @@ class SQLiteStore:
             return
         fence = self._fences.get(namespace)
         with self._tx(durable=durable) as db:
-            token = _token(db.execute(_TOKEN_SQL, (namespace, namespace)).fetchone())
+            token = token_of(db.execute(TOKEN_SQL, (namespace, namespace)).fetchone())
             expected = self._fences.expected(fence)
             check_fence(namespace, expected, token)
             self._commit_nodes(db, namespace, changes)
@@ -570,35 +496,15 @@ class SQLiteStore:
             return None
         return self._row_node(rows[0], self._provenance(namespace, node_id).get(node_id, ()))
 
-    def resolve_alias(self, namespace: str, node_id: str) -> str | None:
-        rows = self._q(
-            "SELECT new_id FROM aliases WHERE namespace = ? AND old_id = ?", (namespace, node_id)
-        )
-        return rows[0][0] if rows else None
-
-    _OP_COLS = "seq, plan_id, op, target, before, after, reasoning, at, peer"
-
-    @staticmethod
-    def _ops(namespace: str, rows: list[Any]) -> list[OpRecord]:
-        return [OpRecord(namespace, r[0], r[1], r[2], r[3],
-                         None if r[4] is None else json.loads(r[4]),
-                         None if r[5] is None else json.loads(r[5]), r[6], r[7], r[8])
-                for r in rows]
-
     def history(self, namespace: str, node_id: str) -> list[OpRecord]:
         # Each half names its index: without statistics (the store runs no ANALYZE) the
         # planner would walk the primary key for the ORDER BY, reading the whole op log.
         return self._ops(namespace, self._q(
-            f"SELECT {self._OP_COLS} FROM oplog INDEXED BY oplog_by_target "
+            f"SELECT {OP_COLS} FROM oplog INDEXED BY oplog_by_target "
             "WHERE namespace = ? AND target = ? UNION ALL "
-            f"SELECT {self._OP_COLS} FROM oplog INDEXED BY oplog_by_peer "
+            f"SELECT {OP_COLS} FROM oplog INDEXED BY oplog_by_peer "
             "WHERE namespace = ? AND peer = ? ORDER BY seq",
             (namespace, node_id, namespace, node_id)))
-
-    def oplog(self, namespace: str) -> list[OpRecord]:
-        return self._ops(namespace, self._q(
-            f"SELECT {self._OP_COLS} FROM oplog WHERE namespace = ? ORDER BY seq",
-            (namespace,)))
 
     def search_text(
         self, namespace: str, query: str, kinds: Iterable[NodeKind] | None, limit: int,
@@ -814,13 +720,6 @@ class SQLiteStore:
         return counts
 
     # -------------------------------------------------------- namespaces
-    def namespaces(self) -> list[str]:
-        rows = self._q(
-            "SELECT DISTINCT namespace FROM nodes UNION SELECT namespace FROM cursors "
-            "ORDER BY 1"
-        )
-        return [r[0] for r in rows]
-
     def counts(self, namespace: str) -> dict[str, Any]:
         nodes = {r[0]: r[1] for r in self._q(
             "SELECT kind, COUNT(*) FROM nodes WHERE namespace = ? GROUP BY kind", (namespace,)
@@ -921,9 +820,9 @@ class SQLiteStore:
         out: dict[int, OpRecord] = {}
         for node_id in dict.fromkeys(node_ids):
             for r in self._ops(namespace, self._q(
-                    f"SELECT {self._OP_COLS} FROM oplog INDEXED BY oplog_by_target "
+                    f"SELECT {OP_COLS} FROM oplog INDEXED BY oplog_by_target "
                     f"WHERE namespace = ? AND target = ? AND ({cond}) UNION "
-                    f"SELECT {self._OP_COLS} FROM oplog INDEXED BY oplog_by_peer "
+                    f"SELECT {OP_COLS} FROM oplog INDEXED BY oplog_by_peer "
                     f"WHERE namespace = ? AND peer = ? AND ({cond})",
                     (namespace, node_id, *probes, namespace, node_id, *probes))):
                 out[r.seq] = r
@@ -945,34 +844,12 @@ class SQLiteStore:
             db.executemany("DELETE FROM aliases WHERE namespace = ? AND old_id = ?",
                            [(namespace, i) for i in old_ids])
 
-    def cache_models(self, namespace: str) -> list[str]:
-        """The embedders that have vectors in the namespace's embedding cache."""
-        return [r[0] for r in self._q(
-            "SELECT DISTINCT model FROM embed_cache WHERE namespace = ?", (namespace,))]
-
-    def get_meta(self, namespace: str, key: str) -> Any:
-        rows = self._q("SELECT value FROM meta WHERE namespace = ? AND key = ?", (namespace, key))
-        return json.loads(rows[0][0]) if rows else None
-
     def _vector_space(self, changes: ChangeSet) -> str | None:
         """The EMBEDDER_KEY record of the vectors in ``changes`` (None: nothing to record)."""
         vec = next((v for v in changes.vectors.values() if v is not None), None)
         if vec is None or self.embedder_name is None:
             return None
         return _dumps({"name": self.embedder_name, "dim": int(vec.shape[-1])})
-
-    def vector_spaces(self) -> dict[str, tuple[str | None, int]]:
-        out: dict[str, tuple[str | None, int]] = {}
-        for ns, value in self._q("SELECT namespace, value FROM meta WHERE key = ?",
-                                 (EMBEDDER_KEY,)):
-            record = json.loads(value)
-            out[ns] = (str(record["name"]), int(record["dim"]))
-        for ns in self.namespaces():
-            if ns not in out:
-                rows = self._q("SELECT dim FROM vectors WHERE namespace = ? LIMIT 1", (ns,))
-                if rows:
-                    out[ns] = (None, int(rows[0][0]))
-        return out
 
     # ---------------------------------------------------- embedding cache
     def cached_vectors(
@@ -1030,26 +907,6 @@ class SQLiteStore:
             return cur.rowcount == 1
 
     # ------------------------------------------------------------- API keys
-    _KEY_COLS = "id, namespace, key_hash, label, created_at, revoked_at"
-
-    def create_api_key(self, key: ApiKey) -> None:
-        with self._tx() as db:
-            db.execute(f"INSERT INTO api_keys ({self._KEY_COLS}) VALUES (?,?,?,?,?,?)",
-                       (key.id, key.namespace, key.key_hash, key.label, key.created_at,
-                        key.revoked_at))
-
-    def get_api_key(self, key_id: str) -> ApiKey | None:
-        rows = self._q(f"SELECT {self._KEY_COLS} FROM api_keys WHERE id = ?", (key_id,))
-        return ApiKey(*rows[0]) if rows else None
-
-    def list_api_keys(self, namespace: str | None = None) -> list[ApiKey]:
-        if namespace is None:
-            rows = self._q(f"SELECT {self._KEY_COLS} FROM api_keys ORDER BY created_at, id")
-        else:
-            rows = self._q(f"SELECT {self._KEY_COLS} FROM api_keys WHERE namespace = ? "
-                           "ORDER BY created_at, id", (namespace,))
-        return [ApiKey(*r) for r in rows]
-
     def revoke_api_key(self, key_id: str, at: float) -> bool:
         with self._tx() as db:
             cur = db.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ? "
@@ -1075,12 +932,7 @@ class SQLiteStore:
                     _fts_put(db, node.namespace, node.id, node.kind.value, fts_text(node))
 
 
-_TOKEN_SQL = ("SELECT (SELECT version FROM graph_versions WHERE namespace = ?), "
-              "(SELECT seq FROM cursors WHERE namespace = ?)")
 
-
-def _token(row: Sequence[Any]) -> Token:
-    return int(row[0] or 0), int(row[1] or 0)
 
 
 def _fts_put(db: sqlite3.Connection, namespace: str, node_id: str, kind: str, text: str
