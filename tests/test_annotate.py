@@ -71,6 +71,12 @@ def test_plain_text_has_nothing() -> None:
         ("I must call the bank.", "I must call the bank", None),
         ("Please remind me to book the hotel.", "remind me to book the hotel", None),
         ("Can you remind me to book the hotel?", "remind me to book the hotel", None),
+        # a deadline-flagged time bounding a verb still to be done, or "due"
+        ("My boss expects the quarterly report by Friday.",
+         "My boss expects the quarterly report by Friday", "2023-05-12"),
+        ("Consent forms: both due Monday.", "Consent forms: both due Monday", "2023-05-15"),
+        ("We'll have the flat painted by Saturday.", "We'll have the flat painted by Saturday",
+         "2023-05-13"),
     ],
 )
 def test_obligations(text: str, obligation: str, due: str | None) -> None:
@@ -97,6 +103,12 @@ def test_obligations(text: str, obligation: str, due: str | None) -> None:
         # a deadline-flagged time already past when stated reports, it does not commit
         "We launched! 1,200 downloads by 9am, 4.7 stars, and one furious review.",
         "Good week: we hit 300 signups by Friday.",
+        # a time in a verbless note, or bounding a verb told in the past, reports a state
+        "Nine degrees in the greenhouse by midnight, frost on the cold frames.",
+        "Four fire engines at the depot by 6pm.",
+        "The movers had the sofa out of the flat by 11am.",
+        # a time inside someone else's belief is their prediction, not a task
+        "The plumber swears the boiler will be working again by Thursday.",
     ],
 )
 def test_not_obligations(text: str) -> None:

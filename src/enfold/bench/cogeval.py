@@ -40,6 +40,9 @@ computed from the resulting working graph with the plain functions of
 - **Edge-type entropy** over every edge of the namespace (all 14 types count).
 - **Compression**: scenario events per concept. **PageRank Gini**: Gini of the weighted,
   undirected PageRank of the whole namespace graph (what enfold ranks with).
+- **Intent F1** (``intent_f1``): the reference protocol applied to intents: each intent's
+  label against the gold intents' labels (MiniLM cosine at the same threshold, one-to-one).
+  Not in the paper; it measures whether the intents are the goals a person would name.
 - **Proactivity**: share of intents with ≥ 2 grounding connections — distinct nodes linked
   to the intent by GROUNDS or TRIGGERS, together with its ``grounded_in`` events.
 
@@ -79,7 +82,7 @@ __all__ = ["METRICS", "PUBLISHED", "render_summary", "run", "score_graph"]
 
 #: The averaged metrics of ``systems.enfold``, in report order.
 METRICS = ("gold_f1", "gold_f1_described", "event_f1", "bcubed_f1", "purity", "chain_discovery", "clustering", "modularity",
-           "edge_entropy", "compression", "pagerank_gini", "proactivity", "concepts",
+           "edge_entropy", "compression", "pagerank_gini", "proactivity", "intent_f1", "concepts",
            "intents", "unfolded_events", "entity_concepts")
 
 #: CogniFold's published CogEval-Bench numbers, where our metric is the same one.
@@ -207,6 +210,11 @@ def score_graph(
     labelled = (matching([graph.nodes[c].text for c in concepts], [c.label for c in gold],
                          label_embed) if label_embed is not None else None)
     at = labelled[float(threshold)] if labelled is not None else None
+    # intents by the same protocol: each intent's label against the gold intents' labels
+    gold_intents = [i.label for i in scenario.gold.intents]
+    intent_at = (matching([graph.nodes[i].text for i in intents], gold_intents,
+                          label_embed)[float(threshold)]
+                 if label_embed is not None and gold_intents else None)
 
     scenario_id = {v: k for k, v in event_ids.items()}
     leaves = leaf_concepts(graph)
@@ -245,6 +253,10 @@ def score_graph(
                                 {f"{t:g}": round(float(v["f1"]), 4)
                                  for t, v in labelled.items()}),
         "gold_f1_described": round(float(described[DESCRIBED_THRESHOLD]["f1"]), 4),
+        "intent_f1": None if intent_at is None else round(float(intent_at["f1"]), 4),
+        "intent_precision": (None if intent_at is None
+                             else round(float(intent_at["precision"]), 4)),
+        "intent_recall": None if intent_at is None else round(float(intent_at["recall"]), 4),
         "gold_f1_described_sensitivity": {f"{t:g}": round(float(v["f1"]), 4)
                                           for t, v in described.items()},
         "event_precision": round(float(overlap["precision"]), 4),
@@ -367,7 +379,7 @@ _LABELS = {
     "clustering": "Clustering coefficient", "modularity": "Modularity (Q)",
     "edge_entropy": "Edge-type entropy (bits)", "compression": "Compression (events/concept)",
     "pagerank_gini": "PageRank Gini", "proactivity": "Proactivity", "concepts": "Concepts",
-    "intents": "Intents",
+    "intents": "Intents", "intent_f1": "Intent F1 (labels, MiniLM)",
 }
 
 

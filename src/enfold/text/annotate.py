@@ -218,7 +218,8 @@ _COPULAS = frozenset({"be", "seem", "look", "sound", "feel", "appear", "smell", 
 
 
 def find_obligations(
-    text: str, times: Iterable[TimeMention] = (), *, after: datetime | None = None
+    text: str, times: Iterable[TimeMention] = (), *, after: datetime | None = None,
+    claims: Iterable[ClaimCandidate] = (),
 ) -> list[Obligation]:
     """Explicit obligations in ``text``; ``times`` (already extracted) supply their due dates.
 
@@ -238,7 +239,8 @@ def find_obligations(
     # ("1,200 downloads by noon" reports a tally; it commits to nothing).
     seeds += [t.start for t in times
               if t.is_deadline and (after is None or t.end_ts > after)
-              and not _TALLY_BEFORE.search(text, max(0, t.start - 40), t.start)]
+              and not _TALLY_BEFORE.search(text, max(0, t.start - 40), t.start)
+              and _bounds_a_task(text, t)]
     for pos in seeds:
         sentence = _sentence(text, pos)
         if not any(s < sentence[1] and sentence[0] < e for s, e in spans):
@@ -253,6 +255,51 @@ def find_obligations(
             due = next((t for t in inside if after is None or t.end_ts > after), None)
         out.append(Obligation(text[start:end].strip(), start, end, due))
     return out
+
+
+#: Verbs under which another person's clause still sets the speaker a task: what someone
+#: says, asks, wants or expects of them by a time ("my boss expects the report by Friday").
+_TASK_SETTERS = frozenset({"say", "tell", "ask", "want", "expect", "need", "require", "remind",
+                           "mention", "write", "email", "text", "confirm", "note", "warn"})
+
+
+def _bounds_a_task(text: str, time: TimeMention) -> bool:
+    """Whether a deadline-flagged time ("by Friday") bounds something still to be done, by
+    the parse: the time belongs to a clause with a verb (a verbless note states what was
+    the case: "33 degrees at the shelters by noon", "Three alarms at Corrigan by 8am", "Back
+    at the station by 1pm"; "both due Monday" is a task: "due" is its predicate), that verb
+    is not told in the past ("the crew had the cabinets off by 10", "was finished by noon"),
+    and its clause is not what another person holds true (see :data:`_TASK_SETTERS`).
+    Without a parse: True (the cue decides)."""
+    from enfold.text.nlp import parse
+
+    doc = parse(text)
+    if doc is None:
+        return True
+    span = doc.char_span(time.start, time.end, alignment_mode="expand")
+    if span is None:
+        return True
+    head = span.root
+    for _ in range(16):  # up to the verb the time hangs from
+        if head.lower_ == "due":
+            return True
+        if head.pos_ in ("VERB", "AUX") or head.head is head:
+            break
+        head = head.head
+    if head.pos_ not in ("VERB", "AUX"):
+        return False
+    if head.tag_ == "VBD" or any(c.dep_ in ("aux", "auxpass") and c.tag_ == "VBD"
+                                 for c in head.children):
+        return False
+    # a clause someone else holds true ("the plumber swears the boiler will be working by
+    # Thursday", "he reckons we'll be cooking again by Oct 2") is their prediction
+    governor = head.head
+    if head.dep_ == "ccomp" and governor.pos_ == "VERB" \
+            and governor.lemma_.lower() not in _TASK_SETTERS:
+        subject = next((c for c in governor.children if c.dep_ == "nsubj"), None)
+        if subject is not None and subject.lower_ not in ("i", "we"):
+            return False
+    return True
 
 
 def has_causal_cue(text: str) -> bool:

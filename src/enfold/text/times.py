@@ -439,6 +439,14 @@ def _parsed_direction(text: str, start: int, end: int) -> str | None:
             return "future"
         return None
     verb = tok
+    # A participle that modifies a noun has no tense of its own ("we'll have the flat painted
+    # by Saturday", "the report signed by Friday"): the verb over the noun tells the time.
+    while verb.tag_ == "VBN" and verb.dep_ in ("acl", "amod") and not any(
+            c.dep_ in ("aux", "auxpass") for c in verb.children):
+        over = next((a for a in verb.ancestors if a.pos_ in ("VERB", "AUX")), None)
+        if over is None:
+            break
+        verb = over
     # A verb chain: "want to go", "is going to be", "have been planning": read its top.
     chain = [verb]
     while verb.dep_ in ("xcomp", "aux", "auxpass") and verb.head is not verb:
