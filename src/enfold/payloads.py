@@ -68,8 +68,8 @@ class EventAttrs(BaseModel):
 
     model_config = _STRICT
 
-    ts: Number = _d("when it happened (epoch seconds, UTC)")
-    ingested_at: Number = _d("when it entered the log (epoch seconds, UTC)")
+    ts: Time = _d("when it happened")
+    ingested_at: Time = _d("when it entered the log")
     source: Text = _d("who said or wrote it (the speaker or channel)")
     event_kind: Text = _d("what it is: note, message, email, calendar, ...")
     meta: Object = _d("the caller's metadata (a JSON object; patchable with update_meta)")
