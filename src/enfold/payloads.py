@@ -227,6 +227,11 @@ def _any_kind() -> type[BaseModel]:
 
 
 _ANY_KIND = _any_kind()
+# Field names read once: a model class's ``model_fields`` is not a cheap attribute.
+_NAMES: dict[NodeKind | None, frozenset[str]] = {
+    kind: frozenset(model.model_fields) for kind, model in PAYLOADS.items()}
+_NAMES[None] = frozenset()
+_ANY_NAMES = frozenset(_ANY_KIND.model_fields)
 
 
 def _reason(model: type[BaseModel], error: Mapping[str, Any]) -> str:
@@ -267,12 +272,13 @@ def attrs_errors(attrs: dict[str, Any], text: str | None, max_bytes: int,
         return [f"text or attrs cannot be stored: {exc}"]
     if len(encoded) > max_bytes:
         errors.append(f"attrs exceed {max_bytes} bytes")
-    own = PAYLOADS[kind] if kind is not None else None
-    if own is not None:
-        errors += _type_errors(own, {k: v for k, v in attrs.items() if k in own.model_fields})
-    others = {k: v for k, v in attrs.items()
-              if k in _ANY_KIND.model_fields and (own is None or k not in own.model_fields)}
-    errors += _type_errors(_ANY_KIND, others)
+    names = _NAMES[kind]
+    mine = {k: v for k, v in attrs.items() if k in names}
+    others = {k: v for k, v in attrs.items() if k not in names and k in _ANY_NAMES}
+    if mine and kind is not None:
+        errors += _type_errors(PAYLOADS[kind], mine)
+    if others:
+        errors += _type_errors(_ANY_KIND, others)
     return errors
 
 
