@@ -71,7 +71,7 @@ class EventAttrs(BaseModel):
     ts: Time = _d("when it happened")
     ingested_at: Time = _d("when it entered the log")
     source: Text = _d("who said or wrote it (the speaker or channel)")
-    event_kind: Text = _d("what it is: note, message, email, calendar, ...")
+    event_kind: Text = _d("what it is (note by default; message, email, calendar, ...)")
     meta: Object = _d("the caller's metadata (a JSON object; patchable with update_meta)")
     external_id: Text = _d("the caller's id of the event (the idempotency key when given)")
     seq: Count = _d("its place in the namespace's event log (set by the store)")
@@ -101,7 +101,7 @@ class HistoryEntry(BaseModel):
 
     status: Text = _d("the status it changed to")
     at: Number = _d("when (epoch seconds, UTC; the event clock)")
-    by: Text = _d("what changed it: rule, feedback, completion, ...")
+    by: Text = _d("what changed it: rule or feedback")
     reason: Text = _d("why, in words")
 
 
@@ -111,7 +111,7 @@ class IntentAttrs(BaseModel):
     model_config = _STRICT
 
     category: Text = _d("goal, deadline, follow_up or habit")
-    status: Text = _d("candidate, pending, deferred, resolved, rejected, expired, ...")
+    status: Text = _d("pending, suppressed, deferred, resolved, rejected or expired")
     score: Number = _d("the emergence score the admission threshold is compared with")
     due: Time = _d("the due time (null: none)")
     due_end: Time = _d("the end of the due time's span (a day's deadline: its end)")
@@ -139,7 +139,7 @@ class TimeAttrs(BaseModel):
     model_config = _STRICT
 
     value: Text = _d("the normalized value (also the node's text), e.g. 2026-11-13T17:00")
-    granularity: Text = _d("date, datetime, week, month, year, interval, ...")
+    granularity: Text = _d("day, datetime, week, weekend, month or year")
     start: Time = _d("the start of its span")
     end: Time = _d("the end of its span (exclusive)")
     expressions: Strings = _d("the words that named it (\"due November 13 at 5pm\")")
@@ -194,7 +194,7 @@ class FactAttrs(BaseModel):
     statement_by: Text = _d("who wrote the statement: template or llm")
     phrases: Strings = _d("recurring phrases of its events the template statement names")
     phrased_at: Count = _d("the support when the phrases were last read")
-    stale: Flag = _d("forget() retracted an event; the statement is rewritten on extension")
+    stale: Flag = _d("forget() retracted one of its events (cleared when new support extends it)")
     aliases: Strings = _d("the statements of facts merged into it")
 
 
