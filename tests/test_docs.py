@@ -65,6 +65,14 @@ def test_docs_settings_md_is_generated_from_the_table() -> None:
     assert (ROOT / "docs" / "settings.md").read_text(encoding="utf-8") == settings_markdown()
 
 
+def test_docs_attrs_md_is_generated_from_the_payload_models() -> None:
+    """``docs/attrs.md`` is what ``enfold schema --markdown`` prints now (regenerate it with
+    ``enfold schema --markdown > docs/attrs.md``)."""
+    from enfold.payloads import payloads_markdown
+
+    assert (ROOT / "docs" / "attrs.md").read_text(encoding="utf-8") == payloads_markdown()
+
+
 def test_every_setting_has_a_reader() -> None:
     """A setting nobody reads is a knob that does nothing: remove it, or wire it."""
     from dataclasses import fields

@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 import click
 
 from enfold.errors import EnfoldError, InputError, NotFound
+from enfold.model import NodeKind
 
 
 @dataclass
@@ -557,6 +558,24 @@ def settings_cmd(obj: Ctx, markdown: bool) -> None:
     rows = settings_table(obj.settings, obj.origin)
     obj.out(rows, "\n".join(f"{r['name']:<24} {r['value']!s:<10} {r['source']:<8} {r['help']}"
                             for r in rows))
+
+
+@cli.command(name="schema")
+@click.option("--kind", type=click.Choice([k.value for k in NodeKind]), default=None,
+              help="Only this node kind's attributes.")
+@click.option("--markdown", is_flag=True, help="Print docs/attrs.md (a table of each kind's "
+              "attributes with its type and meaning).")
+def schema_cmd(kind: str | None, markdown: bool) -> None:
+    """The JSON Schema of the node attributes of each kind, generated from the models in
+    enfold.payloads."""
+    from enfold.payloads import PAYLOADS, payloads_json_schema, payloads_markdown
+
+    if markdown:
+        click.echo(payloads_markdown(), nl=False)
+        return
+    schema = (PAYLOADS[NodeKind(kind)].model_json_schema() if kind is not None
+              else payloads_json_schema())
+    click.echo(json.dumps(schema, indent=2, ensure_ascii=False))
 
 
 def _attach_bench() -> None:

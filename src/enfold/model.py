@@ -240,8 +240,8 @@ class Node:
 
     ``text`` is the kind's main text: an event's verbatim words, a concept's label, an
     intent's label, a time anchor's normalized value, a person's name, a claim's content,
-    a fact's statement. Kind-specific fields live in ``attrs`` (JSON values); see
-    :data:`KIND_FIELDS`.
+    a fact's statement. Kind-specific fields live in ``attrs`` (JSON values); each kind's
+    are declared, typed and described by its model in :mod:`enfold.payloads`.
     """
 
     id: str
@@ -306,20 +306,6 @@ class Node:
             access_count=int(d.get("access_count") or 0),
             plan_id=d.get("plan_id"),
         )
-
-
-#: The documented attrs of each kind (others are allowed and kept).
-KIND_FIELDS: Mapping[NodeKind, tuple[str, ...]] = {
-    _K.EVENT: ("ts", "ingested_at", "source", "event_kind", "meta", "external_id", "seq"),
-    _K.CONCEPT: ("summary", "aliases", "strength", "event_count", "keywords"),
-    _K.INTENT: ("category", "status", "score", "due", "history", "clause"),
-    _K.TIME: ("value", "granularity", "start", "end", "expressions"),
-    _K.PERSON: ("aliases",),
-    _K.CLAIM: ("holder", "predicate", "stance", "target", "target_key", "valid_from",
-               "superseded_by", "reported", "addressee", "audience", "revises",
-               "states_facts"),
-    _K.FACT: ("first", "last", "support"),
-}
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ oblige — so this module is the security boundary. It enforces:
 * events are never created, modified, merged or removed by a plan;
 * concepts, intents and facts are grounded in at least one existing event;
 * refs of new nodes never collide with existing ids; ids are assigned here, never reused;
+* every node's attributes against its kind's payload model (:mod:`enfold.payloads`: types,
+  times inside the calendar, JSON-storable);
 * per-plan limits (operations, removals, text and attribute sizes).
 
 A near-duplicate concept (normalized label similarity or centroid cosine at or above the
@@ -22,7 +24,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -42,8 +43,8 @@ from enfold.model import (
     NodeKind,
     OpRecord,
     new_id,
-    time_in_range,
 )
+from enfold.payloads import attrs_errors
 from enfold.plan import AddEdge, AddNode, MergeNodes, RemoveEdge, RemoveNode, UpdateNode, UpdatePlan
 from enfold.settings import Settings
 from enfold.store.base import Store
@@ -139,43 +140,6 @@ def node_diff(before: Node, after: Node) -> tuple[dict[str, Any], dict[str, Any]
 
 
 # ------------------------------------------------------------------ validation
-_LIST_ATTRS = ("aliases", "keywords")
-_NUMBER_ATTRS = ("strength", "event_count", "last_ts", "score", "due", "start", "end")
-# Epoch times: refused outside enfold.model.TIME_MIN / TIME_MAX, so that no later date
-# arithmetic on them (an intent's due date, a fact's span) can leave the calendar.
-_TIME_ATTRS = ("last_ts", "due", "start", "end", "first", "last", "valid_from")
-
-
-def attrs_errors(attrs: dict[str, Any], text: str | None, max_bytes: int) -> list[str]:
-    """Why a node's text or attributes cannot be stored or read back (empty: fine);
-    ``max_bytes``: the attributes' JSON at most."""
-    errors: list[str] = []
-    try:
-        if text is not None:
-            text.encode("utf-8")
-        encoded = json.dumps(attrs, allow_nan=False)
-        encoded.encode("utf-8")
-    except (TypeError, ValueError, UnicodeEncodeError) as exc:
-        return [f"text or attrs cannot be stored: {exc}"]
-    if len(encoded) > max_bytes:
-        errors.append(f"attrs exceed {max_bytes} bytes")
-    for key in _LIST_ATTRS:
-        value = attrs.get(key)
-        if value is not None and not (isinstance(value, list)
-                                      and all(isinstance(x, str) for x in value)):
-            errors.append(f"attr {key!r} must be a list of strings")
-    for key in _NUMBER_ATTRS:
-        value = attrs.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            errors.append(f"attr {key!r} must be a number")
-    for key in _TIME_ATTRS:
-        value = attrs.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) \
-                and not time_in_range(value):
-            errors.append(f"attr {key!r} is a time outside 1000-01-01 to 8999-12-31 (UTC)")
-    return errors
-
-
 def validate_plan(plan: UpdatePlan, graph: WorkingGraph, settings: Settings) -> list[str]:
     """Every reason the plan cannot be applied to ``graph`` (empty: it can). Pure."""
     errors: list[str] = []
@@ -216,7 +180,8 @@ def validate_plan(plan: UpdatePlan, graph: WorkingGraph, settings: Settings) -> 
             if len(op.text) > settings.max_node_text:
                 errors.append(f"op {i}: text of {len(op.text)} characters exceeds "
                               f"{settings.max_node_text}")
-            errors += [f"op {i}: {e}" for e in attrs_errors(op.attrs, op.text, settings.max_attrs_bytes)]
+            errors += [f"op {i}: {e}" for e in attrs_errors(op.attrs, op.text,
+                                                             settings.max_attrs_bytes, op.kind)]
             if op.kind in GROUNDED_KINDS and not op.grounded_in:
                 errors.append(f"op {i}: a {op.kind.value} must be grounded in at least one event")
             check_grounding(i, op.grounded_in)
@@ -246,7 +211,8 @@ def validate_plan(plan: UpdatePlan, graph: WorkingGraph, settings: Settings) -> 
             if op.text is not None and (not op.text.strip()
                                         or len(op.text) > settings.max_node_text):
                 errors.append(f"op {i}: invalid text for {op.id!r}")
-            errors += [f"op {i}: {e}" for e in attrs_errors(op.attrs, op.text, settings.max_attrs_bytes)]
+            errors += [f"op {i}: {e}" for e in attrs_errors(op.attrs, op.text,
+                                                             settings.max_attrs_bytes, k)]
             check_grounding(i, op.grounded_in)
         elif isinstance(op, MergeNodes):
             k1, k2 = kind_of(op.keep), kind_of(op.absorb)
