@@ -53,6 +53,13 @@ def test_a_habit_is_labelled_by_the_activity_its_occurrences_report() -> None:
     # no activity most of them share: the concept's label
     assert habit_label("Standup", ["Standup notes posted", "Standup moved to 10",
                                    "Skipped standup today"]) == "Keep up: Standup"
+    # none shared, but the concept is named as an activity (a gerund heading its label)
+    assert habit_label("Hiring engineers", ["Posted the backend role on two boards",
+                                            "Phone screen with a candidate from Lyon",
+                                            "Offer call went well"]) == "Keep hiring engineers"
+    assert habit_label("Building permits", ["Permit office closed again",
+                                            "Drawings resubmitted to the council",
+                                            "Inspector visit moved"]) == "Keep up: Building permits"
 
 
 def test_the_planner_writes_the_goal_and_keeps_the_clause() -> None:

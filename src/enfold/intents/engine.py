@@ -683,6 +683,16 @@ class _Tx:
                                    reasoning="two habits of one concept")], "habits merged")
         if found:
             self.reinforce(found[0], days, [cid], "the habit occurred again", score=score)
+            node = self.g.nodes[found[0]]
+            if node.text.startswith("Keep up: "):
+                # A habit named after its concept is renamed when its occurrences or the
+                # concept's new name say the activity ("Keep up: Marathon effort" -> "Keep
+                # running"); a label that names one is kept.
+                label = habit_label(concept, [self.g.nodes[d].text for d in days])
+                if label != node.text:
+                    self.apply([UpdateNode(id=found[0], text=label,
+                                           reasoning="the habit's activity read again")],
+                               "habit renamed")
             return
         if not self.emerges("habit", score):
             return

@@ -283,7 +283,7 @@ def _bounds_a_task(text: str, time: TimeMention) -> bool:
     for _ in range(16):  # up to the verb the time hangs from
         if head.lower_ == "due":
             return True
-        if head.pos_ in ("VERB", "AUX") or head.head is head:
+        if head.pos_ in ("VERB", "AUX") or head.dep_ == "ROOT":
             break
         head = head.head
     if head.pos_ not in ("VERB", "AUX"):

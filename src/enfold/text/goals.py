@@ -11,7 +11,8 @@ An intent's label is what a person would write on a to-do list, read from the pa
   becomes the thing and its due time: "NSF SBIR Phase I proposal due November 13".
 * **A habit** becomes "Keep <doing it>", from the activity at least half of its occurrences
   report (the commonest content verb, or noun that is also a verb: "a long run"), inflected
-  by ``lemminflect``: "Keep running". Without one, "Keep up: <concept>".
+  by ``lemminflect``: "Keep running". Without one, "Keep <concept>" when the concept is
+  named as an activity ("Keep hiring engineers"), else "Keep up: <concept>".
 
 Whatever the parse cannot read keeps the stated words (the clause), as before.
 """
@@ -191,6 +192,22 @@ def obligation_label(clause: str, due: str | None = None) -> str:
     return clause[:200]
 
 
+def _keep_up(concept_label: str) -> str:
+    """A habit whose occurrences share no activity: "Keep <the concept>" when the concept is
+    named as an activity (a gerund heading its label: "Running", "Hiring engineers"), else
+    "Keep up: <concept>"."""
+    from lemminflect import getAllLemmas
+
+    doc = nlp.parse(concept_label)
+    if doc is not None and len(doc) > 0:
+        head = doc[0]  # the gerund must lead the label and head it ("Building permits" no)
+        lemmas = getAllLemmas(head.lower_, "VERB").get("VERB", ())
+        if head.dep_ == "ROOT" and head.is_alpha and head.lower_.endswith("ing") \
+                and any(lemma != head.lower_ for lemma in lemmas):
+            return f"Keep {concept_label[:1].lower()}{concept_label[1:]}"
+    return f"Keep up: {concept_label}"
+
+
 def habit_label(concept_label: str, texts: Sequence[str]) -> str:
     """A habit's label from its occurrences' texts; see the module docstring."""
     from lemminflect import getAllLemmas, getInflection
@@ -216,11 +233,13 @@ def habit_label(concept_label: str, texts: Sequence[str]) -> str:
     for d in docs:
         counts.update({lemma_of(t) for t in d if reported(t) and lemma_of(t) in verbs})
     if not counts:
-        return f"Keep up: {concept_label}"
+        return _keep_up(concept_label)
     verb, n = counts.most_common(1)[0]
-    forms = getInflection(verb, "VBG") if n * 2 >= len(texts) else ()
+    # an activity is what at least two occurrences, and half of them, report: one is no
+    # pattern ("exports now run in the background" does not make a running habit)
+    forms = getInflection(verb, "VBG") if n >= 2 and n * 2 >= len(texts) else ()
     if not forms:
-        return f"Keep up: {concept_label}"
+        return _keep_up(concept_label)
     # What is practised: a noun the verb governs or is compounded with in two occurrences.
     things: Counter[str] = Counter()
     for d in docs:
