@@ -16,7 +16,6 @@ is a signal too (the event happened then or speaks of it), not a filter.
 from __future__ import annotations
 
 import re
-
 from collections.abc import Callable, Iterable
 from functools import partial
 
@@ -157,10 +156,9 @@ def recall(
     if analysis.holder and sig.claim:
         order = _holder_first(graph, order, sig.claim, marks)
     evidence = order[:k]
-    if not analysis.asks_opinion:
-        if not _reported_view_of_named(graph, evidence[:1], analysis.query):
-            evidence = _facts_first(graph, evidence, fused, marks,
-                                    settings.facts_first_margin)
+    if not analysis.asks_opinion and not _reported_view_of_named(graph, evidence[:1],
+                                                                   analysis.query):
+        evidence = _facts_first(graph, evidence, fused, marks, settings.facts_first_margin)
     # (speed: the paths of what is returned, not of every candidate)
     paths = _paths(evidence, sig, near)
     for e, steps in marks.items():
