@@ -267,3 +267,13 @@ def test_a_name_asked_in_a_question_finds_the_one_person_it_can_mean() -> None:
     assert refers_to("Rossi", people) is None  # two people have it: nobody is chosen
     assert refers_to("Danielle Brooks", people) == "a"
     assert refers_to("Petra", people) is None
+
+
+def test_a_person_described_through_another_is_not_the_one_asked_for() -> None:
+    """ "Captain Oyelaran's deputy" holds the captain's name only as its owner's: asked
+    "Oyelaran", the captain is meant, not the deputy."""
+    people = [("a", "Captain Oyelaran"), ("b", "Captain Oyelaran's deputy"), ("c", "Wren")]
+    assert refers_to("Oyelaran", people) == "a"
+    assert refers_to("Captain Oyelaran", people) == "a"
+    both = [("a", "Tove Lindqvist"), ("b", "Arne Lindqvist")]
+    assert refers_to("Lindqvist", both) is None  # two people of that name: still nobody

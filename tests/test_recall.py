@@ -173,3 +173,23 @@ def test_the_opinion_test_over_candidates_is_the_one_event_test(mem: Memory) -> 
         events = list(g.of_kind(NodeKind.EVENT))
         assert _opinions(g, events) == {e for e in events if _is_opinion(g, e)}
         assert _opinions(g, events)  # the fixture holds views
+
+
+def test_a_question_naming_someone_whose_view_was_passed_on_is_about_that_view() -> None:
+    """The speaker reported Teodor's view and nothing else of his: a question naming him
+    asks for it, so the facts-first guard stands aside; a question naming nobody, or the
+    speaker, still gets the plain account first."""
+    from enfold.recall.controller import _reported_view_of_named
+
+    m = Memory.open("memory:", embedder="hash", planner="local")
+    fact = m.add("The harbour board doubled the mooring fee to 900 krone this spring.",
+                 source="Ingrid", ts=1_790_000_000)
+    view = m.add("My cousin Teodor insists the higher fee will drive the small boats away.",
+                 source="Ingrid", ts=1_790_003_600)
+    g = m.graph()
+    holders = {n.attrs.get("holder") for n in g.nodes.values() if n.kind is NodeKind.CLAIM}
+    assert "Teodor" in holders
+    assert _reported_view_of_named(g, [view], "What is Teodor warning about?")
+    assert not _reported_view_of_named(g, [view], "How much is the mooring fee now?")
+    assert not _reported_view_of_named(g, [view], "What did Ingrid pay?")
+    assert not _reported_view_of_named(g, [fact], "What is Teodor warning about?")

@@ -321,3 +321,16 @@ def test_the_change_of_mind_similarities_are_settings(minilm: Any, setting: str,
             assert m.consolidate().claims_superseded == superseded, (setting, value)
         finally:
             m.close()
+
+
+def test_a_chat_handle_with_digits_is_a_holder_not_a_code() -> None:
+    """ "kt_77" is someone's handle (a separator between its parts); "Ref qz8841" stays a
+    reference code and holds no view."""
+    from enfold.recall.analyze import analyze
+    from enfold.text.stance import is_handle
+
+    assert is_handle("kt_77") and is_handle("bo.rivers2")
+    assert not is_handle("qz8841") and not is_handle("7B")
+    asked = analyze("Where does kt_77 think the leak comes from?")
+    assert asked.holder is not None and asked.holder.lower() == "kt_77"
+    assert analyze("What does Ref qz8841 say?").holder is None

@@ -15,13 +15,13 @@ from datetime import datetime
 
 from enfold.text.claims import STANCE_WORDS
 from enfold.text.people import extract_people
-from enfold.text.stance import asks_whose_view, view_holder
+from enfold.text.stance import asks_whose_view, is_handle, view_holder
 from enfold.text.times import extract_times
 
 _COMPARISON = re.compile(r"\b(both|in common|compare|compared|difference|differ|same as|"
                          r"versus|vs\.?|while|whereas|also)\b", re.IGNORECASE)
 _ATTRIBUTION = re.compile(
-    r"\b(?:what|how)\s+(?:does|did|do)\s+(?P<holder>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)\s+"
+    r"\b(?:what|how|where|why|which|who)\s+(?:does|did|do)\s+(?P<holder>[A-Z][\w.'-]+(?:\s+[A-Z][\w'-]+)?)\s+"
     r"(?:think|believe|feel|say|said|claim|prefer|love|hate|like|want|expect|hope|worry)\b"
     r"|\b(?P<holder2>[A-Z][\w'-]+)(?:'s)?\s+(?:opinion|view|take|thoughts?)\b"
     r"|\bwho\s+(?:said|thinks|believes|claimed|feels|prefers|argued)\b", re.IGNORECASE)
@@ -69,7 +69,7 @@ def analyze(query: str, *, at: datetime | None = None,
     if m:
         holder = m.group("holder") or m.group("holder2")
         if holder and (holder.lower() in ("you", "i", "we", "they", "he", "she")
-                       or any(ch.isdigit() for ch in holder)):
+                       or any(ch.isdigit() for ch in holder) and not is_handle(holder)):
             holder = None  # a pronoun, or a reference code ("Ref xq0412"): not a holder
     if holder:
         holder = re.sub(r"['’]s$", "", holder)

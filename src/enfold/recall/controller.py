@@ -15,6 +15,7 @@ is a signal too (the event happened then or speaks of it), not a filter.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from functools import partial
 
@@ -155,7 +156,8 @@ def recall(
     if analysis.holder and sig.claim:
         order = _holder_first(graph, order, sig.claim, marks)
     evidence = order[:k]
-    if not analysis.asks_opinion:
+    if not analysis.asks_opinion and not _reported_view_of_named(graph, evidence[:1],
+                                                                   analysis.query):
         evidence = _facts_first(graph, evidence, fused, marks, settings.facts_first_margin)
     # (speed: the paths of what is returned, not of every candidate)
     paths = _paths(evidence, sig, near)
@@ -362,6 +364,33 @@ def _facts_first(graph: WorkingGraph, evidence: list[str], fused: Scores,
             paths.setdefault(e, []).append("fact-before-opinion")
             return [e, *evidence[:i], *evidence[i + 1:]]
     return evidence
+
+
+def _reported_view_of_named(graph: WorkingGraph, top: list[str], query: str) -> bool:
+    """Whether the best evidence reports the view of someone other than its speaker
+    ("my brother says ...", "the treasurer maintains ...") and the question names that
+    holder. The speaker passed on nothing of that person's but the view, so a question
+    about them asks for it, and an account of what happened is not the answer: the
+    facts-first guard stands aside."""
+    if not top:
+        return False
+    from enfold.text.people import same_person
+
+    event = graph.nodes[top[0]]
+    source = event.attrs.get("source")
+    words = {w.lower() for w in re.findall(r"[\w'-]+", query)}
+    claims = graph.by_kind[NodeKind.CLAIM]
+    for edge in graph.in_edges(top[0]):
+        if edge.type is not EdgeType.SUPPORTED_BY or edge.src not in claims:
+            continue
+        holder = graph.nodes[edge.src].attrs.get("holder")
+        if not isinstance(holder, str) or (
+                isinstance(source, str) and same_person(source, holder)):
+            continue
+        parts = [w.lower() for w in re.findall(r"[^\W\d_]{3,}", holder)]
+        if words.intersection(parts):
+            return True
+    return False
 
 
 def _is_opinion(graph: WorkingGraph, event_id: str) -> bool:

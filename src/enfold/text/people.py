@@ -521,6 +521,9 @@ def name_parts(name: str) -> frozenset[str]:
     return frozenset(p.lower() for w in words for p in _NAME_PART.findall(w))
 
 
+_POSSESSIVE = re.compile(r"\w['’]s\s+\w")
+
+
 def refers_to(asked: str, names: Iterable[tuple[str, str]]) -> str | None:
     """Which of ``names`` ((key, full name) pairs) a name asked in a question means: the first
     :func:`same_person` accepts; else the only one whose name holds every part of the asked
@@ -534,6 +537,10 @@ def refers_to(asked: str, names: Iterable[tuple[str, str]]) -> str | None:
     parts = {p for p in name_parts(asked) if len(p) > 1}
     if not parts:
         return None
-    found = [key for key, full in pairs if parts <= name_parts(full)]
-    return found[0] if len(found) == 1 else None
+    found = [(key, full) for key, full in pairs if parts <= name_parts(full)]
+    if len(found) > 1:
+        # a description through someone else ("Coach Dimitra's physio") is not that
+        # someone: where it holds the asked name only as its owner's, the owner is meant
+        found = [(key, full) for key, full in found if not _POSSESSIVE.search(full)]
+    return found[0][0] if len(found) == 1 else None
 

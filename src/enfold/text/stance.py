@@ -25,6 +25,7 @@ says", "research suggests") hold no view here.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from enfold.text.claims import ClaimCandidate, _stance
@@ -522,7 +523,16 @@ def _coded(tok: Token) -> bool:
     neighbours = [tok, *(t for t in (tok.nbor(1) if tok.i + 1 < len(tok.doc) else None,)
                          if t is not None)]
     return any(any(ch.isdigit() for ch in t.text) and any(ch.isalpha() for ch in t.text)
-               for t in neighbours)
+               and not is_handle(t.text) for t in neighbours)
+
+
+def is_handle(word: str) -> bool:
+    """A chat handle ("jd_93", "mike.r42"): letters first, then an underscore or a dot
+    between parts, digits allowed; a reference code ("xq0412", "4B") has no separator."""
+    return bool(_HANDLE.fullmatch(word))
+
+
+_HANDLE = re.compile(r"[^\W\d_][^\W_]*(?:[_.][^\W_]+)+")
 
 
 def _claim(doc: Doc, sent: Span, cue: Token, content: Span, holder: str, pred: str, me: str,
