@@ -19,10 +19,8 @@ changed under it is dropped, reloaded and the work redone, never written over th
 
 from __future__ import annotations
 
-import base64
 import enum
 import functools
-import json
 import logging
 import sys
 import warnings
@@ -48,6 +46,7 @@ from enfold.errors import (
     StoreError,
 )
 from enfold.events import EventIn, event_from_mapping, event_record, make_event
+from enfold.export import load_export, read_export, write_export
 from enfold.graph import WorkingGraph
 from enfold.intents import IntentEngine, IntentReport, list_intents
 from enfold.lease import Leases
@@ -58,7 +57,7 @@ from enfold.recall.pack import ContextPack
 from enfold.session import NamespaceSession, SessionCache
 from enfold.settings import Settings
 from enfold.store import open_store
-from enfold.store.base import EventRecord, Store
+from enfold.store.base import Store
 from enfold.timeline import EventPage, page_events
 from enfold.write.apply import ApplyResult, apply_plan
 from enfold.write.fold import Folder, FoldReport, Planner, text_hash
@@ -77,8 +76,6 @@ _T = TypeVar("_T")
 #: The default of ``Settings.stale_retries``.
 STALE_RETRIES: int = Settings.stale_retries
 
-EXPORT_FORMAT = "enfold-export"
-EXPORT_VERSION = 2  # 2: op records carry ``peer`` (an edge is one record); 1 still reads
 USAGE_KEY = "usage"  # graph meta: LLM usage and planner failures, kept across restarts
 
 
@@ -1017,116 +1014,23 @@ class Memory:
     # --------------------------------------------------------- export/import
     def export(self, fp: IO[str], *, namespace: str | None = None) -> int:
         """Write a namespace as JSON Lines (events, nodes, edges, vectors, aliases, op log,
-        meta, cursor). Returns the number of lines."""
+        meta, cursor; see :mod:`enfold.export`). Returns the number of lines."""
         ns = self._ns(namespace)
         with self._lock(ns):
             self.fold(ns, limit=0)
-            snap = self.store.load_graph(ns, folded_only=False)
-            records: list[Mapping[str, Any]] = []
-            emit = records.append
-            events = sorted((n for n in snap.nodes if n.kind is NodeKind.EVENT),
-                            key=lambda n: int(n.attrs.get("seq", 0)))
-            for n in events:
-                emit({"record": "event", **n.to_dict()})
-            for n in sorted((n for n in snap.nodes if n.kind is not NodeKind.EVENT),
-                            key=lambda n: n.id):
-                emit({"record": "node", **n.to_dict()})
-            for e in sorted(snap.edges, key=lambda e: (e.src, e.type.value, e.dst)):
-                emit({"record": "edge", **e.to_dict()})
-            for node_id, vec in sorted(snap.vectors, key=lambda x: x[0]):
-                emit({"record": "vector", "id": node_id,
-                      "data": base64.b64encode(np.asarray(vec, np.float32).tobytes()).decode()})
-            for old, new in sorted(snap.aliases):
-                emit({"record": "alias", "old": old, "new": new})
-            for key, value in sorted(snap.meta, key=lambda x: x[0]):
-                emit({"record": "meta", "key": key, "value": value})
-            for op in self.store.oplog(ns):
-                emit({"record": "op", **op.to_dict()})
-            counts: dict[str, int] = {}
-            for r in records:
-                counts[r["record"]] = counts.get(r["record"], 0) + 1
-            header = {"record": EXPORT_FORMAT, "version": EXPORT_VERSION, "namespace": ns,
-                      "cursor": self.store.get_cursor(ns), "counts": counts}
-            for obj in (header, *records):
-                fp.write(json.dumps(obj, ensure_ascii=False, sort_keys=True) + "\n")
-            return len(records) + 1
+            return write_export(self.store, ns, fp)
 
     def import_(self, lines: Iterable[str], *, namespace: str | None = None) -> dict[str, int]:
-        """Load an export into a namespace that has no events yet."""
-        from enfold.model import content_hash
-
+        """Load an export into a namespace that has no events yet (the whole file is
+        checked first: a bad one stores nothing). Returns the lines read per record type."""
         ns = self._ns(namespace)
-        counts: dict[str, int] = {}
-        header: dict[str, Any] | None = None
-        events: list[EventRecord] = []
-        changes = ChangeSet()
-        for lineno, line in enumerate(_lines(lines), 1):
-            try:
-                obj = json.loads(line)
-                if not isinstance(obj, dict):
-                    raise ValueError("a record must be a JSON object")  # noqa: TRY004
-                kind = obj.pop("record")
-            except (ValueError, KeyError, AttributeError, TypeError) as exc:
-                raise InputError(f"line {lineno}: not an enfold export record ({exc})") from exc
-            except RecursionError as exc:  # nesting past the parser's stack
-                raise InputError(f"line {lineno}: not an enfold export record (JSON nested "
-                                 "too deeply)") from exc
-            counts[kind] = counts.get(kind, 0) + 1
-            try:
-                if kind == EXPORT_FORMAT:
-                    if obj.get("version") not in (1, EXPORT_VERSION):  # 1: no op peers
-                        raise InputError(f"unsupported export version {obj.get('version')}")
-                    header = obj
-                elif kind == "event":
-                    n = Node.from_dict({**obj, "namespace": ns})
-                    a = n.attrs
-                    events.append(EventRecord(
-                        n, content_hash(n.text, a.get("source"), float(a.get("ts", 0.0))),
-                        a.get("external_id"), int(a.get("seq", 0)) or None))
-                elif kind == "node":
-                    n = Node.from_dict({**obj, "namespace": ns})
-                    changes.nodes[n.id] = n
-                elif kind == "edge":
-                    e = Edge.from_dict({**obj, "namespace": ns})
-                    changes.edges[e.key] = e
-                elif kind == "vector":
-                    changes.vectors[obj["id"]] = np.frombuffer(
-                        base64.b64decode(obj["data"]), dtype=np.float32).copy()
-                elif kind == "alias":
-                    changes.aliases[obj["old"]] = obj["new"]
-                elif kind == "meta":
-                    changes.meta[obj["key"]] = obj["value"]
-                elif kind == "op":
-                    obj["namespace"] = ns
-                    for side in ("before", "after"):
-                        if isinstance(obj.get(side), dict) and "namespace" in obj[side]:
-                            obj[side] = {**obj[side], "namespace": ns}
-                    if not all(isinstance(obj.get(f), str)
-                               for f in ("plan_id", "op", "target", "reasoning")):
-                        raise ValueError("op records need string plan_id, op, target, reasoning")
-                    changes.ops.append(OpRecord(**obj))
-                else:
-                    raise InputError(f"unknown record type {kind!r}")
-            except (KeyError, TypeError, ValueError) as exc:
-                raise InputError(f"line {lineno}: invalid {kind} record: {exc}") from exc
-        if header is None:
-            raise InputError("not an enfold export: the header line is missing")
-        expected = header.get("counts")
-        if isinstance(expected, dict):
-            got = {k: v for k, v in counts.items() if k != EXPORT_FORMAT}
-            if {k: v for k, v in expected.items() if v} != got:
-                raise InputError(f"export is incomplete or altered: header counts {expected}, "
-                                 f"found {got}")
+        export = read_export(lines, ns)
         with self.leases.holding(ns) as held, self._lock(ns) as session:
             if not held:
                 raise StoreError(f"namespace {ns!r} is being written by another process")
-            if self.store.last_seq(ns) > 0:
-                raise InputError(f"namespace {ns!r} already has events; import into an empty one")
-            with self.store.transaction():
-                self.store.append_events(ns, events)
-                self.store.commit(ns, changes, cursor=int(header.get("cursor", 0)))
+            load_export(self.store, ns, export)
             session.drop()
-        return counts
+        return export.counts
 
 
 def _llm_planner_of(planners: Sequence[Planner]) -> LLMPlanner | None:
@@ -1176,8 +1080,3 @@ def _held() -> Iterator[bool]:
     """Stands for a lease where none is needed."""
     yield True
 
-
-def _lines(lines: Iterable[str]) -> Iterator[str]:
-    for line in lines:
-        if line.strip():
-            yield line
