@@ -59,6 +59,7 @@ from enfold.settings import Settings
 from enfold.store import open_store
 from enfold.store.base import Store
 from enfold.timeline import EventPage, page_events
+from enfold.usage import UsageLedger
 from enfold.write.apply import ApplyResult, apply_plan
 from enfold.write.fold import Folder, FoldReport, Planner, text_hash
 from enfold.write.people_index import PeopleIndex
@@ -76,7 +77,6 @@ _T = TypeVar("_T")
 #: The default of ``Settings.stale_retries``.
 STALE_RETRIES: int = Settings.stale_retries
 
-USAGE_KEY = "usage"  # graph meta: LLM usage and planner failures, kept across restarts
 
 
 class _Default(enum.Enum):
@@ -133,11 +133,10 @@ class Memory:
         self._fold_timings: dict[str, dict[str, float]] = {}  # ns -> stage -> seconds
         #: This memory's namespace leases: one writer per namespace across processes.
         self.leases = Leases(store)
-        self._failures: dict[str, dict[str, int]] = {}  # namespace → planner → failures
-        self._unplanned: dict[str, int] = {}  # namespace → events folded bare on errors
-        self._pass_failures: dict[str, int] = {}  # namespace → failed automatic passes
+        #: What each namespace has spent (planner failures, LLM calls and tokens), kept
+        #: in its graph meta across restarts.
+        self.usage = UsageLedger(self.llm_planner)
         self._fold_errors: dict[str, str] = {}  # namespace → why the last add()'s fold failed
-        self._usage_saved: dict[str, dict[str, Any]] = {}  # what the store holds
         self.notifier = Notifier()
         self.intent_engine = IntentEngine(self.settings,
                                           embedder_name=getattr(embedder, "name", None),
@@ -274,7 +273,7 @@ class Memory:
 
     def _loaded(self, ns: str, g: WorkingGraph) -> None:
         """A namespace's working graph was (re)built from the store."""
-        self._restore_usage(ns, g)
+        self.usage.restore(ns, g)
         # Concepts named outside the planner (grouping, forgetting) embed their candidate
         # phrases with the namespace's embedder too.
         from enfold.write.naming import ThemeNamer
@@ -465,7 +464,7 @@ class Memory:
             try:
                 self._maybe_consolidate(ns)  # a pass left due by an idle spell runs first
                 folder = Folder(self.graph(ns), self.store, self.settings, self.planners,
-                                self.embedder, on_failure=self._count_failure,
+                                self.embedder, on_failure=self.usage.count_failure,
                                 hook=self.intent_engine,
                                 on_commit=lambda r: outbox.extend(r.notifications),
                                 after_event=lambda _: self._maybe_consolidate(
@@ -474,9 +473,9 @@ class Memory:
                                 timings=self._fold_timings.setdefault(ns, {}))
                 report = folder.fold(limit=limit)
                 if report.unplanned:
-                    self._unplanned[ns] = self._unplanned.get(ns, 0) + len(report.unplanned)
+                    self.usage.count_unplanned(ns, len(report.unplanned))
                 self._fold_errors.pop(ns, None)
-                self._save_usage(ns)
+                self.usage.save(ns, self.graph(ns), self.store)
                 return report
             except StaleGraph:
                 # What the refused group announced did not happen: its events fold again.
@@ -523,7 +522,7 @@ class Memory:
             except Exception as exc:
                 # Rolled back with its region left dirty; it runs again after the next
                 # consolidate_every events. Folding goes on: the pass cannot hold it back.
-                self._pass_failures[ns] = self._pass_failures.get(ns, 0) + 1
+                self.usage.count_pass_failure(ns)
                 log.error("consolidation pass of %s failed; folding goes on", ns,
                           exc_info=exc)
                 if flush is not None:
@@ -548,71 +547,6 @@ class Memory:
         writer = LLMWriter(client)
         return lambda category, evidence, ns: writer.intent_label(
             list(evidence), namespace=ns, category=category)
-
-    def _count_failure(self, event: Node, planner: str, exc: BaseException) -> None:
-        row = self._failures.setdefault(event.namespace, {})
-        row[planner] = row.get(planner, 0) + 1
-
-    # ------------------------------------------------------------------ usage
-    def _llm_planner(self) -> Any:
-        return self.llm_planner
-
-    def _usage(self, ns: str) -> dict[str, Any]:
-        """What this namespace has spent: LLM calls and tokens, planner failures."""
-        out: dict[str, Any] = {"planner_failures": dict(self._failures.get(ns, {})),
-                               "unplanned_events": self._unplanned.get(ns, 0),
-                               "pass_failures": self._pass_failures.get(ns, 0)}
-        planner = self._llm_planner()
-        if planner is not None:
-            out["llm"] = planner.usage(ns)
-        return out
-
-    def _restore_usage(self, ns: str, g: WorkingGraph) -> None:
-        """Counters kept by earlier processes (graph meta ``usage``) are added to this
-        process's, once per namespace, so totals and token budgets survive restarts."""
-        if ns in self._usage_saved:
-            return
-        saved = g.meta.get(USAGE_KEY)
-        saved = dict(saved) if isinstance(saved, dict) else {}
-        for key, counter in (("unplanned_events", self._unplanned),
-                             ("pass_failures", self._pass_failures)):
-            n = saved.get(key)
-            if isinstance(n, int) and not isinstance(n, bool):
-                counter[ns] = counter.get(ns, 0) + n
-        failures = saved.get("planner_failures")
-        if isinstance(failures, dict):
-            row = self._failures.setdefault(ns, {})
-            for name, n in failures.items():
-                if isinstance(n, int):
-                    row[name] = row.get(name, 0) + n
-        planner = self._llm_planner()
-        if planner is not None and isinstance(saved.get("llm"), dict):
-            planner.restore_usage(ns, saved["llm"])
-        self._usage_saved[ns] = self._merged_usage(ns, saved)
-
-    def _merged_usage(self, ns: str, saved: dict[str, Any]) -> dict[str, Any]:
-        """This process's counters (which include what was restored); LLM counters of a
-        run with an LLM survive a later run without one."""
-        current = self._usage(ns)
-        if "llm" not in current and isinstance(saved.get("llm"), dict):
-            current["llm"] = saved["llm"]
-        return current
-
-    def _save_usage(self, ns: str) -> None:
-        """Write the namespace's counters to the store when they changed."""
-        g = self.graph(ns)
-        current = self._merged_usage(ns, self._usage_saved.get(ns, {}))
-        if current == self._usage_saved.get(ns):
-            return
-        g.begin()
-        try:
-            g.set_meta(USAGE_KEY, current)
-            self.store.commit(ns, g.changes())
-        except BaseException:
-            g.rollback()
-            raise
-        g.commit()
-        self._usage_saved[ns] = current
 
     def apply(self, plan: UpdatePlan | Mapping[str, Any], *, namespace: str | None = None
               ) -> ApplyResult:
@@ -796,11 +730,11 @@ class Memory:
         marked with ``fold_error``): in one namespace, or in every namespace this process
         has folded or loaded when ``namespace`` is None."""
         if namespace is None:
-            return sum(self._unplanned.values())
+            return self.usage.unplanned()
         ns = self._ns(namespace)
         with self._lock(ns):
             self.graph(ns)  # restores the count kept in the store
-            return self._unplanned.get(ns, 0)
+            return self.usage.unplanned(ns)
 
     def fold_timings(self, namespace: str | None = None) -> dict[str, float]:
         """Seconds this process has spent folding the namespace, by stage (see
@@ -831,7 +765,7 @@ class Memory:
             self.graph(ns)  # restores the counters kept in the store
             # planner_failures, and llm (calls, tokens, failures, fallbacks) when an LLM
             # was ever used in this namespace
-            out.update(self._merged_usage(ns, self._usage_saved.get(ns, {})))
+            out.update(self.usage.report(ns))
         return out
 
     # ----------------------------------------------------------------- recall
@@ -922,7 +856,7 @@ class Memory:
         finally:
             def save() -> None:
                 with self._lock(ns):
-                    self._save_usage(ns)
+                    self.usage.save(ns, self.graph(ns), self.store)
             self._write(ns, save, lease=False)
         return pack
 
