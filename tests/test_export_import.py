@@ -27,7 +27,8 @@ from enfold import (
     UpdateNode,
     UpdatePlan,
 )
-from enfold.memory import EXPORT_VERSION, Memory
+from enfold.export import EXPORT_VERSION
+from enfold.memory import Memory
 
 TS = 1_700_000_000
 PLANNER = "local" if importlib.util.find_spec("enfold.write.planner_local") else None

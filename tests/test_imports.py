@@ -1,4 +1,5 @@
-"""The packages of enfold depend one way: no import cycle between them.
+"""The packages of enfold depend one way: no import cycle between them, and each imports
+only from its own layer or the layers below (:data:`LAYERS`).
 
 A unit is a subpackage (``enfold.write``, ``enfold.store``) or a top-level module
 (``enfold.graph``, ``enfold.memory``). Every import counts, at module level or inside a
@@ -83,6 +84,43 @@ def find_cycle(graph: dict[str, dict[str, set[str]]]) -> list[str] | None:
         if unit not in state and (found := visit(unit)) is not None:
             return found
     return None
+
+
+#: enfold's units from the bottom up, as issue 24 lists them: model → graph → store; text
+#: annotation; planners; consolidation; intents; recall; io (export/import); interfaces on
+#: top. A unit imports from its own layer or a lower one, never a higher one, and every unit
+#: is placed (a new module says here what it holds).
+LAYERS: list[tuple[str, frozenset[str]]] = [
+    ("model and what only describes", frozenset({
+        "model", "errors", "settings", "extras", "ann", "plan", "payloads", "changeset",
+        "notify", "embed", "llm"})),
+    ("graph", frozenset({"vectors", "graph", "pagerank"})),
+    ("store", frozenset({"store", "lease", "timeline", "session"})),
+    ("text annotation and the event log's input", frozenset({"text", "events", "ingest"})),
+    ("planners", frozenset({"write"})),
+    ("consolidation", frozenset({"consolidate"})),
+    ("intents", frozenset({"intents"})),
+    ("recall", frozenset({"recall"})),
+    ("forgetting", frozenset({"forget"})),
+    ("io", frozenset({"export"})),
+    ("memory", frozenset({"usage", "memory", "aio"})),
+    ("interfaces", frozenset({"cli", "server", "mcp_server", "__main__", "bench", "demo",
+                              "testing"})),
+]
+
+
+def test_units_import_only_from_their_layer_or_below() -> None:
+    level = {f"enfold.{unit}": i for i, (_, units) in enumerate(LAYERS) for unit in units}
+    graph = import_graph()
+    units = set(graph) | {dst for deps in graph.values() for dst in deps}
+    units |= {f"enfold.{p.stem}" for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    units |= {f"enfold.{p.name}" for p in PACKAGE.iterdir()
+              if (p / "__init__.py").is_file()}
+    assert not units - set(level), f"place these in LAYERS: {sorted(units - set(level))}"
+    upward = [f"{src} ({LAYERS[level[src]][0]}) -> {dst} ({LAYERS[level[dst]][0]}) in "
+              f"{', '.join(sorted(graph[src][dst]))}"
+              for src in sorted(graph) for dst in sorted(graph[src]) if level[dst] > level[src]]
+    assert not upward, "imports up the layers:\n  " + "\n  ".join(upward)
 
 
 def test_no_import_cycle_between_packages() -> None:

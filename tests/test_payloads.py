@@ -19,6 +19,7 @@ from enfold.payloads import (
     KIND_FIELDS,
     PAYLOADS,
     IntentAttrs,
+    LLMWrites,
     attrs_errors,
     payload,
     payloads_json_schema,
@@ -175,20 +176,21 @@ def test_one_name_has_one_type_across_kinds() -> None:
     seen: dict[str, tuple[Any, str]] = {}
     for kind, model in PAYLOADS.items():
         for name, info in model.model_fields.items():
-            shape = (info.annotation, repr(info.metadata))
+            # The type, not who may write it (LLM_WRITES marks a kind's field, not a name).
+            shape = (info.annotation,
+                     repr([m for m in info.metadata if not isinstance(m, LLMWrites)]))
             assert seen.setdefault(name, (shape, kind.value))[0] == shape, (name, kind)
         assert all(info.description for info in model.model_fields.values()), kind
 
 
 def test_the_tables_other_modules_keep_name_declared_attrs() -> None:
-    """The LLM planner's writable attributes and forget()'s text attributes are declared
-    by the models (as strings, lists of strings or the history)."""
-    from enfold.write.planner_llm import _ATTRS
+    """forget()'s text attributes are declared by the models (as strings, lists of strings
+    or the history). The LLM planner keeps no table: its writable attributes are the
+    fields marked LLM_WRITES (tests/test_planner_llm.py)."""
     from enfold.write.traces import TEXT_ATTRS
 
-    for table in (_ATTRS, TEXT_ATTRS):
-        for kind, keys in table.items():
-            assert set(keys) <= set(KIND_FIELDS[kind]), kind
+    for kind, keys in TEXT_ATTRS.items():
+        assert set(keys) <= set(KIND_FIELDS[kind]), kind
     for kind, keys in TEXT_ATTRS.items():
         fields = PAYLOADS[kind].model_fields
         assert all(fields[k].annotation in (str | None, list[str] | None)

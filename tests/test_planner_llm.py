@@ -679,3 +679,39 @@ def test_memory_holds_its_llm_client_explicitly() -> None:
             assert mem.llm is None and mem.llm_planner is None
     finally:
         client.close()
+
+
+
+def test_the_prompt_lists_exactly_the_attributes_the_models_let_the_llm_write() -> None:
+    """The writable attributes of the prompt are read off enfold.payloads (LLM_WRITES): by
+    kind, each with its form and meaning; the planner accepts those and refuses the rest."""
+    from enfold.payloads import PAYLOADS, TIME, attrs_errors, expect, llm_writable
+    from enfold.write.planner_llm import convert_attrs
+
+    prompt = P.system_prompt(P.load_profile())
+    listed: dict[str, list[str]] = {}
+    names: list[str] | None = None
+    for line in prompt.splitlines():
+        if (m := re.fullmatch(r"  (\w+) attributes:", line)) is not None:
+            names = listed.setdefault(m.group(1).lower(), [])
+        elif names is not None and (m := re.match(r"    (\w+) \(", line)) is not None:
+            names.append(m.group(1))
+        else:
+            names = None
+    writable = {k: llm_writable(k) for k in NodeKind}
+    assert listed == {k.value: list(f) for k, f in writable.items() if f}
+    assert listed == {"concept": ["summary", "keywords", "aliases"],
+                      "intent": ["category", "due", "summary"]}
+    for kind, fields in writable.items():
+        for name, info in fields.items():
+            line = f"    {name} ({P.ATTRIBUTE_FORMS[expect(info)]}): {info.description}"
+            assert line in prompt.splitlines()
+        for name, info in PAYLOADS[kind].model_fields.items():
+            value = "2026-11-13" if expect(info) is TIME else "goal"
+            attribute = P.Attribute(key=name, value=value)
+            if name in fields:
+                attrs = convert_attrs(kind, [attribute])
+                assert attrs_errors(attrs, None, 10_000, kind) == [], (kind, name)
+            else:
+                with pytest.raises(ValueError, match="is not allowed"):
+                    convert_attrs(kind, [attribute])

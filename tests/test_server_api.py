@@ -503,6 +503,73 @@ def test_health_readiness_openapi_and_unknown_routes(api: Api) -> None:
     assert page.status_code == 200 and "text/html" in page.headers["content-type"]
 
 
+def test_openapi_types_node_attrs_by_kind_with_the_payload_schemas(api: Api) -> None:
+    """Every kind's payload model (enfold.payloads) is a component, generated from the
+    model; a node's attrs are described by its kind's, and the node routes' bodies — the
+    library's dicts, unchanged — validate against what the document says."""
+    import jsonschema
+
+    from enfold.model import NodeKind
+    from enfold.payloads import PAYLOADS
+
+    spec = api.c.get("/openapi.json").json()
+    schemas = spec["components"]["schemas"]
+    ref = "#/components/schemas/{model}"
+
+    def same(component: dict[str, Any], generated: dict[str, Any]) -> bool:
+        """The same schema, but for the ``"default": null`` FastAPI leaves out."""
+        props = {k: {f: v for f, v in p.items() if f != "default"}
+                 for k, p in generated.get("properties", {}).items()}
+        return component == {**generated, "properties": props}
+
+    for kind, model in PAYLOADS.items():
+        generated = model.model_json_schema(mode="serialization", ref_template=ref)
+        nested = generated.pop("$defs", {})
+        assert same(schemas[model.__name__], generated), kind
+        assert all(same(schemas[name], schema) for name, schema in nested.items())
+        node = schemas[f"{kind.value.capitalize()}Node"]["properties"]
+        assert node["kind"]["const"] == kind.value
+        assert node["attrs"] == {"$ref": ref.format(model=model.__name__)}
+    detail = schemas["NodeDetail"]["properties"]["node"]
+    assert detail["discriminator"]["propertyName"] == "kind"
+    assert detail["discriminator"]["mapping"] == {
+        k.value: ref.format(model=f"{k.value.capitalize()}Node") for k in NodeKind}
+
+    def body_schema(path: str, method: str) -> dict[str, Any]:
+        response = spec["paths"][f"/v1/namespaces/{{ns}}{path}"][method]["responses"]["200"]
+        return {**response["content"]["application/json"]["schema"],
+                "components": spec["components"]}
+
+    def check(path: str, method: str, body: Any) -> None:
+        jsonschema.Draft202012Validator(body_schema(path, method)).validate(body)
+
+    ev = api.post_events("alice", {"text": OBLIGATION, "source": "Maya"}).json()["ids"][0]
+    api.settle("alice")
+    h = api.h("alice")
+    intents = api.c.get(api.url("alice", "/intents"), headers=h).json()
+    check("/intents", "get", intents)
+    for node_id in (ev, intents[0]["id"]):
+        got = api.c.get(api.url("alice", f"/nodes/{node_id}"), headers=h).json()
+        assert got["node"] == api.memory.get(node_id, namespace="alice").to_dict()
+        check("/nodes/{node_id}", "get", got)
+    kinds = set()
+    for node_id in {end for e in api.memory.edges(ev, namespace="alice")
+                    for end in (e.src, e.dst)}:
+        got = api.c.get(api.url("alice", f"/nodes/{node_id}"), headers=h).json()
+        check("/nodes/{node_id}", "get", got)
+        kinds.add(got["node"]["kind"])
+    assert {"event", "intent", "person"} <= kinds, kinds
+    done = api.c.post(api.url("alice", f"/intents/{intents[0]['id']}/feedback"), headers=h,
+                      json={"kind": "accept"}).json()
+    check("/intents/{intent_id}/feedback", "post", done)
+    patched = api.c.patch(api.url("alice", f"/events/{ev}"), headers=h,
+                          json={"meta": {"n": 1}}).json()
+    assert patched == api.memory.get(ev, namespace="alice").to_dict()
+    check("/events/{event_id}", "patch", patched)
+    with pytest.raises(jsonschema.ValidationError):  # the schema does say something
+        check("/intents/{intent_id}/feedback", "post", {**done, "attrs": {"due": "soon"}})
+
+
 def test_docs_and_redoc_work_offline(api: Api) -> None:
     """The pages load Swagger UI and ReDoc from the server itself, never from a CDN."""
     for page, wanted in (("/docs", {".js", ".css"}), ("/redoc", {".js"})):

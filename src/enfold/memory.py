@@ -19,10 +19,8 @@ changed under it is dropped, reloaded and the work redone, never written over th
 
 from __future__ import annotations
 
-import base64
 import enum
 import functools
-import json
 import logging
 import sys
 import warnings
@@ -48,6 +46,7 @@ from enfold.errors import (
     StoreError,
 )
 from enfold.events import EventIn, event_from_mapping, event_record, make_event
+from enfold.export import load_export, read_export, write_export
 from enfold.graph import WorkingGraph
 from enfold.intents import IntentEngine, IntentReport, list_intents
 from enfold.lease import Leases
@@ -58,8 +57,9 @@ from enfold.recall.pack import ContextPack
 from enfold.session import NamespaceSession, SessionCache
 from enfold.settings import Settings
 from enfold.store import open_store
-from enfold.store.base import EventRecord, Store
+from enfold.store.base import Store
 from enfold.timeline import EventPage, page_events
+from enfold.usage import UsageLedger
 from enfold.write.apply import ApplyResult, apply_plan
 from enfold.write.fold import Folder, FoldReport, Planner, text_hash
 from enfold.write.people_index import PeopleIndex
@@ -77,9 +77,6 @@ _T = TypeVar("_T")
 #: The default of ``Settings.stale_retries``.
 STALE_RETRIES: int = Settings.stale_retries
 
-EXPORT_FORMAT = "enfold-export"
-EXPORT_VERSION = 2  # 2: op records carry ``peer`` (an edge is one record); 1 still reads
-USAGE_KEY = "usage"  # graph meta: LLM usage and planner failures, kept across restarts
 
 
 class _Default(enum.Enum):
@@ -136,11 +133,10 @@ class Memory:
         self._fold_timings: dict[str, dict[str, float]] = {}  # ns -> stage -> seconds
         #: This memory's namespace leases: one writer per namespace across processes.
         self.leases = Leases(store)
-        self._failures: dict[str, dict[str, int]] = {}  # namespace → planner → failures
-        self._unplanned: dict[str, int] = {}  # namespace → events folded bare on errors
-        self._pass_failures: dict[str, int] = {}  # namespace → failed automatic passes
+        #: What each namespace has spent (planner failures, LLM calls and tokens), kept
+        #: in its graph meta across restarts.
+        self.usage = UsageLedger(self.llm_planner)
         self._fold_errors: dict[str, str] = {}  # namespace → why the last add()'s fold failed
-        self._usage_saved: dict[str, dict[str, Any]] = {}  # what the store holds
         self.notifier = Notifier()
         self.intent_engine = IntentEngine(self.settings,
                                           embedder_name=getattr(embedder, "name", None),
@@ -277,7 +273,7 @@ class Memory:
 
     def _loaded(self, ns: str, g: WorkingGraph) -> None:
         """A namespace's working graph was (re)built from the store."""
-        self._restore_usage(ns, g)
+        self.usage.restore(ns, g)
         # Concepts named outside the planner (grouping, forgetting) embed their candidate
         # phrases with the namespace's embedder too.
         from enfold.write.naming import ThemeNamer
@@ -468,7 +464,7 @@ class Memory:
             try:
                 self._maybe_consolidate(ns)  # a pass left due by an idle spell runs first
                 folder = Folder(self.graph(ns), self.store, self.settings, self.planners,
-                                self.embedder, on_failure=self._count_failure,
+                                self.embedder, on_failure=self.usage.count_failure,
                                 hook=self.intent_engine,
                                 on_commit=lambda r: outbox.extend(r.notifications),
                                 after_event=lambda _: self._maybe_consolidate(
@@ -477,9 +473,9 @@ class Memory:
                                 timings=self._fold_timings.setdefault(ns, {}))
                 report = folder.fold(limit=limit)
                 if report.unplanned:
-                    self._unplanned[ns] = self._unplanned.get(ns, 0) + len(report.unplanned)
+                    self.usage.count_unplanned(ns, len(report.unplanned))
                 self._fold_errors.pop(ns, None)
-                self._save_usage(ns)
+                self.usage.save(ns, self.graph(ns), self.store)
                 return report
             except StaleGraph:
                 # What the refused group announced did not happen: its events fold again.
@@ -526,7 +522,7 @@ class Memory:
             except Exception as exc:
                 # Rolled back with its region left dirty; it runs again after the next
                 # consolidate_every events. Folding goes on: the pass cannot hold it back.
-                self._pass_failures[ns] = self._pass_failures.get(ns, 0) + 1
+                self.usage.count_pass_failure(ns)
                 log.error("consolidation pass of %s failed; folding goes on", ns,
                           exc_info=exc)
                 if flush is not None:
@@ -551,71 +547,6 @@ class Memory:
         writer = LLMWriter(client)
         return lambda category, evidence, ns: writer.intent_label(
             list(evidence), namespace=ns, category=category)
-
-    def _count_failure(self, event: Node, planner: str, exc: BaseException) -> None:
-        row = self._failures.setdefault(event.namespace, {})
-        row[planner] = row.get(planner, 0) + 1
-
-    # ------------------------------------------------------------------ usage
-    def _llm_planner(self) -> Any:
-        return self.llm_planner
-
-    def _usage(self, ns: str) -> dict[str, Any]:
-        """What this namespace has spent: LLM calls and tokens, planner failures."""
-        out: dict[str, Any] = {"planner_failures": dict(self._failures.get(ns, {})),
-                               "unplanned_events": self._unplanned.get(ns, 0),
-                               "pass_failures": self._pass_failures.get(ns, 0)}
-        planner = self._llm_planner()
-        if planner is not None:
-            out["llm"] = planner.usage(ns)
-        return out
-
-    def _restore_usage(self, ns: str, g: WorkingGraph) -> None:
-        """Counters kept by earlier processes (graph meta ``usage``) are added to this
-        process's, once per namespace, so totals and token budgets survive restarts."""
-        if ns in self._usage_saved:
-            return
-        saved = g.meta.get(USAGE_KEY)
-        saved = dict(saved) if isinstance(saved, dict) else {}
-        for key, counter in (("unplanned_events", self._unplanned),
-                             ("pass_failures", self._pass_failures)):
-            n = saved.get(key)
-            if isinstance(n, int) and not isinstance(n, bool):
-                counter[ns] = counter.get(ns, 0) + n
-        failures = saved.get("planner_failures")
-        if isinstance(failures, dict):
-            row = self._failures.setdefault(ns, {})
-            for name, n in failures.items():
-                if isinstance(n, int):
-                    row[name] = row.get(name, 0) + n
-        planner = self._llm_planner()
-        if planner is not None and isinstance(saved.get("llm"), dict):
-            planner.restore_usage(ns, saved["llm"])
-        self._usage_saved[ns] = self._merged_usage(ns, saved)
-
-    def _merged_usage(self, ns: str, saved: dict[str, Any]) -> dict[str, Any]:
-        """This process's counters (which include what was restored); LLM counters of a
-        run with an LLM survive a later run without one."""
-        current = self._usage(ns)
-        if "llm" not in current and isinstance(saved.get("llm"), dict):
-            current["llm"] = saved["llm"]
-        return current
-
-    def _save_usage(self, ns: str) -> None:
-        """Write the namespace's counters to the store when they changed."""
-        g = self.graph(ns)
-        current = self._merged_usage(ns, self._usage_saved.get(ns, {}))
-        if current == self._usage_saved.get(ns):
-            return
-        g.begin()
-        try:
-            g.set_meta(USAGE_KEY, current)
-            self.store.commit(ns, g.changes())
-        except BaseException:
-            g.rollback()
-            raise
-        g.commit()
-        self._usage_saved[ns] = current
 
     def apply(self, plan: UpdatePlan | Mapping[str, Any], *, namespace: str | None = None
               ) -> ApplyResult:
@@ -799,11 +730,11 @@ class Memory:
         marked with ``fold_error``): in one namespace, or in every namespace this process
         has folded or loaded when ``namespace`` is None."""
         if namespace is None:
-            return sum(self._unplanned.values())
+            return self.usage.unplanned()
         ns = self._ns(namespace)
         with self._lock(ns):
             self.graph(ns)  # restores the count kept in the store
-            return self._unplanned.get(ns, 0)
+            return self.usage.unplanned(ns)
 
     def fold_timings(self, namespace: str | None = None) -> dict[str, float]:
         """Seconds this process has spent folding the namespace, by stage (see
@@ -834,7 +765,7 @@ class Memory:
             self.graph(ns)  # restores the counters kept in the store
             # planner_failures, and llm (calls, tokens, failures, fallbacks) when an LLM
             # was ever used in this namespace
-            out.update(self._merged_usage(ns, self._usage_saved.get(ns, {})))
+            out.update(self.usage.report(ns))
         return out
 
     # ----------------------------------------------------------------- recall
@@ -925,7 +856,7 @@ class Memory:
         finally:
             def save() -> None:
                 with self._lock(ns):
-                    self._save_usage(ns)
+                    self.usage.save(ns, self.graph(ns), self.store)
             self._write(ns, save, lease=False)
         return pack
 
@@ -1017,116 +948,23 @@ class Memory:
     # --------------------------------------------------------- export/import
     def export(self, fp: IO[str], *, namespace: str | None = None) -> int:
         """Write a namespace as JSON Lines (events, nodes, edges, vectors, aliases, op log,
-        meta, cursor). Returns the number of lines."""
+        meta, cursor; see :mod:`enfold.export`). Returns the number of lines."""
         ns = self._ns(namespace)
         with self._lock(ns):
             self.fold(ns, limit=0)
-            snap = self.store.load_graph(ns, folded_only=False)
-            records: list[Mapping[str, Any]] = []
-            emit = records.append
-            events = sorted((n for n in snap.nodes if n.kind is NodeKind.EVENT),
-                            key=lambda n: int(n.attrs.get("seq", 0)))
-            for n in events:
-                emit({"record": "event", **n.to_dict()})
-            for n in sorted((n for n in snap.nodes if n.kind is not NodeKind.EVENT),
-                            key=lambda n: n.id):
-                emit({"record": "node", **n.to_dict()})
-            for e in sorted(snap.edges, key=lambda e: (e.src, e.type.value, e.dst)):
-                emit({"record": "edge", **e.to_dict()})
-            for node_id, vec in sorted(snap.vectors, key=lambda x: x[0]):
-                emit({"record": "vector", "id": node_id,
-                      "data": base64.b64encode(np.asarray(vec, np.float32).tobytes()).decode()})
-            for old, new in sorted(snap.aliases):
-                emit({"record": "alias", "old": old, "new": new})
-            for key, value in sorted(snap.meta, key=lambda x: x[0]):
-                emit({"record": "meta", "key": key, "value": value})
-            for op in self.store.oplog(ns):
-                emit({"record": "op", **op.to_dict()})
-            counts: dict[str, int] = {}
-            for r in records:
-                counts[r["record"]] = counts.get(r["record"], 0) + 1
-            header = {"record": EXPORT_FORMAT, "version": EXPORT_VERSION, "namespace": ns,
-                      "cursor": self.store.get_cursor(ns), "counts": counts}
-            for obj in (header, *records):
-                fp.write(json.dumps(obj, ensure_ascii=False, sort_keys=True) + "\n")
-            return len(records) + 1
+            return write_export(self.store, ns, fp)
 
     def import_(self, lines: Iterable[str], *, namespace: str | None = None) -> dict[str, int]:
-        """Load an export into a namespace that has no events yet."""
-        from enfold.model import content_hash
-
+        """Load an export into a namespace that has no events yet (the whole file is
+        checked first: a bad one stores nothing). Returns the lines read per record type."""
         ns = self._ns(namespace)
-        counts: dict[str, int] = {}
-        header: dict[str, Any] | None = None
-        events: list[EventRecord] = []
-        changes = ChangeSet()
-        for lineno, line in enumerate(_lines(lines), 1):
-            try:
-                obj = json.loads(line)
-                if not isinstance(obj, dict):
-                    raise ValueError("a record must be a JSON object")  # noqa: TRY004
-                kind = obj.pop("record")
-            except (ValueError, KeyError, AttributeError, TypeError) as exc:
-                raise InputError(f"line {lineno}: not an enfold export record ({exc})") from exc
-            except RecursionError as exc:  # nesting past the parser's stack
-                raise InputError(f"line {lineno}: not an enfold export record (JSON nested "
-                                 "too deeply)") from exc
-            counts[kind] = counts.get(kind, 0) + 1
-            try:
-                if kind == EXPORT_FORMAT:
-                    if obj.get("version") not in (1, EXPORT_VERSION):  # 1: no op peers
-                        raise InputError(f"unsupported export version {obj.get('version')}")
-                    header = obj
-                elif kind == "event":
-                    n = Node.from_dict({**obj, "namespace": ns})
-                    a = n.attrs
-                    events.append(EventRecord(
-                        n, content_hash(n.text, a.get("source"), float(a.get("ts", 0.0))),
-                        a.get("external_id"), int(a.get("seq", 0)) or None))
-                elif kind == "node":
-                    n = Node.from_dict({**obj, "namespace": ns})
-                    changes.nodes[n.id] = n
-                elif kind == "edge":
-                    e = Edge.from_dict({**obj, "namespace": ns})
-                    changes.edges[e.key] = e
-                elif kind == "vector":
-                    changes.vectors[obj["id"]] = np.frombuffer(
-                        base64.b64decode(obj["data"]), dtype=np.float32).copy()
-                elif kind == "alias":
-                    changes.aliases[obj["old"]] = obj["new"]
-                elif kind == "meta":
-                    changes.meta[obj["key"]] = obj["value"]
-                elif kind == "op":
-                    obj["namespace"] = ns
-                    for side in ("before", "after"):
-                        if isinstance(obj.get(side), dict) and "namespace" in obj[side]:
-                            obj[side] = {**obj[side], "namespace": ns}
-                    if not all(isinstance(obj.get(f), str)
-                               for f in ("plan_id", "op", "target", "reasoning")):
-                        raise ValueError("op records need string plan_id, op, target, reasoning")
-                    changes.ops.append(OpRecord(**obj))
-                else:
-                    raise InputError(f"unknown record type {kind!r}")
-            except (KeyError, TypeError, ValueError) as exc:
-                raise InputError(f"line {lineno}: invalid {kind} record: {exc}") from exc
-        if header is None:
-            raise InputError("not an enfold export: the header line is missing")
-        expected = header.get("counts")
-        if isinstance(expected, dict):
-            got = {k: v for k, v in counts.items() if k != EXPORT_FORMAT}
-            if {k: v for k, v in expected.items() if v} != got:
-                raise InputError(f"export is incomplete or altered: header counts {expected}, "
-                                 f"found {got}")
+        export = read_export(lines, ns)
         with self.leases.holding(ns) as held, self._lock(ns) as session:
             if not held:
                 raise StoreError(f"namespace {ns!r} is being written by another process")
-            if self.store.last_seq(ns) > 0:
-                raise InputError(f"namespace {ns!r} already has events; import into an empty one")
-            with self.store.transaction():
-                self.store.append_events(ns, events)
-                self.store.commit(ns, changes, cursor=int(header.get("cursor", 0)))
+            load_export(self.store, ns, export)
             session.drop()
-        return counts
+        return export.counts
 
 
 def _llm_planner_of(planners: Sequence[Planner]) -> LLMPlanner | None:
@@ -1176,8 +1014,3 @@ def _held() -> Iterator[bool]:
     """Stands for a lease where none is needed."""
     yield True
 
-
-def _lines(lines: Iterable[str]) -> Iterator[str]:
-    for line in lines:
-        if line.strip():
-            yield line

@@ -5,7 +5,9 @@ The models are the one description of the attributes: the executor validates eve
 attributes through them (:func:`attrs_errors`, the security boundary for LLM plans), the
 JSON Schemas (:func:`payloads_json_schema`, ``enfold schema``) and ``docs/attrs.md``
 (:func:`payloads_markdown`, ``enfold schema --markdown``) are generated from them, and
-:data:`KIND_FIELDS` is read off them.
+:data:`KIND_FIELDS` is read off them. An attribute annotated with :data:`LLM_WRITES` is one
+the LLM planner may write: its prompt lists them (:func:`llm_writable`) with their types and
+meanings, and it refuses any other.
 
 Validation never rewrites: a node's stored ``attrs`` stay exactly the dict the writer gave
 (the types are strict, so nothing is coerced; an int is a number, a bool is not). Unknown
@@ -21,13 +23,15 @@ from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic.fields import FieldInfo
 
 from enfold.model import TIME_MAX, TIME_MIN, Node, NodeKind
 
 __all__ = [
-    "KIND_FIELDS", "PAYLOADS", "ClaimAttrs", "ConceptAttrs", "EventAttrs", "FactAttrs",
-    "HistoryEntry", "IntentAttrs", "PersonAttrs", "TimeAttrs", "attrs_errors", "payload",
-    "payloads_json_schema", "payloads_markdown",
+    "COUNT", "FLAG", "KIND_FIELDS", "LLM_WRITES", "NUMBER", "OBJECT", "PAYLOADS", "STRINGS",
+    "TEXT", "TIME", "ClaimAttrs", "ConceptAttrs", "EventAttrs", "Expect", "FactAttrs",
+    "HistoryEntry", "IntentAttrs", "LLMWrites", "PersonAttrs", "TimeAttrs", "attrs_errors",
+    "expect", "llm_writable", "payload", "payloads_json_schema", "payloads_markdown",
 ]
 
 
@@ -41,18 +45,35 @@ class Expect:
         self.phrase, self.doc = phrase, doc
 
 
+class LLMWrites:
+    """Annotation metadata of an attribute the LLM planner may write (:data:`LLM_WRITES`)."""
+
+    __slots__ = ()
+
+
+#: Marks an attribute the LLM planner may write: ``summary: Annotated[Text, LLM_WRITES]``.
+LLM_WRITES = LLMWrites()
+
+# What each attribute type expects; :func:`expect` tells a field's.
+TEXT = Expect("a string", "string")
+STRINGS = Expect("a list of strings", "list of strings")
+NUMBER = Expect("a number", "number")
+COUNT = Expect("an integer", "integer")
+FLAG = Expect("a boolean", "boolean")
+OBJECT = Expect("an object", "object")
+TIME = Expect("a number", "time (epoch s, UTC)")
+
 # The attribute types. Every one admits None: a plan may store a null (``"due": None``, an
 # intent without a due time) and an UPDATE_NODE's null deletes the attribute.
-Text = Annotated[str | None, Expect("a string", "string")]
-Strings = Annotated[list[str] | None, Expect("a list of strings", "list of strings")]
-Number = Annotated[float | None, Expect("a number", "number")]
-Count = Annotated[int | None, Expect("an integer", "integer")]
-Flag = Annotated[bool | None, Expect("a boolean", "boolean")]
-Object = Annotated[dict[str, Any] | None, Expect("an object", "object")]
+Text = Annotated[str | None, TEXT]
+Strings = Annotated[list[str] | None, STRINGS]
+Number = Annotated[float | None, NUMBER]
+Count = Annotated[int | None, COUNT]
+Flag = Annotated[bool | None, FLAG]
+Object = Annotated[dict[str, Any] | None, OBJECT]
 #: An epoch time (UTC seconds) inside 1000-01-01 .. 8999-12-31, so that no later date
 #: arithmetic on it (an intent's due date, a fact's span) can leave the calendar.
-Time = Annotated[float | None, Field(ge=TIME_MIN, lt=TIME_MAX),
-                 Expect("a number", "time (epoch s, UTC)")]
+Time = Annotated[float | None, Field(ge=TIME_MIN, lt=TIME_MAX), TIME]
 
 _TIME_RANGE = "is a time outside 1000-01-01 to 8999-12-31 (UTC)"
 _STRICT = ConfigDict(strict=True, extra="allow", frozen=True)
@@ -83,9 +104,14 @@ class ConceptAttrs(BaseModel):
 
     model_config = _STRICT
 
-    summary: Text = _d("the grounding event closest to the centroid (or a parent theme's note)")
-    keywords: Strings = _d("the key phrases the label was chosen from (the label first)")
-    aliases: Strings = _d("former labels and the labels of concepts merged into it")
+    summary: Annotated[Text, LLM_WRITES] = _d(
+        "a one-line note on the theme (without an LLM: its grounding event closest to the "
+        "centroid, or a parent theme's note)")
+    keywords: Annotated[Strings, LLM_WRITES] = _d(
+        "the theme's key phrases (without an LLM: those its label was chosen from, the label "
+        "first)")
+    aliases: Annotated[Strings, LLM_WRITES] = _d(
+        "other names: former labels and the labels of concepts merged into it")
     strength: Number = _d("reinforcement strength, 1 at creation, at most 10")
     event_count: Number = _d("the number of events grounding it")
     last_ts: Time = _d("the time of its latest grounding event")
@@ -110,17 +136,17 @@ class IntentAttrs(BaseModel):
 
     model_config = _STRICT
 
-    category: Text = _d("goal, deadline, follow_up or habit")
+    category: Annotated[Text, LLM_WRITES] = _d("goal, deadline, follow_up or habit")
     status: Text = _d("pending, suppressed, deferred, resolved, rejected or expired")
     score: Number = _d("the emergence score the admission threshold is compared with")
-    due: Time = _d("the due time (null: none)")
+    due: Annotated[Time, LLM_WRITES] = _d("the due time (null: none)")
     due_end: Time = _d("the end of the due time's span (a day's deadline: its end)")
     history: Annotated[list[HistoryEntry] | None,
                        Expect("a list of status changes", "list of history entries")] = _d(
         "every status change, oldest first")
     source: Text = _d("what raised it: obligation, planner, llm, habit, density")
     clause: Text = _d("the words that stated an obligation (the label is the goal)")
-    summary: Text = _d("the LLM planner's note on it")
+    summary: Annotated[Text, LLM_WRITES] = _d("a one-line note on it (written by the LLM planner)")
     aliases: Strings = _d("labels of intents merged into it")
     concept: Text = _d("a habit's concept (its id)")
     concepts: Strings = _d("a goal's converging concepts (their ids)")
@@ -234,12 +260,23 @@ _NAMES[None] = frozenset()
 _ANY_NAMES = frozenset(_ANY_KIND.model_fields)
 
 
+def expect(info: FieldInfo) -> Expect | None:
+    """What a field's type expects (:data:`TEXT`, :data:`TIME`, ...; None: undeclared)."""
+    return next((m for m in info.metadata if isinstance(m, Expect)), None)
+
+
+def llm_writable(kind: NodeKind) -> dict[str, FieldInfo]:
+    """The attributes of ``kind`` the LLM planner may write, in declaration order (empty:
+    none). Their types (:func:`expect`) and descriptions are what its prompt shows."""
+    return {name: info for name, info in PAYLOADS[kind].model_fields.items()
+            if any(isinstance(m, LLMWrites) for m in info.metadata)}
+
+
 def _reason(model: type[BaseModel], error: Mapping[str, Any]) -> str:
     if error["type"] in ("greater_than_equal", "less_than"):
         return _TIME_RANGE
-    info = model.model_fields[str(error["loc"][0])]
-    phrase = next((m.phrase for m in info.metadata if isinstance(m, Expect)), "valid")
-    return f"must be {phrase}"
+    found = expect(model.model_fields[str(error["loc"][0])])
+    return f"must be {found.phrase if found is not None else 'valid'}"
 
 
 def _type_errors(model: type[BaseModel], attrs: Mapping[str, Any]) -> list[str]:
@@ -309,8 +346,9 @@ def payloads_json_schema() -> dict[str, Any]:
     }
 
 
-def _doc_type(info: Any) -> str:
-    return next((m.doc for m in info.metadata if isinstance(m, Expect)), "any")
+def _doc_type(info: FieldInfo) -> str:
+    found = expect(info)
+    return found.doc if found is not None else "any"
 
 
 def payloads_markdown() -> str:

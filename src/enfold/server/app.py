@@ -51,6 +51,7 @@ from enfold.model import Node, NodeKind, now, valid_namespace
 from enfold.server.auth import Authenticator, Hidden, Unauthorized
 from enfold.server.docs import install_docs
 from enfold.server.push import Replay, Webhooks, sse_events
+from enfold.server.responses import EventNode, IntentNode, NodeDetail, documented
 from enfold.server.settings import ServerSettings
 from enfold.server.workers import FoldWorkers, Overloaded
 from enfold.store.base import Appended
@@ -485,7 +486,8 @@ _FIXED = ("text", "ts", "source", "kind", "id")
 
 
 @api.patch("/events/{event_id}", tags=["events"],
-           summary="Change an event's metadata (its text and the rest never change)")
+           summary="Change an event's metadata (its text and the rest never change)",
+           **documented(EventNode, "The updated event"))
 async def patch_event(namespace: Namespace, st: StateDep, event_id: str,
                 body: MetaPatch) -> dict[str, Any]:
     extra = sorted(body.model_extra or {})
@@ -515,7 +517,8 @@ async def answer(namespace: Namespace, st: StateDep, body: AnswerBody) -> dict[s
     return pack.to_dict()
 
 
-@api.get("/intents", tags=["intents"], summary="Intents, soonest due first")
+@api.get("/intents", tags=["intents"], summary="Intents, soonest due first",
+         **documented(list[IntentNode], "The intents"))
 async def intents(namespace: Namespace, st: StateDep, status: str = "pending",
                   category: str | None = None) -> list[dict[str, Any]]:
     wanted = [s.strip() for s in status.split(",") if s.strip()]
@@ -525,7 +528,8 @@ async def intents(namespace: Namespace, st: StateDep, status: str = "pending",
 
 
 @api.post("/intents/{intent_id}/feedback", tags=["intents"],
-          summary="accept / modify / defer / reject an intent")
+          summary="accept / modify / defer / reject an intent",
+          **documented(IntentNode, "The updated intent"))
 async def feedback(namespace: Namespace, st: StateDep, intent_id: str,
                    body: FeedbackBody) -> dict[str, Any]:
     node = await st.amemory.feedback(intent_id, body.kind, label=body.label,
@@ -533,7 +537,9 @@ async def feedback(namespace: Namespace, st: StateDep, intent_id: str,
     return node.to_dict()
 
 
-@api.get("/nodes/{node_id}", tags=["read"], summary="A node, its edges and its provenance")
+@api.get("/nodes/{node_id}", tags=["read"], summary="A node, its edges and its provenance",
+         **documented(NodeDetail, "The node (its attrs typed by its kind), its edges and "
+                                  "the events it rests on"))
 async def node(namespace: Namespace, st: StateDep, node_id: str) -> dict[str, Any]:
     m = st.amemory
     n = await m.get(node_id, namespace=namespace)

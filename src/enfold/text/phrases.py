@@ -17,7 +17,49 @@ from collections.abc import Collection, Iterable, Sequence
 
 _TOKEN = re.compile(r"(?<![A-Za-z0-9])(?:[A-Za-z][A-Za-z0-9'’-]*[A-Za-z0-9]|[A-Za-z])")
 
-STOPWORDS = frozenset(["a", "about", "above", "after", "again", "against", "all", "almost", "also", "although", "always", "am", "among", "an", "and", "another", "any", "anyone", "anything", "are", "aren't", "around", "as", "at", "away", "back", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "can't", "cannot", "could", "couldn't", "did", "didn't", "do", "does", "doesn't", "doing", "don't", "done", "down", "during", "each", "either", "else", "enough", "even", "ever", "every", "everything", "few", "for", "from", "further", "get", "gets", "getting", "got", "gotten", "had", "hadn't", "has", "hasn't", "have", "haven't", "having", "he", "he'd", "he'll", "he's", "her", "here", "here's", "hers", "herself", "him", "himself", "his", "how", "how's", "however", "i", "i'd", "i'll", "i'm", "i've", "if", "in", "into", "is", "isn't", "it", "it's", "its", "itself", "just", "let's", "like", "likely", "made", "make", "makes", "making", "many", "may", "maybe", "me", "might", "more", "most", "much", "must", "my", "myself", "near", "need", "needs", "neither", "never", "new", "next", "no", "nor", "not", "nothing", "now", "of", "off", "often", "oh", "ok", "okay", "on", "once", "one", "only", "or", "other", "others", "otherwise", "our", "ours", "ourselves", "out", "over", "own", "per", "perhaps", "please", "pretty", "quite", "rather", "really", "said", "same", "say", "says", "see", "seem", "seems", "several", "shall", "she", "she'd", "she'll", "she's", "should", "shouldn't", "since", "so", "some", "someone", "something", "sometimes", "soon", "still", "such", "sure", "take", "than", "that", "that's", "the", "their", "theirs", "them", "themselves", "then", "there", "there's", "these", "they", "they'd", "they'll", "they're", "they've", "thing", "things", "think", "this", "those", "though", "through", "thus", "to", "today", "together", "too", "took", "toward", "tomorrow", "under", "until", "up", "upon", "us", "use", "used", "very", "via", "want", "wants", "was", "wasn't", "way", "we", "we'd", "we'll", "we're", "we've", "well", "went", "were", "weren't", "what", "what's", "whatever", "when", "when's", "where", "where's", "whether", "which", "while", "who", "who's", "whom", "whose", "why", "why's", "will", "with", "within", "without", "won't", "would", "wouldn't", "yeah", "yes", "yet", "you", "you'd", "you'll", "you're", "you've", "your", "yours", "yourself", "yourselves", "yesterday", "hey", "hi", "hello", "thanks", "thank", "wow", "great", "good", "nice", "cool", "awesome", "lol", "haha", "totally", "definitely", "actually", "lot", "lots", "kind", "sort", "stuff", "bit", "guess", "know", "knew", "feel", "felt", "going", "gonna", "wanna", "let", "lets", "getting", "keep", "kept", "put", "come", "came", "coming", "go", "goes", "told", "tell", "telling", "talk", "talked", "ask", "asked", "week", "weeks", "day", "days", "time", "times", "morning", "evening", "night", "tonight", "last", "first", "second", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "hundred", "thousand", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekend", "january", "february", "march", "april", "june", "july", "august", "september", "october", "november", "december"])
+
+def _words(block: str) -> frozenset[str]:
+    return frozenset(block.split())
+
+
+#: Words too common in a stream of notes and chats to name a theme.
+STOPWORDS: frozenset[str] = frozenset().union(
+    # English function words, auxiliaries and their contractions
+    _words("""
+    a about above after again against all almost also although always am among an and another
+    any anyone anything are aren't around as at away back be because been before being below
+    between both but by can can't cannot could couldn't did didn't do does doesn't doing don't
+    done down during each either else enough even ever every everything few for from further get
+    gets getting got gotten had hadn't has hasn't have haven't having he he'd he'll he's her
+    here here's hers herself him himself his how how's however i i'd i'll i'm i've if in into is
+    isn't it it's its itself just let's like likely made make makes making many may maybe me
+    might more most much must my myself near need needs neither never new next no nor not
+    nothing now of off often oh ok okay on once one only or other others otherwise our ours
+    ourselves out over own per perhaps please pretty quite rather really said same say says see
+    seem seems several shall she she'd she'll she's should shouldn't since so some someone
+    something sometimes soon still such sure take than that that's the their theirs them
+    themselves then there there's these they they'd they'll they're they've thing things think
+    this those though through thus to today together too took toward tomorrow under until up
+    upon us use used very via want wants was wasn't way we we'd we'll we're we've well went were
+    weren't what what's whatever when when's where where's whether which while who who's whom
+    whose why why's will with within without won't would wouldn't yeah yes yet you you'd you'll
+    you're you've your yours yourself yourselves
+    """),
+    # chat: greetings, fillers and everyday verbs
+    _words("""
+    hey hi hello thanks thank wow great good nice cool awesome lol haha totally
+    definitely actually lot lots kind sort stuff bit guess know knew feel felt going gonna wanna
+    let lets getting keep kept put come came coming go goes told tell telling talk talked ask
+    asked
+    """),
+    # calendar and counting words (times are read as time anchors, not themes)
+    _words("""
+    yesterday week weeks day days time times morning evening night tonight last first second
+    two three four five six seven eight nine ten hundred thousand monday tuesday wednesday thursday friday
+    saturday sunday weekend january february march april june july august september october
+    november december
+    """),
+)
 
 
 def tokens(text: str) -> list[str]:

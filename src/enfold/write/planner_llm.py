@@ -44,6 +44,7 @@ from enfold.events import to_epoch
 from enfold.graph import WorkingGraph
 from enfold.llm import BadJSONReply, LLMClient
 from enfold.model import ONTOLOGY, EdgeType, Node, NodeKind
+from enfold.payloads import STRINGS, TIME, Expect, expect, llm_writable
 from enfold.plan import (
     AddEdge,
     AddNode,
@@ -79,9 +80,11 @@ log = logging.getLogger("enfold.planner_llm")
 DAY = 86_400.0
 REF_PREFIX = "llm:"
 _CATEGORIES = ("goal", "deadline", "follow_up", "habit")
-_ATTRS = {NodeKind.CONCEPT: ("summary", "keywords", "aliases"),
-          NodeKind.INTENT: ("category", "due", "summary")}
 _OP_ERROR = re.compile(r"^op (\d+): ")  # the executor's own error format
+#: The attributes the model may write on each kind, with their types (from the models).
+_WRITABLE: Mapping[NodeKind, dict[str, Expect | None]] = {
+    kind: {name: expect(info) for name, info in llm_writable(kind).items()}
+    for kind in NodeKind}
 
 
 # --------------------------------------------------------------- handle-level checks
@@ -173,8 +176,11 @@ class _Unresolved(Exception):
 
 
 def convert_attrs(kind: NodeKind, attributes: Sequence[P.Attribute]) -> dict[str, Any]:
-    """Key/value strings into node attrs; raises ValueError naming a bad key or value."""
-    allowed = _ATTRS.get(kind, ())
+    """Key/value strings into node attrs, each by its type in the kind's payload model (in
+    the form :data:`~enfold.write.prompts.ATTRIBUTE_FORMS` gives the model); raises
+    ValueError naming a bad key or value. Only the attributes the models mark
+    :data:`~enfold.payloads.LLM_WRITES` are allowed."""
+    allowed = _WRITABLE[kind]
     out: dict[str, Any] = {}
     for attr in attributes:
         key, value = attr.key.strip(), attr.value.strip()
@@ -183,13 +189,14 @@ def convert_attrs(kind: NodeKind, attributes: Sequence[P.Attribute]) -> dict[str
                              f"(allowed: {', '.join(allowed) or 'none'})")
         if len(value) > 1000:
             raise ValueError(f"attribute {key!r} is longer than 1000 characters")
-        if key in ("keywords", "aliases"):
+        form = allowed[key]
+        if form is STRINGS:
             out[key] = [v.strip() for v in value.split(",") if v.strip()][:12]
-        elif key == "due":
+        elif form is TIME:
             try:
                 out[key] = to_epoch(value) if value else None
             except InputError as exc:
-                raise ValueError(f"due {value!r} is not a date (use YYYY-MM-DD)") from exc
+                raise ValueError(f"{key} {value!r} is not a date (use YYYY-MM-DD)") from exc
         elif key == "category":
             if value not in _CATEGORIES:
                 raise ValueError(f"category {value!r} is not one of {', '.join(_CATEGORIES)}")

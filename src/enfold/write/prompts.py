@@ -7,8 +7,8 @@ calls.
 The planner prompt is composed from sections (CogniFold Appendix E): a **role** that a
 domain profile may override (``enfold/data/profiles/*.yaml`` or any YAML file with a
 ``role:`` key), then the structural sections every profile keeps — the **ontology**
-generated from :data:`enfold.model.ONTOLOGY`, the **reply format**, the **rules** — in the
-system message, and the **context** tiers and the **events** in the user message (so the
+generated from :data:`enfold.model.ONTOLOGY`, the **reply format** (with the attributes the
+model may write, generated from :mod:`enfold.payloads`), the **rules** — in the system message, and the **context** tiers and the **events** in the user message (so the
 long system prefix stays identical from call to call and prompt caches can reuse it).
 
 The model never sees or types a raw id. Context nodes get small integer handles
@@ -39,13 +39,14 @@ from enfold.errors import ConfigError
 from enfold.graph import WorkingGraph
 from enfold.llm import strict_schema
 from enfold.model import ONTOLOGY, EdgeType, Node, NodeKind, format_time
+from enfold.payloads import STRINGS, TEXT, TIME, Expect, expect, llm_writable
 from enfold.write.context import Context
 
 __all__ = [
-    "LLM_EDGE_TYPES", "LLM_NODE_KINDS", "OPS", "Attribute", "EventBlock", "Handle",
-    "HandleTable", "LabelReply", "Noted", "PlanReply", "Profile", "PromptView",
-    "ReplyOperation", "StatementReply", "available_profiles", "build_view", "load_profile",
-    "plan_messages", "reply_schema", "system_prompt", "user_prompt",
+    "ATTRIBUTE_FORMS", "LLM_EDGE_TYPES", "LLM_NODE_KINDS", "OPS", "Attribute", "EventBlock",
+    "Handle", "HandleTable", "LabelReply", "Noted", "PlanReply", "Profile", "PromptView",
+    "ReplyOperation", "StatementReply", "attribute_lines", "available_profiles", "build_view",
+    "load_profile", "plan_messages", "reply_schema", "system_prompt", "user_prompt",
 ]
 
 # ------------------------------------------------------------------------ profiles
@@ -157,18 +158,47 @@ def ontology_section() -> str:
     return "\n".join(lines)
 
 
+#: How a reply writes a value of each attribute type, as its attribute's string (the
+#: planner converts it back: :func:`enfold.write.planner_llm.convert_attrs`).
+ATTRIBUTE_FORMS: Mapping[Expect, str] = {
+    TEXT: "text",
+    STRINGS: "comma-separated",
+    TIME: "a date, YYYY-MM-DD",
+}
+
+
+def attribute_lines() -> list[str]:
+    """The attributes the model may write, by kind, as the reply format lists them: each
+    one's name, how its value is written, and its meaning, all read off the payload models
+    (:func:`enfold.payloads.llm_writable`)."""
+    lines = []
+    for kind in NodeKind:
+        fields = llm_writable(kind)
+        if not fields:
+            continue
+        lines.append(f"  {kind.value.capitalize()} attributes:")
+        for name, info in fields.items():
+            form = expect(info)
+            if form not in ATTRIBUTE_FORMS:
+                raise TypeError(f"{kind.value} attribute {name!r} is marked LLM_WRITES but "
+                                "a reply cannot write its type")
+            lines.append(f"    {name} ({ATTRIBUTE_FORMS[form]}): {info.description}")
+    return lines
+
+
 def format_section(batched: bool) -> str:
     """The reply format and the handle conventions."""
     kinds = ", ".join(f'"{k.value}"' for k in LLM_NODE_KINDS)
+    attributes = "\n".join(attribute_lines())
     text = f"""REPLY FORMAT
 Reply with one JSON object and nothing else:
 {{"reasoning": "<one or two sentences>", "operations": [<operation>, ...]}}
 Every operation object has all of these fields; use null (or [] for lists) where unused:
 op, ref, kind, text, src, dst, type, target, grounded_in, attributes, reasoning.
 - ADD_NODE: ref (a new name you choose: "n1", "n2", ...), kind ({kinds}), text (a short
-  label, 2-6 words), grounded_in (the event handles it rests on), attributes.
-  Concept attributes: summary, keywords (comma-separated), aliases (comma-separated).
-  Intent attributes: category (goal, deadline, follow_up or habit), due (YYYY-MM-DD), summary.
+  label, 2-6 words), grounded_in (the event handles it rests on), attributes (a list of
+  {{"key", "value"}} strings; a kind's attributes are these, and no others):
+{attributes}
 - ADD_EDGE: src, dst, type (an edge type above, respecting its source and target kinds).
 - UPDATE_NODE: target, text (a better label, or null), attributes, grounded_in (new evidence).
 - MERGE_NODES: src (the duplicate, absorbed) into dst (the survivor); both of one kind.
