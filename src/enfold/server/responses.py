@@ -45,7 +45,8 @@ def _node_model(kind: NodeKind) -> type[BaseModel]:
     made: type[BaseModel] = create_model(
         f"{kind.value.capitalize()}Node", __base__=_NodeFields,
         __doc__=f"A {kind.value} node; its attrs are {payload.__name__}.",
-        kind=(Literal[kind.value], ...), attrs=(payload, ...))
+        kind=(Literal[kind.value], ...),  # type: ignore[arg-type]  # a Literal made at run time
+        attrs=(payload, ...))
     return made
 
 
