@@ -518,7 +518,7 @@ async def answer(namespace: Namespace, st: StateDep, body: AnswerBody) -> dict[s
 
 
 @api.get("/intents", tags=["intents"], summary="Intents, soonest due first",
-         **documented(list[IntentNode], "The intents"))
+         **documented(list[IntentNode], "The intents"))  # type: ignore[valid-type]
 async def intents(namespace: Namespace, st: StateDep, status: str = "pending",
                   category: str | None = None) -> list[dict[str, Any]]:
     wanted = [s.strip() for s in status.split(",") if s.strip()]

@@ -179,7 +179,7 @@ def attribute_lines() -> list[str]:
         lines.append(f"  {kind.value.capitalize()} attributes:")
         for name, info in fields.items():
             form = expect(info)
-            if form not in ATTRIBUTE_FORMS:
+            if form is None or form not in ATTRIBUTE_FORMS:
                 raise TypeError(f"{kind.value} attribute {name!r} is marked LLM_WRITES but "
                                 "a reply cannot write its type")
             lines.append(f"    {name} ({ATTRIBUTE_FORMS[form]}): {info.description}")
