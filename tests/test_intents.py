@@ -399,6 +399,18 @@ def test_completion_resolves_only_the_intent_it_names():
     assert _only(mem, cake).attrs["status"] == "pending"
 
 
+def test_an_irregular_past_tense_completes_the_obligation_stated_with_its_verb():
+    # "drive" is done as "drove": a rule-made "drived" would never meet the event's words.
+    mem, notes = _mem()
+    airport = mem.add("I need to drive Mom to the airport on Friday", ts=_ts(2),
+                      source="Maya")
+    assert _only(mem, airport).attrs["status"] == "pending"
+    done = mem.add("Drove Mom to the airport", ts=_ts(4, 18), source="Maya")
+    intent = _only(mem, airport)
+    assert intent.attrs["status"] == "resolved" and intent.attrs["resolved_by"] == done
+    assert [n.type for n in notes][-1] == "intent_resolved"
+
+
 def test_subscribers_hear_each_emergence_once_and_a_failing_one_breaks_nothing():
     mem = Memory.open("memory:", embedder="hash", planner="local")
     heard: list[Notification] = []
@@ -570,6 +582,9 @@ def test_past_forms():
     assert "sent" in past_forms("send")
     assert "submitted" in past_forms("submit")
     assert past_forms("file") == {"filed"} and past_forms("carry") == {"carried"}
+    assert past_forms("drive") == {"drove", "driven"} and past_forms("Go") == {"went", "gone"}
+    assert past_forms("teach") == {"taught"} and past_forms("put") == {"put"}
+    assert past_forms("run") == {"ran"}  # not "run": "Will run it" is no report of it done
 
 
 def test_cli_watch_intents_feedback(tmp_path):

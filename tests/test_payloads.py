@@ -16,6 +16,7 @@ from enfold.bench.perf import synthetic_events
 from enfold.demo import demo_events
 from enfold.model import Node
 from enfold.payloads import (
+    INTENT_CATEGORIES,
     KIND_FIELDS,
     PAYLOADS,
     IntentAttrs,
@@ -195,6 +196,23 @@ def test_the_tables_other_modules_keep_name_declared_attrs() -> None:
         fields = PAYLOADS[kind].model_fields
         assert all(fields[k].annotation in (str | None, list[str] | None)
                    or k == "history" for k in keys), kind
+
+
+def test_the_intent_categories_are_listed_once() -> None:
+    """The engine's categories, the LLM planner's allowed values and the attribute's
+    meaning (which its prompt shows) are the one tuple of payloads, in its order."""
+    from enfold.intents import CATEGORIES
+    from enfold.write.planner_llm import convert_attrs
+    from enfold.write.prompts import Attribute
+
+    assert CATEGORIES is INTENT_CATEGORIES
+    assert IntentAttrs.model_fields["category"].description == \
+        "goal, deadline, follow_up or habit"
+    for category in INTENT_CATEGORIES:
+        attrs = convert_attrs(NodeKind.INTENT, [Attribute(key="category", value=category)])
+        assert attrs == {"category": category}
+    with pytest.raises(ValueError, match="is not one of goal, deadline, follow_up, habit"):
+        convert_attrs(NodeKind.INTENT, [Attribute(key="category", value="chore")])
 
 
 def test_enfold_schema_prints_the_models_schema(tmp_path: Path) -> None:

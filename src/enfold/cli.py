@@ -19,6 +19,7 @@ import click
 
 from enfold.errors import EnfoldError, InputError, NotFound
 from enfold.model import NodeKind
+from enfold.payloads import INTENT_CATEGORIES
 
 
 @dataclass
@@ -464,7 +465,7 @@ def _intent_line(node: Any) -> str:
                                  "expired", "open", "all"]),
               help="Which intents to list.")
 @click.option("--category", "-c", default=None,
-              help="Only this category (deadline, habit, follow_up, goal, ...).")
+              help=f"Only this category ({', '.join(INTENT_CATEGORIES)}, ...).")
 @click.pass_obj
 def intents(obj: Ctx, status: str, category: str | None) -> None:
     """Intents that emerged from the memory: deadlines, habits, follow-ups and goals."""

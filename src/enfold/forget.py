@@ -20,8 +20,15 @@
 Which texts carry the words is a :class:`~enfold.write.traces.Trace` per survivor: a word of
 the forgotten event that none of the node's remaining evidence (its events' texts, speakers
 and participants) contains, or a verbatim quote of the forgotten text. The survivors' traces
-are returned, so that the caller redacts their op-log records
+are returned, so that their op-log records are redacted too
 (:func:`~enfold.write.traces.redact_record`): the store holds those, not the graph.
+
+:func:`forget` is the whole of it for a namespace's session: it asks the store what the
+graph cannot know (which of the event's words no other event holds, which embedders cached
+its vector), runs :func:`forget_event` in a graph transaction and commits the changes, the
+cache entries to purge, the dropped aliases and the redacted op records in one store
+transaction. Holding the namespace (its lease and lock) is the caller's part:
+:meth:`enfold.memory.Memory.forget`.
 """
 
 from __future__ import annotations
@@ -33,20 +40,32 @@ from datetime import UTC, datetime
 from typing import Any
 
 from enfold.consolidate.facts import templated
+from enfold.errors import NotFound
 from enfold.graph import WorkingGraph
 from enfold.intents import cached_links, goal_template, habit_label, symmetric
-from enfold.model import GROUNDED_KINDS, EdgeType, Node, NodeKind, OpRecord
+from enfold.model import GROUNDED_KINDS, EdgeType, Node, NodeKind, OpRecord, now
+from enfold.session import NamespaceSession
 from enfold.settings import Settings
+from enfold.store.base import Store
 from enfold.text.annotate import annotate
 from enfold.text.claims import extract_claims, predicate_family, target_key
 from enfold.text.goals import obligation_label
 from enfold.write.apply import label_similarity
+from enfold.write.fold import text_hash
 from enfold.write.naming import ThemeNamer
 from enfold.write.people_index import PeopleIndex
 from enfold.write.planner_local import LocalPlanner, PlannerState, _central_text
-from enfold.write.traces import REDACTED, TEXT_ATTRS, Trace, redact_payload, strings
+from enfold.write.traces import (
+    REDACTED,
+    TEXT_ATTRS,
+    Trace,
+    redact_payload,
+    redact_record,
+    strings,
+    words,
+)
 
-__all__ = ["Retraction", "forget_event"]
+__all__ = ["Retraction", "forget", "forget_event"]
 
 _RETRACTABLE = GROUNDED_KINDS | {NodeKind.CLAIM}
 # Rebuild order: what others copy first (a fact's theme is its concept's label, a parent
@@ -113,6 +132,64 @@ class Retraction:
     def report(self) -> dict[str, Any]:
         return {"event": self.event, "removed": self.removed, "updated": self.updated,
                 "rebuilt": self.rebuilt}
+
+
+def forget(session: NamespaceSession, event_id: str, *, settings: Settings,
+           embedder: str | None = None, at: float | None = None) -> dict[str, Any]:
+    """Forget the event ``event_id`` of the session's namespace, in its working graph and
+    its store (hold the session's lock, and the namespace's lease). ``embedder``: the name
+    of the memory's embedder, whose cache entry for the text goes too (with those of every
+    embedder the store cached it for). Returns ``{"event", "removed", "updated",
+    "rebuilt"}``; raises :class:`NotFound` when the namespace has no such event.
+
+    On a failure the graph rolls back and the session drops it (the derived state moved
+    with it): the next use reloads it from the store, which committed nothing."""
+    store, ns = session.store, session.namespace
+    node = store.get_node(ns, event_id)
+    if node is None or node.kind is not NodeKind.EVENT:
+        raise NotFound(f"no event {event_id!r} in namespace {ns!r}")
+    mine = words(node.text)
+    unique = mine - store.event_words(ns, mine, exclude=node.id)
+    models = set(store.cache_models(ns))
+    if embedder is not None:
+        models.add(embedder)
+    g = session.graph()
+    g.begin()
+    try:
+        retraction = forget_event(g, node, at=now() if at is None else at, settings=settings,
+                                  unique=unique)
+        changes = g.changes()
+        changes.purge_cache.update(text_hash(m, node.text) for m in models)
+        with store.transaction():
+            store.commit(ns, changes)
+            store.drop_aliases(ns, retraction.unaliased)
+            store.redact_ops(ns, _redactions(store, g, retraction))
+    except BaseException:
+        g.rollback()
+        session.drop()  # derived state moved with the graph: reload
+        raise
+    g.commit()
+    return retraction.report()
+
+
+def _redactions(store: Store, g: WorkingGraph, retraction: Retraction) -> list[OpRecord]:
+    """The op records of the survivors (and of the ids merged into them) that hold the
+    forgotten words, redacted."""
+    merged: dict[str, list[str]] = {}
+    out: dict[int, OpRecord] = {}
+    for node_id, trace in retraction.all_traces():
+        probes = trace.probes()
+        if not probes:
+            continue
+        if not merged and g.aliases:
+            for old in g.aliases:
+                merged.setdefault(g.resolve(old), []).append(old)
+        for record in store.history_matching(g.namespace, [node_id, *merged.get(node_id, [])],
+                                             probes):
+            new = redact_record(out.get(record.seq, record), trace)
+            if new is not None:
+                out[record.seq] = new
+    return list(out.values())
 
 
 def forget_event(graph: WorkingGraph, event: Node, *, at: float,

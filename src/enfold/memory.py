@@ -61,13 +61,12 @@ from enfold.store.base import Store
 from enfold.timeline import EventPage, page_events
 from enfold.usage import UsageLedger
 from enfold.write.apply import ApplyResult, apply_plan
-from enfold.write.fold import Folder, FoldReport, Planner, text_hash
+from enfold.write.fold import Folder, FoldReport, Planner
 from enfold.write.people_index import PeopleIndex
 
 if TYPE_CHECKING:
     from enfold.consolidate.run import ConsolidationReport
     from enfold.embed import Embedder
-    from enfold.forget import Retraction
     from enfold.llm import LLMClient, LLMConfig
     from enfold.write.planner_llm import LLMPlanner
 
@@ -874,65 +873,19 @@ class Memory:
         PostgreSQL; see docs/forgetting.md). Returns ``{"event", "removed", "updated",
         "rebuilt", "erased"}``.
         """
-        from enfold.forget import forget_event
-        from enfold.write.traces import words
+        from enfold.forget import forget
 
         ns = self._ns(namespace)
+        embedder = None if self.embedder is None else self.embedder.name
 
         def work() -> dict[str, Any]:
-            with self._lock(ns):
-                node = self.store.get_node(ns, event_id)
-                if node is None or node.kind is not NodeKind.EVENT:
-                    raise NotFound(f"no event {event_id!r} in namespace {ns!r}")
-                mine = words(node.text)
-                unique = mine - self.store.event_words(ns, mine, exclude=node.id)
-                models = set(self.store.cache_models(ns))
-                if self.embedder is not None:
-                    models.add(self.embedder.name)
-                g = self.graph(ns)
-                g.begin()
-                try:
-                    retraction = forget_event(g, node, at=now(), settings=self.settings,
-                                              unique=unique)
-                    changes = g.changes()
-                    changes.purge_cache.update(text_hash(m, node.text) for m in models)
-                    with self.store.transaction():
-                        self.store.commit(ns, changes)
-                        self.store.drop_aliases(ns, retraction.unaliased)
-                        self.store.redact_ops(ns, self._redactions(g, ns, retraction))
-                except BaseException:
-                    g.rollback()
-                    self._drop(ns)  # derived state moved with the graph: reload
-                    raise
-                g.commit()
-                return retraction.report()
+            with self._lock(ns) as session:
+                return forget(session, event_id, settings=self.settings, embedder=embedder)
 
         # One writer (the lease), and again on a reloaded graph if another process wrote.
         report = self._write(ns, work)
         report["erased"] = self.store.erase_deleted()
         return report
-
-    def _redactions(self, g: WorkingGraph, ns: str, retraction: Retraction
-                    ) -> list[OpRecord]:
-        """The op records of the survivors (and of the ids merged into them) that hold the
-        forgotten words, redacted."""
-        from enfold.write.traces import redact_record
-
-        merged: dict[str, list[str]] = {}
-        out: dict[int, OpRecord] = {}
-        for node_id, trace in retraction.all_traces():
-            probes = trace.probes()
-            if not probes:
-                continue
-            if not merged and g.aliases:
-                for old in g.aliases:
-                    merged.setdefault(g.resolve(old), []).append(old)
-            for record in self.store.history_matching(ns, [node_id, *merged.get(node_id, [])],
-                                                      probes):
-                new = redact_record(out.get(record.seq, record), trace)
-                if new is not None:
-                    out[record.seq] = new
-        return list(out.values())
 
     def wipe(self, namespace: str | None = None) -> bool:
         """Delete everything of one namespace; then the store erases the deleted content

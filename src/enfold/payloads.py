@@ -28,8 +28,8 @@ from pydantic.fields import FieldInfo
 from enfold.model import TIME_MAX, TIME_MIN, Node, NodeKind
 
 __all__ = [
-    "COUNT", "FLAG", "KIND_FIELDS", "LLM_WRITES", "NUMBER", "OBJECT", "PAYLOADS", "STRINGS",
-    "TEXT", "TIME", "ClaimAttrs", "ConceptAttrs", "EventAttrs", "Expect", "FactAttrs",
+    "COUNT", "FLAG", "INTENT_CATEGORIES", "KIND_FIELDS", "LLM_WRITES", "NUMBER", "OBJECT",
+    "PAYLOADS", "STRINGS", "TEXT", "TIME", "ClaimAttrs", "ConceptAttrs", "EventAttrs", "Expect", "FactAttrs",
     "HistoryEntry", "IntentAttrs", "LLMWrites", "PersonAttrs", "TimeAttrs", "attrs_errors",
     "expect", "llm_writable", "payload", "payloads_json_schema", "payloads_markdown",
 ]
@@ -84,6 +84,17 @@ def _d(text: str) -> Any:
     return Field(default=None, description=text)
 
 
+def _either(values: tuple[str, ...]) -> str:
+    """``("a", "b", "c")`` as ``"a, b or c"``."""
+    return " or ".join(filter(None, (", ".join(values[:-1]), values[-1])))
+
+
+#: An intent's categories, the one list of them: the intent engine's vocabulary
+#: (``enfold.intents.CATEGORIES``), the values the LLM planner may write and the meaning of
+#: :class:`IntentAttrs`'s ``category`` (so the planner's prompt lists them in this order).
+INTENT_CATEGORIES: tuple[str, ...] = ("goal", "deadline", "follow_up", "habit")
+
+
 class EventAttrs(BaseModel):
     """An event's attributes (written by the event log, never by a plan)."""
 
@@ -136,7 +147,7 @@ class IntentAttrs(BaseModel):
 
     model_config = _STRICT
 
-    category: Annotated[Text, LLM_WRITES] = _d("goal, deadline, follow_up or habit")
+    category: Annotated[Text, LLM_WRITES] = _d(_either(INTENT_CATEGORIES))
     status: Text = _d("pending, suppressed, deferred, resolved, rejected or expired")
     score: Number = _d("the emergence score the admission threshold is compared with")
     due: Annotated[Time, LLM_WRITES] = _d("the due time (null: none)")

@@ -9,10 +9,11 @@ from collections.abc import Callable, Iterable, Sequence
 from enfold.errors import InputError
 from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, Node, NodeKind
+from enfold.payloads import INTENT_CATEGORIES
 from enfold.settings import Settings
 
 DAY = 86_400.0
-CATEGORIES = ("deadline", "habit", "follow_up", "goal")
+CATEGORIES = INTENT_CATEGORIES
 STATUSES = ("pending", "suppressed", "deferred", "resolved", "rejected", "expired")
 #: Statuses of an intent still waiting for something (it can be resolved or expire).
 OPEN = frozenset({"pending", "deferred", "suppressed"})

@@ -25,34 +25,22 @@ def _names_as_limit(text: str, time: Node) -> bool:
 # ------------------------------------------------------------------ resolution matching
 _FRAGMENT = re.compile(r"[^.!?;:\n,]+")
 _TO_VERB = re.compile(r"\b(?:to|[Rr]emind\s+(?:me|us)\s+to)\s+([a-z]+)\b")
-_IRREGULAR = {
-    "send": {"sent"}, "pay": {"paid"}, "buy": {"bought"}, "make": {"made"},
-    "write": {"wrote", "written"}, "give": {"gave", "given"}, "take": {"took", "taken"},
-    "bring": {"brought"}, "get": {"got", "gotten"}, "do": {"did", "done"},
-    "find": {"found"}, "tell": {"told"}, "sell": {"sold"}, "leave": {"left"},
-    "put": {"put"}, "set": {"set"}, "read": {"read"}, "build": {"built"},
-    "meet": {"met"}, "go": {"went", "gone"}, "see": {"saw", "seen"}, "pick": {"picked"},
-    "hand": {"handed"}, "return": {"returned"}, "renew": {"renewed"}, "call": {"called"},
-}
-_VOWELS = frozenset("aeiou")
 
 
 @functools.lru_cache(maxsize=4096)
 def past_forms(verb: str) -> frozenset[str]:
-    """Past forms of an English verb (irregular table, then -ed / -d / -ied / doubling).
-    Cached: the resolution check asks for the verbs of the open intents on every event."""
+    """The past tense and past participle of an English verb, by ``lemminflect`` (its
+    lexicon, then its rules for a verb it does not know): "drive" → drove, driven.
+    Cached: the resolution check asks for the verbs of the open intents on every event.
+
+    A participle spelled as the verb itself counts only when the past tense is too ("put",
+    "read"): "run"'s is, but "Will run the export" does not report it done, "Ran" does."""
+    from lemminflect import getInflection
+
     verb = verb.lower()
-    if verb in _IRREGULAR:
-        return frozenset(_IRREGULAR[verb])
-    if verb.endswith("e"):
-        return frozenset({verb + "d"})
-    if verb.endswith("y") and len(verb) > 2 and verb[-2] not in _VOWELS:
-        return frozenset({verb[:-1] + "ied"})
-    forms = {verb + "ed"}
-    if (len(verb) >= 3 and verb[-1] not in _VOWELS | {"w", "x", "y"}
-            and verb[-2] in _VOWELS and verb[-3] not in _VOWELS):
-        forms.add(verb + verb[-1] + "ed")  # submit → submitted, plan → planned
-    return frozenset(forms)
+    past = getInflection(verb, "VBD")
+    return frozenset((*past, *(p for p in getInflection(verb, "VBN")
+                               if p != verb or verb in past)))
 
 
 def _stated(node: Node) -> str:

@@ -42,11 +42,11 @@ class _NodeFields(BaseModel):
 
 def _node_model(kind: NodeKind) -> type[BaseModel]:
     payload = PAYLOADS[kind]
+    tag: Any = Literal[kind.value]  # a type made at runtime, one per kind
     made: type[BaseModel] = create_model(
         f"{kind.value.capitalize()}Node", __base__=_NodeFields,
         __doc__=f"A {kind.value} node; its attrs are {payload.__name__}.",
-        kind=(Literal[kind.value], ...),  # type: ignore[arg-type]  # a Literal made at run time
-        attrs=(payload, ...))
+        kind=(tag, ...), attrs=(payload, ...))
     return made
 
 

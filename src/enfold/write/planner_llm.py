@@ -44,7 +44,7 @@ from enfold.events import to_epoch
 from enfold.graph import WorkingGraph
 from enfold.llm import BadJSONReply, LLMClient
 from enfold.model import ONTOLOGY, EdgeType, Node, NodeKind
-from enfold.payloads import STRINGS, TIME, Expect, expect, llm_writable
+from enfold.payloads import INTENT_CATEGORIES, STRINGS, TIME, Expect, expect, llm_writable
 from enfold.plan import (
     AddEdge,
     AddNode,
@@ -79,7 +79,6 @@ log = logging.getLogger("enfold.planner_llm")
 
 DAY = 86_400.0
 REF_PREFIX = "llm:"
-_CATEGORIES = ("goal", "deadline", "follow_up", "habit")
 _OP_ERROR = re.compile(r"^op (\d+): ")  # the executor's own error format
 #: The attributes the model may write on each kind, with their types (from the models).
 _WRITABLE: Mapping[NodeKind, dict[str, Expect | None]] = {
@@ -198,8 +197,9 @@ def convert_attrs(kind: NodeKind, attributes: Sequence[P.Attribute]) -> dict[str
             except InputError as exc:
                 raise ValueError(f"{key} {value!r} is not a date (use YYYY-MM-DD)") from exc
         elif key == "category":
-            if value not in _CATEGORIES:
-                raise ValueError(f"category {value!r} is not one of {', '.join(_CATEGORIES)}")
+            if value not in INTENT_CATEGORIES:
+                raise ValueError(f"category {value!r} is not one of "
+                                 f"{', '.join(INTENT_CATEGORIES)}")
             out[key] = value
         else:
             out[key] = value
