@@ -205,6 +205,29 @@ def test_an_opposite_lean_with_no_stance_word_supersedes(minilm: Any) -> None:
         m.close()
 
 
+@pytest.mark.parametrize("gap, superseded", [(None, 1), (2.0, 0)])
+def test_a_lean_the_lexicon_leaves_neutral_is_read_against_the_earlier_stance(
+        minilm: Any, gap: float | None, superseded: int) -> None:
+    """The later view has no evaluative word the lexicon knows (its stance is neutral); the
+    polarity model reads it leaning against what the earlier one praised. With
+    ``claim_lean_gap`` 2 only two read stances can be opposite, as before."""
+    from enfold import Settings
+
+    settings = Settings() if gap is None else Settings().with_(claim_lean_gap=gap)
+    m = Memory.open("memory:", embedder=minilm, planner="local", settings=settings)
+    try:
+        m.add("Teo thinks the evening pottery class is the best part of his week",
+              source="Ana", ts=TS)
+        m.add("Teo thinks the pottery class is a chore now, the teacher just reads from "
+              "her phone", source="Ana", ts=TS + 86_400 * 30)
+        assert m.consolidate().claims_superseded == superseded
+        old, new = _claims_of(m, "Teo")
+        assert new.attrs.get("stance") == "neutral"  # the lexicon reads no lean
+        assert (old.attrs.get("superseded_by") == new.id) is bool(superseded)
+    finally:
+        m.close()
+
+
 def test_a_change_of_mind_ends_every_restatement_of_the_view(minilm: Any) -> None:
     m = Memory.open("memory:", embedder=minilm, planner="local")
     try:
