@@ -265,6 +265,8 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
         holder = holder_of(graph, new)
         when = valid_from(graph, new)
         revises = bool(new.attrs.get("revises"))
+        if not revises and lean(new) == 0.0:
+            continue  # no lean is opposite to none
         best: tuple[float, Node] | None = None
         earlier: list[Node] = []
         for other_id in _held(graph, holder, claims):
