@@ -125,7 +125,7 @@ def reconcile_group(graph: WorkingGraph, stamp: Stamp, index: ClaimIndex, key: C
         stance, new_stance = (current.attrs.get("stance") or "neutral",
                               nxt.attrs.get("stance") or "neutral")
         when = valid_from(graph, nxt)
-        if stance == new_stance:
+        if stance == new_stance and not nxt.attrs.get("revises"):
             merge_nodes(graph, current.id, nxt.id, at=stamp.at, plan_id=stamp.plan_id,
                         reasoning=f"consolidation: {key[0]} repeats a {stance} "
                                   f"{key[2]} about {key[1]!r}")

@@ -759,20 +759,41 @@ def revision(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
     cue = _revision_cue(text)
     if cue is None:
         return None
-    tok = cue
-    subj = None
-    for _ in range(4):
-        subj = _subject(tok)
-        if subj is not None or tok.head is tok:
-            break
-        if tok.dep_ in _OWN_CLAUSE:
-            break  # "can't stand Matt anymore, he took credit ...": not his change of mind
-        tok = tok.head
-    holder = me if subj is None else _holder(cue.doc, subj, speaker, me)
+    if cue.lemma_.lower() in _PERSUADED:
+        # "you've convinced me", "Tom won her over": the one persuaded holds the view now
+        obj = next((c for c in cue.children if c.dep_ in ("dobj", "nsubjpass")), None)
+        holder = me if obj is None else _holder(cue.doc, obj, speaker, me)
+        persuader = _subject(cue)
+        if holder is not None and persuader is not None and persuader.pos_ == "PROPN" \
+                and _name(persuader) == holder:
+            holder = None  # "Tom won her over": "her" is not Tom
+    else:
+        tok = cue
+        subj = None
+        thing = False  # a subject passed over: a thing, not whose view it is
+        for _ in range(4):
+            subj = _subject(tok)
+            if subj is not None and cue.pos_ not in ("VERB", "AUX") and \
+                    subj.pos_ != "PRON" and subj.ent_type_ != "PERSON" and \
+                    _holder(cue.doc, subj, speaker, me) is None:
+                # a phrase said over a clause about a thing ("on second thought bristol's
+                # too pricey", "the class is a chore now"): whose view is the clause over
+                # it, or the speaker's
+                subj, thing = None, True
+            if subj is not None or tok.head is tok:
+                break
+            if tok.dep_ in _OWN_CLAUSE and not thing:
+                break  # "can't stand Matt anymore, he took credit ...": not his change of mind
+            tok = tok.head
+        holder = me if subj is None else _holder(cue.doc, subj, speaker, me)
     if holder is None:
         return None
     sent = cue.sent
     return _claim(cue.doc, sent, cue, sent, holder, "think", me, speaker)
+
+
+#: Revision cues whose object, not their subject, is the one whose view changed.
+_PERSUADED = frozenset({"convince", "win", "persuade"})
 
 
 def _revision_cue(text: str) -> Token | None:
