@@ -468,6 +468,18 @@ def _holder(doc: Doc, subj: Token, speaker: str | None, me: str) -> str | None:
     return None
 
 
+def _is_question(verb: Token) -> bool:
+    """Whether ``verb``'s clause is a question ("how do people enjoy this", "does Omar like
+    it"): a wh-word or an auxiliary before its subject. A question reports no one's view."""
+    subj = _subject(verb)
+    for c in verb.children:
+        if c.tag_ in ("WRB", "WP", "WDT") and c.i < verb.i:
+            return True
+        if subj is not None and c.dep_ == "aux" and c.i < subj.i:
+            return True
+    return False
+
+
 def reports_another(text: str) -> bool:
     """Whether ``text`` reports someone else's view (a stance verb with a subject other than
     the speaker), whoever that is: such a view is never the speaker's own."""
@@ -477,7 +489,8 @@ def reports_another(text: str) -> bool:
     if doc is None:
         return False
     for tok in doc:
-        if tok.pos_ in ("VERB", "AUX") and tok.lemma_.lower() in VERBS:
+        if tok.pos_ in ("VERB", "AUX") and tok.lemma_.lower() in VERBS \
+                and not _is_question(tok):
             subj = _subject(tok)
             if subj is not None and subj.lower_ not in _FIRST and subj.pos_ != "PRON" \
                     or subj is not None and subj.lower_ in _THIRD:
@@ -494,9 +507,12 @@ def reports_another(text: str) -> bool:
             subj = _subject(tok.head.head)  # "The GP was of the view that ..."
             if subj is not None and subj.lower_ not in _FIRST and subj.pos_ != "PRON":
                 return True
-        if tok.pos_ == "VERB" and any(c.dep_ == "oprd" and c.i > tok.i for c in tok.children):
+        if tok.pos_ == "VERB" and any(c.dep_ == "oprd" and c.i > tok.i for c in tok.children) \
+                and any(c.dep_ == "dobj" for c in tok.children):
             # "The review called it a glorious mess", "the panel deemed it unsafe": a
             # verdict put in another's mouth by the clause structure, whatever the verb
+            # (a verb with no object, "the neighbours seem lovely", says what the subject
+            # is like, and the view is the speaker's)
             subj = _subject(tok)
             if subj is not None and subj.pos_ in ("NOUN", "PROPN"):
                 return True
