@@ -72,3 +72,18 @@ def test_a_verdict_put_in_a_sources_mouth_is_not_the_speakers_view() -> None:
 
     assert reports_another("The inspector's report called the stairwell a death trap.")
     assert not reports_another("The stairwell is a death trap.")
+
+
+@pytest.mark.parametrize("text, reports", [
+    # a verb with a complement but no object says what its subject is like: the speaker's view
+    ("the new bins seem pointless", False),
+    ("Jonas called the new bins pointless", True),
+    # a stance verb in a question asks; it reports no one's view
+    ("why do tourists love this place, it is a dump", False),
+    ("does Farah like the new rota?", False),
+    ("Farah likes the new rota", True),
+])
+def test_whose_view_a_clause_structure_reports(text: str, reports: bool) -> None:
+    from enfold.text.stance import reports_another
+
+    assert reports_another(text) is reports

@@ -205,6 +205,29 @@ def test_an_opposite_lean_with_no_stance_word_supersedes(minilm: Any) -> None:
         m.close()
 
 
+@pytest.mark.parametrize("gap, superseded", [(None, 1), (2.0, 0)])
+def test_a_lean_the_lexicon_leaves_neutral_is_read_against_the_earlier_stance(
+        minilm: Any, gap: float | None, superseded: int) -> None:
+    """The later view has no evaluative word the lexicon knows (its stance is neutral); the
+    polarity model reads it leaning against what the earlier one praised. With
+    ``claim_lean_gap`` 2 only two read stances can be opposite, as before."""
+    from enfold import Settings
+
+    settings = Settings() if gap is None else Settings().with_(claim_lean_gap=gap)
+    m = Memory.open("memory:", embedder=minilm, planner="local", settings=settings)
+    try:
+        m.add("Teo thinks the evening pottery class is the best part of his week",
+              source="Ana", ts=TS)
+        m.add("Teo thinks the pottery class is a chore, the teacher just reads from "
+              "her phone", source="Ana", ts=TS + 86_400 * 30)
+        assert m.consolidate().claims_superseded == superseded
+        old, new = _claims_of(m, "Teo")
+        assert new.attrs.get("stance") == "neutral"  # the lexicon reads no lean
+        assert (old.attrs.get("superseded_by") == new.id) is bool(superseded)
+    finally:
+        m.close()
+
+
 def test_a_change_of_mind_ends_every_restatement_of_the_view(minilm: Any) -> None:
     m = Memory.open("memory:", embedder=minilm, planner="local")
     try:
@@ -266,6 +289,12 @@ def test_a_holder_named_with_a_relation_word_is_the_name(text: str, speaker: str
     ("Lily no longer believes the landlord will pay for the boiler", "Lily"),
     # the cue's clause has no subject: the speaker's change, not the man named after it
     ("can't stand Omar anymore, he took the last parking space again", "Ana"),
+    # the one persuaded holds the view, not the persuader
+    ("alright, you've convinced me, the four-day week makes sense", "Ana"),
+    # a phrase over a clause about a thing: the speaker's change of mind ...
+    ("on second thought the harbour route is too windy in winter", "Ana"),
+    # ... or that of the person whose view the clause is
+    ("Rafa thinks the harbour route is too windy these days after all", "Rafa"),
 ])
 def test_the_holder_of_a_change_of_mind(text: str, holder: str) -> None:
     from enfold.text.stance import revision
@@ -334,3 +363,18 @@ def test_a_chat_handle_with_digits_is_a_holder_not_a_code() -> None:
     asked = analyze("Where does kt_77 think the leak comes from?")
     assert asked.holder is not None and asked.holder.lower() == "kt_77"
     assert analyze("What does Ref qz8841 say?").holder is None
+
+
+def test_a_change_of_mind_in_the_same_words_is_not_a_repeat(minilm: Any) -> None:
+    """Both views leave the lexicon neutral and share their target ("a cat"): the newer says
+    the view changed, so it supersedes the older instead of merging into it as a repeat."""
+    m = Memory.open("memory:", embedder=minilm, planner="local")
+    try:
+        m.add("a cat would be too much hassle with all our travelling", source="Ana", ts=TS)
+        m.add("ok I've come round, let's adopt a cat", source="Ana", ts=TS + 86_400 * 20)
+        report = m.consolidate()
+        old, new = _claims_of(m, "Ana")
+        assert report.claims_merged == 0
+        assert old.attrs.get("superseded_by") == new.id
+    finally:
+        m.close()

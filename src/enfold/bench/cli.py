@@ -183,7 +183,7 @@ def understand(ctx: click.Context, only: str, part: str, embedder_name: str, err
     listed: list[dict[str, Any]] = []
     for kind in kinds:
         for p in ub.SETS[kind]:
-            if part != "both" and p != part:
+            if part != "both" and p.split("-")[0] != part:  # "measure-e": a measure part
                 continue
             scores = ub.run(kind, ub.bundled(kind, p), embedder=embedder)
             wrong = scores.pop("errors")

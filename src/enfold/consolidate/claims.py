@@ -36,6 +36,7 @@ from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, Node, NodeKind
 from enfold.settings import Settings
 from enfold.text.claims import predicate_family, target_key
+from enfold.text.polarity import positive_probability
 from enfold.write.apply import merge_nodes, node_diff
 
 ClaimKey = tuple[str, str, str]  # (holder, target key, predicate family)
@@ -124,7 +125,7 @@ def reconcile_group(graph: WorkingGraph, stamp: Stamp, index: ClaimIndex, key: C
         stance, new_stance = (current.attrs.get("stance") or "neutral",
                               nxt.attrs.get("stance") or "neutral")
         when = valid_from(graph, nxt)
-        if stance == new_stance:
+        if stance == new_stance and not nxt.attrs.get("revises"):
             merge_nodes(graph, current.id, nxt.id, at=stamp.at, plan_id=stamp.plan_id,
                         reasoning=f"consolidation: {key[0]} repeats a {stance} "
                                   f"{key[2]} about {key[1]!r}")
@@ -185,6 +186,31 @@ def _utterance_similarity(graph: WorkingGraph, a: Node, b: Node) -> float:
     return best
 
 
+def _lean(graph: WorkingGraph, claim: Node, embedder: str | None) -> float:
+    """The claim's lean in [-1, 1]: +1 or -1 for the stance the reading gave it; for one it
+    left neutral, ``2p - 1`` with ``p`` the polarity model's probability that its utterance
+    leans for its target (:func:`enfold.text.polarity.positive_probability`), 0 without
+    a model for this embedder or a vector."""
+    stance = claim.attrs.get("stance") or "neutral"
+    if stance in _SIGN:
+        return _SIGN[stance]
+    probabilities = [p for p in (
+        positive_probability(graph.event_vectors.get(e.dst), embedder)
+        for e in graph.out_edges(claim.id) if e.type is EdgeType.SUPPORTED_BY)
+        if p is not None]
+    if not probabilities:
+        return 0.0
+    return 2.0 * float(np.mean(probabilities)) - 1.0
+
+
+_SIGN = {"positive": 1.0, "negative": -1.0}
+
+
+def opposite(lean: float, other: float, gap: float) -> bool:
+    """Whether two leans are opposite stances: of opposite signs, ``gap`` or more apart."""
+    return lean * other < 0 and abs(lean - other) >= gap
+
+
 def _head(claim: Node) -> str:
     key = str(claim.attrs.get("target_key") or target_key(str(claim.attrs.get("target") or "")))
     return key.split()[-1] if key.split() else ""
@@ -201,7 +227,7 @@ def _held(graph: WorkingGraph, holder: str, claims: Iterable[str]) -> list[str]:
 
 
 def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
-           result: ClaimResult, settings: Settings) -> None:
+           result: ClaimResult, settings: Settings, *, embedder: str | None = None) -> None:
     """Changes of mind across targets and wordings: a newer claim that says the view
     changed, or takes the opposite stance, supersedes the same holder's most similar
     earlier claim when their utterances are alike enough (the key of
@@ -210,11 +236,26 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
     the view changed ("she changed her mind", "I no longer think ...") or whose target's
     head word meets the earlier one's, ``claim_opposite_similarity`` for an opposite
     stance alone; an earlier claim of the ended one's stance at least
-    ``claim_restatement_similarity`` alike to it is a restatement, ended too."""
+    ``claim_restatement_similarity`` alike to it is a restatement, ended too.
+
+    Opposite stances are told by the claims' leans (:func:`_lean`): a stance the reading gave
+    is ±1, and one it left neutral is read from the utterance's meaning by the polarity
+    model of ``embedder``; two leans of opposite signs ``claim_lean_gap`` or more apart are
+    opposite ("our new neighbours seem lovely" and "the neighbours are a nightmare", which
+    no evaluative word of the lexicon reads)."""
     revision = settings.claim_revision_similarity
     opposite_need = settings.claim_opposite_similarity
     restatement = settings.claim_restatement_similarity
+    gap = settings.claim_lean_gap
     claims = graph.by_kind[NodeKind.CLAIM]
+    leans: dict[str, float] = {}
+
+    def lean(claim: Node) -> float:
+        got = leans.get(claim.id)
+        if got is None:
+            got = leans[claim.id] = _lean(graph, claim, embedder)
+        return got
+
     for cid in dict.fromkeys(graph.resolve(c) for c in claim_ids):
         if cid not in claims:
             continue
@@ -223,8 +264,9 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
             continue
         holder = holder_of(graph, new)
         when = valid_from(graph, new)
-        stance = new.attrs.get("stance") or "neutral"
         revises = bool(new.attrs.get("revises"))
+        if not revises and lean(new) == 0.0:
+            continue  # no lean is opposite to none
         best: tuple[float, Node] | None = None
         earlier: list[Node] = []
         for other_id in _held(graph, holder, claims):
@@ -235,9 +277,7 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                     or valid_from(graph, other) >= when:
                 continue
             earlier.append(other)
-            old_stance = other.attrs.get("stance") or "neutral"
-            opposite = {stance, old_stance} == {"positive", "negative"}
-            if not (revises or opposite):
+            if not (revises or opposite(lean(new), lean(other), gap)):
                 continue
             sim = _utterance_similarity(graph, new, other)
             # The same thing named two ways ("the new apartment", "this apartment"): the
@@ -277,9 +317,11 @@ def reconcile_claims(
     index: ClaimIndex,
     *,
     claims: Iterable[str] | None = None,
+    embedder: str | None = None,
 ) -> ClaimResult:
     """Reconcile the groups of the claims in ``claims`` (every group when None).
-    ``index`` must reflect the graph. Runs inside an open graph transaction."""
+    ``index`` must reflect the graph. Runs inside an open graph transaction. ``embedder``:
+    the name of the embedder of the event vectors (the polarity model is that embedder's)."""
     result = ClaimResult()
     if claims is None:
         keys = sorted(index.groups)
@@ -289,5 +331,5 @@ def reconcile_claims(
     for key in keys:
         reconcile_group(graph, stamp, index, key, result)
     revise(graph, stamp, graph.by_kind[NodeKind.CLAIM] if claims is None else claims, result,
-           settings)
+           settings, embedder=embedder)
     return result

@@ -164,7 +164,8 @@ def consolidate(
         # 1. claims
         claims = reconcile_claims(graph, settings, stamp, sched.claims(rebuild=full),
                                   claims=None if area is None
-                                  else _kind_subset(graph, area, NodeKind.CLAIM))
+                                  else _kind_subset(graph, area, NodeKind.CLAIM),
+                                  embedder=embedder_name)
         report.claims_merged, report.claims_superseded = claims.merged, claims.superseded
         visited["claims"] += claims.visited
         # 2. accumulation and compression, to a fixed point

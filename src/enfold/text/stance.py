@@ -468,6 +468,18 @@ def _holder(doc: Doc, subj: Token, speaker: str | None, me: str) -> str | None:
     return None
 
 
+def _is_question(verb: Token) -> bool:
+    """Whether ``verb``'s clause is a question ("how do people enjoy this", "does Omar like
+    it"): a wh-word or an auxiliary before its subject. A question reports no one's view."""
+    subj = _subject(verb)
+    for c in verb.children:
+        if c.tag_ in ("WRB", "WP", "WDT") and c.i < verb.i:
+            return True
+        if subj is not None and c.dep_ == "aux" and c.i < subj.i:
+            return True
+    return False
+
+
 def reports_another(text: str) -> bool:
     """Whether ``text`` reports someone else's view (a stance verb with a subject other than
     the speaker), whoever that is: such a view is never the speaker's own."""
@@ -477,7 +489,8 @@ def reports_another(text: str) -> bool:
     if doc is None:
         return False
     for tok in doc:
-        if tok.pos_ in ("VERB", "AUX") and tok.lemma_.lower() in VERBS:
+        if tok.pos_ in ("VERB", "AUX") and tok.lemma_.lower() in VERBS \
+                and not _is_question(tok):
             subj = _subject(tok)
             if subj is not None and subj.lower_ not in _FIRST and subj.pos_ != "PRON" \
                     or subj is not None and subj.lower_ in _THIRD:
@@ -494,9 +507,12 @@ def reports_another(text: str) -> bool:
             subj = _subject(tok.head.head)  # "The GP was of the view that ..."
             if subj is not None and subj.lower_ not in _FIRST and subj.pos_ != "PRON":
                 return True
-        if tok.pos_ == "VERB" and any(c.dep_ == "oprd" and c.i > tok.i for c in tok.children):
+        if tok.pos_ == "VERB" and any(c.dep_ == "oprd" and c.i > tok.i for c in tok.children) \
+                and any(c.dep_ == "dobj" for c in tok.children):
             # "The review called it a glorious mess", "the panel deemed it unsafe": a
             # verdict put in another's mouth by the clause structure, whatever the verb
+            # (a verb with no object, "the neighbours seem lovely", says what the subject
+            # is like, and the view is the speaker's)
             subj = _subject(tok)
             if subj is not None and subj.pos_ in ("NOUN", "PROPN"):
                 return True
@@ -759,20 +775,41 @@ def revision(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
     cue = _revision_cue(text)
     if cue is None:
         return None
-    tok = cue
-    subj = None
-    for _ in range(4):
-        subj = _subject(tok)
-        if subj is not None or tok.head is tok:
-            break
-        if tok.dep_ in _OWN_CLAUSE:
-            break  # "can't stand Matt anymore, he took credit ...": not his change of mind
-        tok = tok.head
-    holder = me if subj is None else _holder(cue.doc, subj, speaker, me)
+    if cue.lemma_.lower() in _PERSUADED:
+        # "you've convinced me", "Tom won her over": the one persuaded holds the view now
+        obj = next((c for c in cue.children if c.dep_ in ("dobj", "nsubjpass")), None)
+        holder = me if obj is None else _holder(cue.doc, obj, speaker, me)
+        persuader = _subject(cue)
+        if holder is not None and persuader is not None and persuader.pos_ == "PROPN" \
+                and _name(persuader) == holder:
+            holder = None  # "Tom won her over": "her" is not Tom
+    else:
+        tok = cue
+        subj = None
+        thing = False  # a subject passed over: a thing, not whose view it is
+        for _ in range(4):
+            subj = _subject(tok)
+            if subj is not None and cue.pos_ not in ("VERB", "AUX") and \
+                    subj.pos_ != "PRON" and subj.ent_type_ != "PERSON" and \
+                    _holder(cue.doc, subj, speaker, me) is None:
+                # a phrase said over a clause about a thing ("on second thought bristol's
+                # too pricey", "the class is a chore now"): whose view is the clause over
+                # it, or the speaker's
+                subj, thing = None, True
+            if subj is not None or tok.head is tok:
+                break
+            if tok.dep_ in _OWN_CLAUSE and not thing:
+                break  # "can't stand Matt anymore, he took credit ...": not his change of mind
+            tok = tok.head
+        holder = me if subj is None else _holder(cue.doc, subj, speaker, me)
     if holder is None:
         return None
     sent = cue.sent
     return _claim(cue.doc, sent, cue, sent, holder, "think", me, speaker)
+
+
+#: Revision cues whose object, not their subject, is the one whose view changed.
+_PERSUADED = frozenset({"convince", "win", "persuade"})
 
 
 def _revision_cue(text: str) -> Token | None:
