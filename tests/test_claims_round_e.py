@@ -16,9 +16,8 @@ from enfold.text.stance import reports_another, view_holder
     "Gutted. The pier survived a century of storms and they couldn't find the money to fix it?",
     "Marek found the spare key under the doormat.",
 ])
-def test_finding_something_is_not_a_view(text: str) -> None:
+def test_finding_something_reports_no_view(text: str) -> None:
     assert not reports_another(text)
-    assert not [c for c in extract_claims(text, "Noor") if c.predicate == "feel"]
 
 
 @pytest.mark.parametrize(("text", "holder"), [
