@@ -77,3 +77,12 @@ def test_what_a_thing_looks_like_asks_for_no_view() -> None:
     a = analyze("When was the fence painted and what does it look like now?")
     assert a.holder is None and not a.asks_opinion
     assert analyze("What does Marek think of the fence?").holder == "Marek"
+
+
+@pytest.mark.parametrize(("question", "holder"), [
+    ("Would Tomasz stay at that hostel again?", "Tomasz"),
+    ("When would Tomasz arrive?", None),
+])
+def test_would_a_person_do_something_asks_for_their_disposition(
+        question: str, holder: str | None) -> None:
+    assert view_holder(question) == holder

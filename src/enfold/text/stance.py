@@ -673,6 +673,8 @@ def view_holder(question: str, known: Container[str] = frozenset()) -> str | Non
                 # "Does Oduya accept that the lane hurt trade?", "Is Priya convinced her
                 # pet is healthy?"
                 return _name(tok)
+            if head.pos_ == "VERB" and _hypothetical(head):
+                return _name(tok)  # "Would Nadia buy it again?": her disposition
             if lemma == "find" and any(c.lower_ == "how" for c in head.children):
                 return _name(tok)  # "How did Lucia find Fushimi Inari?"
             if head.pos_ == "AUX" and any(c.dep_ == "acomp" and c.pos_ == "ADJ"
@@ -694,6 +696,14 @@ def view_holder(question: str, known: Container[str] = frozenset()) -> str | Non
 #: "dispute"), beside the verbs a question asks for a view with.
 _TAKING_VERBS = frozenset({"share", "echo", "support", "dispute", "reject", "question",
                            "doubt", "endorse", "buy"})
+
+
+def _hypothetical(verb: Token) -> bool:
+    """A question opening with "would" over a person's own act ("Would Nadia buy it
+    again?", "Would Omar take the job?"): it asks what they are disposed to do, which
+    their views answer, not what happened."""
+    first = verb.doc[0]
+    return first.lower_ == "would" and first.head.i == verb.i and first.dep_ == "aux"
 
 
 def _asks(clause: Token) -> bool:
