@@ -41,6 +41,7 @@ Lexical = Callable[[str, Iterable[NodeKind], int], list[tuple[str, float]]]
 # the defaults of Settings.turns_kept and Settings.facts_first_margin
 TURNS_KEPT: int = Settings.turns_kept
 FACT_MARGIN: float = Settings.facts_first_margin
+NAMED_MARGIN: float = Settings.facts_first_named_margin
 _DERIVED = (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM, NodeKind.INTENT)
 
 
@@ -156,8 +157,8 @@ def recall(
     if analysis.holder and sig.claim:
         order = _holder_first(graph, order, sig.claim, marks)
     evidence = order[:k]
-    if not analysis.asks_opinion and not _reported_view_of_named(graph, evidence[:1],
-                                                                   analysis.query):
+    if not analysis.asks_opinion and not _view_of_named(
+            graph, evidence[:3], fused, analysis.query, settings.facts_first_named_margin):
         evidence = _facts_first(graph, evidence, fused, marks, settings.facts_first_margin)
     # (speed: the paths of what is returned, not of every candidate)
     paths = _paths(evidence, sig, near)
@@ -366,12 +367,16 @@ def _facts_first(graph: WorkingGraph, evidence: list[str], fused: Scores,
     return evidence
 
 
-def _reported_view_of_named(graph: WorkingGraph, top: list[str], query: str) -> bool:
-    """Whether the best evidence reports the view of someone other than its speaker
-    ("my brother says ...", "the treasurer maintains ...") and the question names that
-    holder. The speaker passed on nothing of that person's but the view, so a question
-    about them asks for it, and an account of what happened is not the answer: the
-    facts-first guard stands aside."""
+def _view_of_named(graph: WorkingGraph, top: list[str], fused: Scores, query: str,
+                   margin: float = NAMED_MARGIN) -> bool:
+    """Whether the best evidence is the view of someone the question names, so that the
+    facts-first guard stands aside: a view the speaker reports of someone else ("my
+    brother says ...", "the treasurer maintains ..."; the speaker passed on nothing of
+    that person's but the view, so a question about them asks for it), or the speaker's
+    own view when no plain account among the top three scores ``margin`` of it
+    (``Settings.facts_first_named_margin``): a question the parse did not read as one
+    about a view ("What does Carmen intend to do with her savings?") whose named person's
+    view is far ahead of any plain account."""
     if not top:
         return False
     from enfold.text.people import same_person
@@ -380,12 +385,16 @@ def _reported_view_of_named(graph: WorkingGraph, top: list[str], query: str) -> 
     source = event.attrs.get("source")
     words = {w.lower() for w in re.findall(r"[\w'-]+", query)}
     claims = graph.by_kind[NodeKind.CLAIM]
+    alone = all(fused[e] < margin * fused[top[0]] for e in top[1:]
+                if not _is_opinion(graph, e))
     for edge in graph.in_edges(top[0]):
         if edge.type is not EdgeType.SUPPORTED_BY or edge.src not in claims:
             continue
         holder = graph.nodes[edge.src].attrs.get("holder")
-        if not isinstance(holder, str) or (
-                isinstance(source, str) and same_person(source, holder)):
+        if not isinstance(holder, str):
+            continue
+        own = isinstance(source, str) and same_person(source, holder)
+        if own and not alone:
             continue
         parts = [w.lower() for w in re.findall(r"[^\W\d_]{3,}", holder)]
         if words.intersection(parts):
