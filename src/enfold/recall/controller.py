@@ -139,8 +139,10 @@ def recall(
     k: int = 10,
     neighbours: bool = True,
     model: RankModel | None = None,
+    embedder: str | None = None,
 ) -> ContextPack:
-    """Run the operators for one query and assemble the ContextPack."""
+    """Run the operators for one query and assemble the ContextPack. ``embedder``: the
+    name of the embedder the event vectors come from (the view classifier reads them)."""
     pack = ContextPack(query=analysis.query)
     sig, derived, claims = gather(graph, lexical, analysis, qvec, settings, pack.steps)
     candidates, near = candidate_set(graph, sig, qvec, analysis.window, settings,
@@ -156,6 +158,8 @@ def recall(
     order = ranked(fused)
     if analysis.holder and sig.claim:
         order = _holder_first(graph, order, sig.claim, marks)
+    elif analysis.holder and embedder is not None:
+        order = _holder_voice_first(graph, order, analysis.holder, embedder, marks)
     evidence = order[:k]
     if not analysis.asks_opinion and not _view_of_named(
             graph, evidence[:3], fused, analysis.query, settings.facts_first_named_margin):
@@ -343,6 +347,39 @@ def _holder_first(graph: WorkingGraph, order: list[str], utterances: Scores,
         best = next((e for e in order[:3] if e in utterances and _is_opinion(graph, e)),
                     best)
     paths.setdefault(best, []).append("holder-first")
+    return [best, *(e for e in order if e != best)]
+
+
+def _holder_voice_first(graph: WorkingGraph, order: list[str], holder: str, embedder: str,
+                        paths: dict[str, list[str]]) -> list[str]:
+    """For "what does X think" when X holds no claim the graph read (a verdict with no
+    stance word the classifier was not sure of: "Seven hours on a bus with no toilet.
+    Lovely holiday, ten out of ten."), X's own utterance among the top three that the view
+    classifier (:mod:`enfold.text.subjectivity`) finds likeliest a view goes first: an
+    utterance passing on someone else's view is not X's, and X's plain account less likely
+    the answer than X's verdict. Only with the embedder the classifier was fitted for."""
+    from enfold.text.people import same_person
+    from enfold.text.subjectivity import view_probability
+
+    person = _person(graph, holder)
+    if person is None or not order:
+        return order
+    name = graph.nodes[person].text
+    claims = graph.by_kind[NodeKind.CLAIM]
+    best, best_p = None, -1.0
+    for e in order[:3]:
+        source = graph.nodes[e].attrs.get("source")
+        if not isinstance(source, str) or not same_person(source, name):
+            continue
+        others = any(edge.type is EdgeType.SUPPORTED_BY and edge.src in claims
+                     and not same_person(str(graph.nodes[edge.src].attrs.get("holder")), name)
+                     for edge in graph.in_edges(e))
+        p = None if others else view_probability(graph.event_vectors.get(e), embedder)
+        if p is not None and p > best_p:
+            best, best_p = e, p
+    if best is None or best == order[0]:
+        return order
+    paths.setdefault(best, []).append("holder-voice-first")
     return [best, *(e for e in order if e != best)]
 
 
