@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from enfold import InputError, Memory, NodeKind
 from enfold.recall.analyze import analyze
 from enfold.recall.operators import ground, rrf, traverse
+from enfold.store import open_store
 
 DAY = 86_400
 
@@ -179,7 +182,7 @@ def test_a_question_naming_someone_whose_view_was_passed_on_is_about_that_view()
     """The speaker reported Teodor's view and nothing else of his: a question naming him
     asks for it, so the facts-first guard stands aside; a question naming nobody, or the
     speaker, still gets the plain account first."""
-    from enfold.recall.controller import _reported_view_of_named
+    from enfold.recall.controller import _view_of_named
 
     m = Memory.open("memory:", embedder="hash", planner="local")
     fact = m.add("The harbour board doubled the mooring fee to 900 krone this spring.",
@@ -189,7 +192,53 @@ def test_a_question_naming_someone_whose_view_was_passed_on_is_about_that_view()
     g = m.graph()
     holders = {n.attrs.get("holder") for n in g.nodes.values() if n.kind is NodeKind.CLAIM}
     assert "Teodor" in holders
-    assert _reported_view_of_named(g, [view], "What is Teodor warning about?")
-    assert not _reported_view_of_named(g, [view], "How much is the mooring fee now?")
-    assert not _reported_view_of_named(g, [view], "What did Ingrid pay?")
-    assert not _reported_view_of_named(g, [fact], "What is Teodor warning about?")
+    close = {view: 1.0, fact: 0.9}
+    assert _view_of_named(g, [view, fact], close, "What is Teodor warning about?")
+    assert not _view_of_named(g, [view, fact], close, "How much is the mooring fee now?")
+    assert not _view_of_named(g, [view, fact], close, "What did Ingrid pay?")
+    assert not _view_of_named(g, [fact, view], close, "What is Teodor warning about?")
+
+
+def test_a_question_naming_someone_whose_own_view_is_far_ahead_is_about_that_view() -> None:
+    """The speaker's own view goes first for a question naming her only when no plain
+    account among the top three comes close to it (``facts_first_named_margin``)."""
+    from enfold.recall.controller import _view_of_named
+
+    m = Memory.open("memory:", embedder="hash", planner="local")
+    fact = m.add("The harbour board doubled the mooring fee to 900 krone this spring.",
+                 source="Ingrid", ts=1_790_000_000)
+    view = m.add("I reckon the board is squeezing out the small boats on purpose.",
+                 source="Ingrid", ts=1_790_003_600)
+    g = m.graph()
+    question = "What does Ingrid make of the board's motives?"
+    assert _view_of_named(g, [view, fact], {view: 1.0, fact: 0.2}, question)
+    assert not _view_of_named(g, [view, fact], {view: 1.0, fact: 0.6}, question)
+    assert not _view_of_named(g, [view, fact], {view: 1.0, fact: 0.2}, "What did the board do?")
+    assert not _view_of_named(g, [view, fact], {view: 1.0, fact: 0.2}, question, margin=0.1)
+
+
+@pytest.mark.minilm
+def test_a_holder_with_no_claim_read_gets_their_likeliest_view_first(minilm: Any) -> None:
+    """Asked how Ottilie took the trip when nothing she said was read as her claim, her
+    own utterance the view classifier finds likeliest a view goes before her plain
+    account and before the view she passed on from someone else (the reordering alone:
+    here the classifier also made her verdict a claim, which holder-first would use)."""
+    from enfold.recall.controller import _holder_voice_first
+    from enfold.write.planner_local import LocalPlanner
+
+    m = Memory(open_store("memory:"), namespace="t", embedder=minilm,
+               planners=[LocalPlanner(None, minilm)])
+    texts = [
+        "The ferry to Skye was cancelled for the gale and the coach round took nine hours.",
+        "Nine hours in a coach seat with a broken heater. What a treat, truly unforgettable.",
+        "My brother Jasper thinks it was the best bit of the whole holiday.",
+    ]
+    ids = [m.add(text, source="Ottilie", ts=1_790_000_000 + 3600 * i)
+           for i, text in enumerate(texts)]
+    g = m.graph()
+    order = [ids[2], ids[0], ids[1]]
+    marks: dict[str, list[str]] = {}
+    assert _holder_voice_first(g, order, "Ottilie", minilm.name, marks)[0] == ids[1]
+    assert marks == {ids[1]: ["holder-voice-first"]}
+    assert _holder_voice_first(g, order, "Ottilie", "hash", {}) == order  # not its embedder
+    assert _holder_voice_first(g, order, "Jasper", minilm.name, {}) == order  # said nothing

@@ -805,7 +805,8 @@ class Memory:
                 return self.store.search_text(ns, q, knd, n,
                                               max_rows=self.settings.lexical_rows or None)
 
-            pack = run_recall(g, lexical, analysis, qvec, self.settings, k=k)
+            pack = run_recall(g, lexical, analysis, qvec, self.settings, k=k,
+                              embedder=None if self.embedder is None else self.embedder.name)
             if kinds is not None:
                 wanted = {NodeKind(x) for x in kinds}
                 for kind, attr in ((NodeKind.EVENT, "evidence"), (NodeKind.CONCEPT, "concepts"),

@@ -280,6 +280,11 @@ class Settings:
                                    "utterance among the top three needs to go first when the "
                                    "best is an opinion and the question is not about a view "
                                    "(0: it always does)", "recall", hi=1)
+    facts_first_named_margin: float = _s(0.35, "when the best evidence is the own view of "
+                                         "a person the question names: the share of its "
+                                         "score another utterance among the top three "
+                                         "needs for the facts-first guard to act (1: it "
+                                         "always does)", "recall", hi=1)
     ppr_blend: float = _s(0.4, "share of personalized PageRank in traversal scores", "recall", hi=1)
     recall_k: int = _s(10, "items returned by recall", "recall", lo=1)
     lexical_rows: int = _s(4000, "index rows a lexical (BM25) search scores at most: the "

@@ -66,6 +66,9 @@ def analyze(query: str, *, at: datetime | None = None,
         if p.role == "mentioned"))
     holder = None
     m = _ATTRIBUTION.search(query)
+    if m and (m.group("holder") or "").lower().split()[:1] in (["it"], ["this"], ["that"],
+                                                              ["there"]):
+        m = None  # "what does it look like": a thing's look, nobody's view
     if m:
         holder = m.group("holder") or m.group("holder2")
         if holder and (holder.lower() in ("you", "i", "we", "they", "he", "she")
@@ -73,7 +76,7 @@ def analyze(query: str, *, at: datetime | None = None,
             holder = None  # a pronoun, or a reference code ("Ref xq0412"): not a holder
     if holder:
         holder = re.sub(r"['’]s$", "", holder)
-    parsed = view_holder(query)
+    parsed = view_holder(query, known_keys)
     if parsed is not None:
         holder = parsed
     window = None

@@ -41,6 +41,7 @@ Lexical = Callable[[str, Iterable[NodeKind], int], list[tuple[str, float]]]
 # the defaults of Settings.turns_kept and Settings.facts_first_margin
 TURNS_KEPT: int = Settings.turns_kept
 FACT_MARGIN: float = Settings.facts_first_margin
+NAMED_MARGIN: float = Settings.facts_first_named_margin
 _DERIVED = (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM, NodeKind.INTENT)
 
 
@@ -138,8 +139,10 @@ def recall(
     k: int = 10,
     neighbours: bool = True,
     model: RankModel | None = None,
+    embedder: str | None = None,
 ) -> ContextPack:
-    """Run the operators for one query and assemble the ContextPack."""
+    """Run the operators for one query and assemble the ContextPack. ``embedder``: the
+    name of the embedder the event vectors come from (the view classifier reads them)."""
     pack = ContextPack(query=analysis.query)
     sig, derived, claims = gather(graph, lexical, analysis, qvec, settings, pack.steps)
     candidates, near = candidate_set(graph, sig, qvec, analysis.window, settings,
@@ -155,9 +158,11 @@ def recall(
     order = ranked(fused)
     if analysis.holder and sig.claim:
         order = _holder_first(graph, order, sig.claim, marks)
+    elif analysis.holder and embedder is not None:
+        order = _holder_voice_first(graph, order, analysis.holder, embedder, marks)
     evidence = order[:k]
-    if not analysis.asks_opinion and not _reported_view_of_named(graph, evidence[:1],
-                                                                   analysis.query):
+    if not analysis.asks_opinion and not _view_of_named(
+            graph, evidence[:3], fused, analysis.query, settings.facts_first_named_margin):
         evidence = _facts_first(graph, evidence, fused, marks, settings.facts_first_margin)
     # (speed: the paths of what is returned, not of every candidate)
     paths = _paths(evidence, sig, near)
@@ -345,6 +350,39 @@ def _holder_first(graph: WorkingGraph, order: list[str], utterances: Scores,
     return [best, *(e for e in order if e != best)]
 
 
+def _holder_voice_first(graph: WorkingGraph, order: list[str], holder: str, embedder: str,
+                        paths: dict[str, list[str]]) -> list[str]:
+    """For "what does X think" when X holds no claim the graph read (a verdict with no
+    stance word the classifier was not sure of: "Seven hours on a bus with no toilet.
+    Lovely holiday, ten out of ten."), X's own utterance among the top three that the view
+    classifier (:mod:`enfold.text.subjectivity`) finds likeliest a view goes first: an
+    utterance passing on someone else's view is not X's, and X's plain account less likely
+    the answer than X's verdict. Only with the embedder the classifier was fitted for."""
+    from enfold.text.people import same_person
+    from enfold.text.subjectivity import view_probability
+
+    person = _person(graph, holder)
+    if person is None or not order:
+        return order
+    name = graph.nodes[person].text
+    claims = graph.by_kind[NodeKind.CLAIM]
+    best, best_p = None, -1.0
+    for e in order[:3]:
+        source = graph.nodes[e].attrs.get("source")
+        if not isinstance(source, str) or not same_person(source, name):
+            continue
+        others = any(edge.type is EdgeType.SUPPORTED_BY and edge.src in claims
+                     and not same_person(str(graph.nodes[edge.src].attrs.get("holder")), name)
+                     for edge in graph.in_edges(e))
+        p = None if others else view_probability(graph.event_vectors.get(e), embedder)
+        if p is not None and p > best_p:
+            best, best_p = e, p
+    if best is None or best == order[0]:
+        return order
+    paths.setdefault(best, []).append("holder-voice-first")
+    return [best, *(e for e in order if e != best)]
+
+
 def _facts_first(graph: WorkingGraph, evidence: list[str], fused: Scores,
                  paths: dict[str, list[str]], margin: float = FACT_MARGIN) -> list[str]:
     """For a question about what happened, a plain account outranks a nearby opinion.
@@ -366,12 +404,16 @@ def _facts_first(graph: WorkingGraph, evidence: list[str], fused: Scores,
     return evidence
 
 
-def _reported_view_of_named(graph: WorkingGraph, top: list[str], query: str) -> bool:
-    """Whether the best evidence reports the view of someone other than its speaker
-    ("my brother says ...", "the treasurer maintains ...") and the question names that
-    holder. The speaker passed on nothing of that person's but the view, so a question
-    about them asks for it, and an account of what happened is not the answer: the
-    facts-first guard stands aside."""
+def _view_of_named(graph: WorkingGraph, top: list[str], fused: Scores, query: str,
+                   margin: float = NAMED_MARGIN) -> bool:
+    """Whether the best evidence is the view of someone the question names, so that the
+    facts-first guard stands aside: a view the speaker reports of someone else ("my
+    brother says ...", "the treasurer maintains ..."; the speaker passed on nothing of
+    that person's but the view, so a question about them asks for it), or the speaker's
+    own view when no plain account among the top three scores ``margin`` of it
+    (``Settings.facts_first_named_margin``): a question the parse did not read as one
+    about a view ("What does Carmen intend to do with her savings?") whose named person's
+    view is far ahead of any plain account."""
     if not top:
         return False
     from enfold.text.people import same_person
@@ -380,12 +422,16 @@ def _reported_view_of_named(graph: WorkingGraph, top: list[str], query: str) -> 
     source = event.attrs.get("source")
     words = {w.lower() for w in re.findall(r"[\w'-]+", query)}
     claims = graph.by_kind[NodeKind.CLAIM]
+    alone = all(fused[e] < margin * fused[top[0]] for e in top[1:]
+                if not _is_opinion(graph, e))
     for edge in graph.in_edges(top[0]):
         if edge.type is not EdgeType.SUPPORTED_BY or edge.src not in claims:
             continue
         holder = graph.nodes[edge.src].attrs.get("holder")
-        if not isinstance(holder, str) or (
-                isinstance(source, str) and same_person(source, holder)):
+        if not isinstance(holder, str):
+            continue
+        own = isinstance(source, str) and same_person(source, holder)
+        if own and not alone:
             continue
         parts = [w.lower() for w in re.findall(r"[^\W\d_]{3,}", holder)]
         if words.intersection(parts):
