@@ -167,10 +167,14 @@ def test_the_understanding_scorers_run_on_the_bundled_sets(kind: str) -> None:
         pytest.skip("folds streams: covered by the change-of-mind tests above")
     for part in understand.SETS[kind]:
         scores = understand.run(kind, understand.bundled(kind, part))
+        # floors a little below what the code reaches; the "-g" parts came later, by another
+        # author, and were never tuned on (docs/benchmarks.md has the numbers)
+        fresh = part.endswith("-g")
         if kind == "time":
-            assert scores["accuracy"] >= 0.85
+            assert scores["accuracy"] >= (0.75 if fresh else 0.85)
         else:
-            assert scores["precision"] >= 0.65 and scores["recall"] >= 0.65
+            floor = 0.55 if fresh else 0.65
+            assert scores["precision"] >= floor and scores["recall"] >= floor
 
 
 def test_the_polarity_model_reads_a_lean_the_word_lists_miss(minilm: Any) -> None:
