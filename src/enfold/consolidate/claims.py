@@ -141,7 +141,8 @@ def reconcile_group(graph: WorkingGraph, stamp: Stamp, index: ClaimIndex, key: C
             result.merged += 1
             continue
         reason = (f"consolidation: {key[0]}'s {key[2]} about {key[1]!r} changed from "
-                  f"{stance} to {new_stance}")
+                  f"{stance} to {new_stance}" if stance != new_stance else
+                  f"consolidation: {key[0]} says their {key[2]} about {key[1]!r} changed")
         current = supersede(graph, stamp, current, nxt, reason)
         result.superseded += 1
 
