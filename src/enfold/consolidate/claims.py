@@ -187,6 +187,10 @@ def _utterance_similarity(graph: WorkingGraph, a: Node, b: Node) -> float:
     return best
 
 
+#: The lean of a stance the reading gave.
+_SIGN = {"positive": 1.0, "negative": -1.0}
+
+
 def _lean(graph: WorkingGraph, claim: Node, embedder: str | None) -> float:
     """The claim's lean in [-1, 1]: +1 or -1 for the stance the reading gave it; for one it
     left neutral, ``2p - 1`` with ``p`` the polarity model's probability that its utterance
@@ -202,9 +206,6 @@ def _lean(graph: WorkingGraph, claim: Node, embedder: str | None) -> float:
     if not probabilities:
         return 0.0
     return 2.0 * float(np.mean(probabilities)) - 1.0
-
-
-_SIGN = {"positive": 1.0, "negative": -1.0}
 
 
 def opposite(lean: float, other: float, gap: float) -> bool:

@@ -56,6 +56,10 @@ class QueryAnalysis:
     notes: list[str] = field(default_factory=list)
 
 
+#: Subjects of an attribution pattern that name a thing, not a holder (as one-word lists).
+_THING_SUBJECTS = (["it"], ["this"], ["that"], ["there"])
+
+
 def analyze(query: str, *, at: datetime | None = None,
             known_keys: Container[str] = frozenset()) -> QueryAnalysis:
     """Rules over the question text; ``at`` is the date the question is asked;
@@ -66,8 +70,7 @@ def analyze(query: str, *, at: datetime | None = None,
         if p.role == "mentioned"))
     holder = None
     m = _ATTRIBUTION.search(query)
-    if m and (m.group("holder") or "").lower().split()[:1] in (["it"], ["this"], ["that"],
-                                                              ["there"]):
+    if m and (m.group("holder") or "").lower().split()[:1] in _THING_SUBJECTS:
         m = None  # "what does it look like": a thing's look, nobody's view
     if m:
         holder = m.group("holder") or m.group("holder2")

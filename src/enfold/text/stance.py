@@ -853,23 +853,23 @@ def revision(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
             holder = None  # "Tom won her over": "her" is not Tom
     else:
         tok = cue
-        subj = None
+        holder = me  # no subject found: the speaker's change of mind
         thing = False  # a subject passed over: a thing, not whose view it is
         for _ in range(4):
             subj = _subject(tok)
-            if subj is not None and cue.pos_ not in ("VERB", "AUX") and \
-                    subj.pos_ != "PRON" and subj.ent_type_ != "PERSON" and \
-                    _holder(cue.doc, subj, speaker, me) is None:
-                # a phrase said over a clause about a thing ("on second thought bristol's
-                # too pricey", "the class is a chore now"): whose view is the clause over
-                # it, or the speaker's
-                subj, thing = None, True
+            if subj is not None:
+                holder = _holder(cue.doc, subj, speaker, me)
+                if holder is None and cue.pos_ not in ("VERB", "AUX") and \
+                        subj.pos_ != "PRON" and subj.ent_type_ != "PERSON":
+                    # a phrase said over a clause about a thing ("on second thought
+                    # bristol's too pricey", "the class is a chore now"): whose view is the
+                    # clause over it, or the speaker's
+                    subj, holder, thing = None, me, True
             if subj is not None or tok.head is tok:
                 break
             if tok.dep_ in _OWN_CLAUSE and not thing:
                 break  # "can't stand Matt anymore, he took credit ...": not his change of mind
             tok = tok.head
-        holder = me if subj is None else _holder(cue.doc, subj, speaker, me)
     if holder is None:
         return None
     sent = cue.sent
@@ -877,7 +877,7 @@ def revision(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
 
 
 #: Revision cues whose object, not their subject, is the one whose view changed.
-_PERSUADED = frozenset({"convince", "win", "persuade"})
+_PERSUADED = frozenset({"convince", "win"})  # the cues of _revision_cue whose object changed
 
 
 def _revision_cue(text: str) -> Token | None:
