@@ -206,10 +206,11 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
             one, two = turns(e)
             for nb in (*one, *two):
                 found.setdefault(nb, None)
-        near = dict(zip(found, map(turns, found)))
     candidates = list(found)
     nodes = graph.nodes
     sig.ts = {e: nodes[e].ts for e in candidates}
+    if neighbours and candidates:
+        near = _turns_among(graph, candidates, sig.ts, settings.neighbour_gap_s)
     if window is not None:
         sig.window = {e for e in candidates if _of_time(graph, e, window)}
     if qvec is not None:
@@ -217,6 +218,47 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
         if missing:
             sig.dense.update(graph.event_vectors.similarities(qvec, missing))
     return candidates, near
+
+
+def _turns_among(graph: WorkingGraph, candidates: list[str], ts: dict[str, float],
+                 gap_s: float) -> Neighbours:
+    """Each candidate's turns one and two places away (:class:`_Turns`) that are candidates
+    themselves, found by sorting the candidates' sequence numbers (no lookup per neighbour
+    in the log). The turns left out are events no signal found: every score the ranking
+    reads of a neighbour (its lexical and dense score) is 0 for them, and being a turn is
+    symmetric, so the features and paths are those of every turn. A candidate whose
+    number is not its own in the log's index (an imported event without one) gets
+    :class:`_Turns`' answer."""
+    index = _seq_index(graph)
+    nodes = graph.nodes
+    seqs = [int(nodes[e].attrs.get("seq", 0)) for e in candidates]
+    own = np.fromiter((index.get(s) == e for s, e in zip(seqs, candidates, strict=True)),
+                      bool, len(candidates))
+    seq = np.asarray(seqs, dtype=np.int64)
+    times = np.fromiter(map(ts.__getitem__, candidates), np.float64, len(candidates))
+    mine = np.flatnonzero(own)  # distinct numbers: the index holds one event per number
+    order = mine[np.argsort(seq[mine], kind="stable")]
+    sorted_seq = seq[order]
+    found: list[list[list[str]]] = [[[], []] for _ in candidates]
+    for d in (1, 2):
+        for sign in (-1, 1):  # before, then after: _Turns' order
+            if not len(order):
+                break
+            want = seq + sign * d
+            at = np.minimum(np.searchsorted(sorted_seq, want), len(order) - 1)
+            other = order[at]
+            hit = own & (sorted_seq[at] == want) & (np.abs(times[other] - times) <= gap_s)
+            for i in np.flatnonzero(hit).tolist():
+                found[i][d - 1].append(candidates[int(other[i])])
+    near: Neighbours = {}
+    turns: _Turns | None = None
+    for i, e in enumerate(candidates):
+        if own[i]:
+            near[e] = (tuple(found[i][0]), tuple(found[i][1]))
+        else:
+            turns = turns or _Turns.of(graph, gap_s)
+            near[e] = turns(e)
+    return near
 
 
 class _Times:
