@@ -33,10 +33,11 @@ from enfold.errors import InputError
 
 PARTS = ("tune", "measure")
 #: The sets and the parts each has.
-#: (A part named "measure-x" or "tune-x" is a further measure or tune part, by another author: ``--part
-#: measure`` runs it too.)
+#: (A part named "measure-x" or "tune-x" is a further measure or tune part, by another
+#: author: ``--part measure`` or ``--part tune`` runs it too.)
 SETS = {"people": (*PARTS, "measure-g"), "time": (*PARTS, "measure-g"),
-        "supersede": (*PARTS, "tune-i", "measure-e", "measure-f", "measure-i"), "questions": ("measure",)}
+        "supersede": (*PARTS, "tune-i", "measure-e", "measure-f", "measure-i"),
+        "questions": ("measure",)}
 _DETERMINERS = re.compile(r"^(?:my|our|the|his|her|their|your|a|an)\s+", re.IGNORECASE)
 _TITLE = re.compile(r"^(?:dr|mr|mrs|ms|mx|prof|professor)\.?\s+", re.IGNORECASE)
 
