@@ -171,7 +171,7 @@ def test_cogeval_development_sets_are_packaged_apart() -> None:
     tune = {s.id for s in load_cogeval(None, part="tune")}
     measure = {s.id for s in load_cogeval(None, part="measure")}
     bundled = {s.id for s in load_cogeval(None)}
-    assert len(tune) == 2 and len(measure) == 2
+    assert len(tune) == 4 and len(measure) == 4
     assert not (tune & measure) and not ((tune | measure) & bundled)
     with pytest.raises(InputError, match="unknown cogeval set"):
         load_cogeval(None, part="heldout")
