@@ -56,8 +56,9 @@ enter,enter,move,reality,true_belief
 """
 
 
-def _run(*args: str) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, "-m", "enfold", "--json", "bench", *args],
+def _run(*args: str, settings: tuple[str, ...] = ()) -> dict[str, Any]:
+    sets = [a for name in settings for a in ("--set", name)]
+    proc = subprocess.run([sys.executable, "-m", "enfold", "--json", *sets, "bench", *args],
                           check=False, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     result: dict[str, Any] = json.loads(proc.stdout)
@@ -163,6 +164,21 @@ def test_cogeval_cli_smoke(tmp_path: Path) -> None:
     assert one["unfolded_events"] <= one["events"]
     assert len(one["labels"]) == one["concepts"]
     assert out.with_suffix(".md").exists()
+
+
+def test_cogeval_measures_the_settings_given(tmp_path: Path) -> None:
+    """``enfold --set NAME=VALUE bench cogeval`` measures the memory under that setting (the
+    benchmark built its planner from the defaults, so a setting tried on it was not)."""
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    bundled = resources.files("enfold").joinpath("bench", "data", "cogeval", "softeng.json")
+    (scenarios / "softeng.json").write_text(bundled.read_text("utf-8"), encoding="utf-8")
+    args = ("cogeval", "--scenarios", str(scenarios), "--embedder", "hash")
+    default = _run(*args)["systems"]["enfold"]["per_scenario"]["softeng"]
+    strict = _run(*args, settings=("cluster_min_events=100",))["systems"]["enfold"]
+    assert default["concepts"] >= 1
+    assert strict["per_scenario"]["softeng"]["concepts"] == 0
+    assert strict["per_scenario"]["softeng"]["unfolded_events"] == 44
 
 
 def test_cogeval_development_sets_are_packaged_apart() -> None:

@@ -440,9 +440,10 @@ def cogeval(ctx: click.Context, scenarios: Path | None, part: str, embedder_name
     as_json = bool(getattr(ctx.find_root().obj, "as_json", False))
     t0 = time.perf_counter()
     embedder = make_embedder(embedder_name)
+    settings = getattr(ctx.find_root().obj, "settings", None)
     systems, details = cb.run(scenarios, embedder=embedder, threshold=threshold, part=part,
                               progress=None if as_json else
-                              (lambda m: click.echo(m, err=True)))
+                              (lambda m: click.echo(m, err=True)), settings=settings)
     config = {"embedder": embedder.name, "planner": "local", "threshold": threshold,
               "scenarios": str(scenarios) if scenarios else part}
     result = write_result("cogeval", config, systems, time.perf_counter() - t0, out,

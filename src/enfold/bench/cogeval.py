@@ -77,6 +77,7 @@ from enfold.bench.metrics import (
 from enfold.bench.report import format_cell, markdown_table
 from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, NodeKind
+from enfold.settings import Settings
 
 __all__ = ["METRICS", "PUBLISHED", "render_summary", "run", "score_graph"]
 
@@ -326,10 +327,14 @@ def run(
     threshold: float = LABEL_THRESHOLD,
     part: str = "bundled",
     progress: Callable[[str], None] | None = None,
+    settings: Settings | None = None,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """Ingest and score every scenario; returns (systems, details).
 
     ``systems["enfold"]`` holds the averages over scenarios and ``per_scenario``.
+    ``settings``: the memory's and the local planner's (None: the defaults), so a setting
+    tried on the benchmark (``enfold --set cluster_min_events=2 bench cogeval``) is the
+    one measured.
     """
     from enfold.memory import Memory
     from enfold.store import open_store
@@ -341,7 +346,7 @@ def run(
     consolidated = False
     for sc in load_cogeval(scenarios, part=part):
         mem = Memory(open_store("memory:"), namespace=sc.id, embedder=embedder,
-                     planners=[LocalPlanner(None, embedder)])
+                     settings=settings, planners=[LocalPlanner(settings, embedder)])
         try:
             t0 = time.perf_counter()
             ids = mem.add_many([{"text": e.text, "source": e.source, "ts": e.ts.isoformat(),
