@@ -35,7 +35,7 @@ from typing import Any
 from enfold.text.claims import ClaimCandidate, extract_claims, holder_name, speaker_view
 from enfold.text.people import PersonMention, extract_people
 from enfold.text.polarity import polarity
-from enfold.text.stance import reports_another, revision
+from enfold.text.stance import bare_view, reports_another, revision
 from enfold.text.subjectivity import is_view
 from enfold.text.times import TimeMention, extract_times, parse_timestamp
 
@@ -148,7 +148,7 @@ def annotate(
     if not claims and changed is not None:
         claims = [changed]  # "Sophie's changed her mind": a view, whatever its wording
     if not claims and looks_like_a_view and not reports_another(text):
-        claims = [speaker_view(text, speaker)]
+        claims = [bare_view(text, speaker, me) or speaker_view(text, speaker)]
     side = polarity(vector, embedder) if any(c.stance == "neutral" for c in claims) else None
     if side is not None:
         # The lexicon saw no evaluative word; the meaning still leans one way.

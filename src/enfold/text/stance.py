@@ -35,7 +35,8 @@ from enfold.text.people import canonical_relation, relation_holder, same_person
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
-__all__ = ["asks_whose_view", "parsed_claims", "reports_another", "revision", "view_holder"]
+__all__ = ["asks_whose_view", "bare_view", "parsed_claims", "reports_another", "revision",
+           "view_holder"]
 
 #: Stance verbs by lemma → the claim predicate they give.
 VERBS = {
@@ -922,4 +923,62 @@ def _revision_cue(text: str) -> Token | None:
         if lemma == "now" and tok.head.lemma_.lower() in VERBS | ADJECTIVES.keys() | {
                 "agree", "be"} and tok.dep_ == "advmod":
             return tok
+    return None
+
+
+#: Relations of a verb's dependents that name what it acts on.
+_OBJECTS = ("dobj", "attr", "oprd")
+
+
+def bare_view(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
+    """The speaker's view that the view classifier found in a text no cue reads, with what
+    it is about from the parse of its first clause with a subject (or a verb with none, as
+    notes put the writer's own doing): the verb's object,
+    or the object of its particle or preposition ("switched back to Windows", "gone off the
+    idea"), else the subject when it is a thing ("that sunscreen is useless"). None without
+    a parse or a clause with a subject (the caller then keeps the text's first words).
+
+    (Giving the view to another person who is the clause's subject, "Dad now drives the
+    hybrid everywhere", was tried: it found two more changes of mind on the tune parts and
+    misattributed two more views in collapse-c-tune.)"""
+    from enfold.text.nlp import parse
+
+    doc = parse(text)
+    if doc is None:
+        return None
+    for sent in doc.sents:
+        root = sent.root
+        subj = _subject(root)
+        if subj is None and root.pos_ != "VERB":
+            continue
+        thing = _acted_on(root)
+        if subj is None:  # the writer's own doing, as notes say it ("Swapped my road bike
+            if thing is None:  # for a gravel bike and it's pure joy")
+                continue
+        elif thing is None and subj.pos_ != "PRON" and subj.ent_type_ != "PERSON" \
+                and subj.lower_ not in _FIRST:
+            thing = doc[subj.left_edge.i:subj.i + 1]
+        if thing is None:
+            return None
+        return ClaimCandidate(
+            holder=me, holder_is_speaker=True, predicate="think", content=text.strip(),
+            target=thing.text,
+            stance=_stance("think", "clause", False, [t.text for t in doc if not t.is_punct]),
+            reported=False, start=0, end=len(text))
+    return None
+
+
+def _acted_on(verb: Token) -> Span | None:
+    """The noun phrase a verb acts on: its object, or the object of a particle or
+    preposition after it ("gone off the idea", "switched to Linux"), not a pronoun."""
+    doc = verb.doc
+    for c in verb.children:
+        if c.dep_ in _OBJECTS and c.pos_ in ("NOUN", "PROPN") and c.i > verb.i:
+            return doc[c.left_edge.i:c.i + 1]
+    for c in verb.children:
+        if c.dep_ in ("prt", "prep") and c.i > verb.i:
+            obj = next((g for g in c.children if g.dep_ == "pobj"
+                        and g.pos_ in ("NOUN", "PROPN")), None)
+            if obj is not None:
+                return doc[obj.left_edge.i:obj.i + 1]
     return None
