@@ -504,10 +504,8 @@ def _evidenced(text: str, doc: Any, found: dict[tuple[int, int], PersonMention],
                        and tok.dep_ not in ("nsubj", "nsubjpass")):
             continue
         if tok.ent_type_ in ("DATE", "TIME", "MONEY", "CARDINAL", "ORDINAL", "QUANTITY",
-                             "PERCENT", "NORP", "LANGUAGE") and low not in ("june", "april",
-                                                                           "may", "christian"):
-            if tok.ent_type_ != "NORP" or tok.dep_ != "nsubj":
-                continue
+                             "PERCENT", "NORP", "LANGUAGE") and tok.dep_ != "nsubj":
+            continue  # a month or a nationality, unless it does something ("June's flying in")
         start, end = tok.idx, tok.idx + len(tok.text)
         first = tok
         while first.i > 0 and doc[first.i - 1].dep_ == "compound" and doc[first.i - 1].pos_ \
