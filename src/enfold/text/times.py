@@ -188,7 +188,8 @@ _MONTHS = {
 _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _NUMBER_WORDS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15,
+    "twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45, "fifty": 50,
 }
 
 # "May" and "March" are verbs too: they only count capitalized. Other months are unambiguous.
@@ -204,12 +205,23 @@ _MONTH_FULL = (
     r"|(?-i:May|March)|(?-i:may|march)(?=\s+(?:of\s+)?(?:19|20)\d\d\b)"
     r"|(?<=mid-)(?-i:may|march)|(?<=mid )(?-i:may|march))"
 )
-_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_WEEKDAY = (r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+            # the short forms only capitalised ("sat next to", "the sun" are words)
+            r"|(?-i:Mon|Tues?|Wed|Thu(?:rs?)?|Fri|Sat|Sun))")
+# Short weekday names that are also words: they count only after a word that introduces a
+# day ("on Sat") or before a date ("Wed the 18th").
+_SHORT_WEEKDAYS = {"mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday",
+                   "thu": "thursday", "thur": "thursday", "thurs": "thursday",
+                   "fri": "friday", "sat": "saturday", "sun": "sunday"}
+_DAY_INTRO = re.compile(r"\b(?:on|by|until|till|from|every|before|after|this|next|last"
+                        r"|coming)\s+$", re.IGNORECASE)
+_DATE_AFTER = re.compile(r"\.?,?\s*(?:the\s+)?\d|\.?\s+(?:at|@|morning|afternoon|evening|night"
+                         r"|am|pm)\b", re.IGNORECASE)
 _NUM = (
     r"(?:\d{1,3}|a\s+couple\s+of|a\s+couple|couple\s+of|an?|one|two|three|four|five|six|seven"
-    r"|eight|nine|ten|eleven|twelve)"
+    r"|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty(?:-five)?|fifty)"
 )
-_UNIT = r"(?:day|week|month|year)"
+_UNIT = r"(?:day|week|fortnight|month|year|hour|minute)"
 # Nouns that make "the 5th" an ordinal of something other than a day of the month; "in the
 # 4th" (a quarter, an inning) is excluded by a lookbehind in the grammar.
 _ORDINAL_NOUNS = (
@@ -223,7 +235,8 @@ _ORDINAL_NOUNS = (
 _PREFILTER = re.compile(
     r"\d|\b(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
     r"|yesterday|today|tonight|tomorrow|day|week|month|year|ago|noon|midnight|night|morning"
-    r"|afternoon|evening)",
+    r"|afternoon|evening|fortnight|hour|minute|christmas|halloween|valentine|new\s+year"
+    r"|boxing|bonfire|st\.?\s+patrick|independence)",
     re.IGNORECASE,
 )
 
@@ -235,7 +248,7 @@ _DMY = (
     rf"(?P<dmy_m>{_MONTH_ANY})\b\.?(?:,?\s+(?P<dmy_y>\d{{4}})\b)?)"
 )
 _MDY = (
-    rf"(?P<mdy>\b(?P<mdy_m>{_MONTH_ANY})\.?\s+(?P<mdy_d>\d{{1,2}})(?:st|nd|rd|th)?\b"
+    rf"(?P<mdy>\b(?P<mdy_m>{_MONTH_ANY})\.?\s+(?:the\s+)?(?P<mdy_d>\d{{1,2}})(?:st|nd|rd|th)?\b"
     rf"(?!:)(?:,?\s+(?P<mdy_y>\d{{4}})\b)?)"
 )
 _MY = rf"(?P<my>\b(?P<my_m>{_MONTH_FULL})\s+(?:of\s+)?(?P<my_y>\d{{4}})\b)"
@@ -246,11 +259,14 @@ _DAYWORD = (
     r"|yesterday|today|tonight|tomorrow|last\s+night|this\s+(?:morning|afternoon|evening))\b"
     r"(?:\s+(?:morning|afternoon|evening|night)\b)?)"
 )
-_WEEKEND = r"(?P<weekend>\b(?P<we_mod>this\s+coming|this|next|last|coming|the)\s+weekend\b)"
-_MODUNIT = r"(?P<modunit>\b(?P<mu_mod>this|next|last|coming)\s+(?P<mu_u>week|month|year)\b)"
+_WEEKEND = (r"(?P<weekend>\b(?P<we_mod>this\s+coming|this|next|last|coming|the)\s+weekend\b"
+            r"(?P<we_after>\s+after\s+next\b)?)")
+_MODUNIT = (r"(?P<modunit>\b(?:(?P<mu_mod>this|next|last|coming)\s+(?P<mu_u>week|month|year)"
+            r"|(?P<mu_after>the\s+(?P<mu_u2>week|month|year)\s+after\s+next))\b)")
 _WEEKDAY_RE = (
-    rf"(?P<weekday>\b(?:(?P<wd_mod>this\s+coming|this|next|last|coming)\s+)?"
-    rf"(?P<wd>{_WEEKDAY})\b(?!['’]?s\b))"
+    rf"(?P<weekday>\b(?P<wd_pre>a\s+week\s+(?:on|from|after)\s+)?"
+    rf"(?:(?P<wd_mod>this\s+coming|this|next|last|coming)\s+)?"
+    rf"(?P<wd>{_WEEKDAY})\b(?!['’]?s\b)(?P<wd_post>\s+week\b|\s+after\s+next\b)?)"
 )
 _MONTH_BARE = (
     r"(?P<mbare>\b(?P<mb_mod>in|since|until|till|by|before|after|during|last|next|this|early"
@@ -261,12 +277,16 @@ _YEAR = (
     r"(?P<year>\b(?P<yr_mod>in|since|during|until|by|from|back\s+in|early|late)\s+"
     r"(?P<yr>(?:19|20)\d\d)\b(?![-/:]\d))"
 )
+# "on 28th", "Fri 20th": an ordinal without "the" after a word that introduces a day.
+_ORD_INTRO = "(?:" + "|".join(f"(?<=\\b{w}\\s)" for w in (
+    "on", "by", "is", "until", "till", "from", "before", "after", "day", "day,", "Mon", "Tue",
+    "Tues", "Wed", "Thu", "Thur", "Thurs", "Fri", "Sat", "Sun")).replace("\\bday", "day") + ")"
 _ORDINAL = (
-    rf"(?P<ordinal>(?<!\bin\s)\bthe\s+(?P<od>\d{{1,2}})(?:st|nd|rd|th)\b"
+    rf"(?P<ordinal>(?<!\bin\s)(?:\bthe\s+|{_ORD_INTRO})(?P<od>\d{{1,2}})(?:st|nd|rd|th)\b"
     rf"(?!\s+{_ORDINAL_NOUNS}))"
 )
 _CLOCK = (
-    r"(?P<clock>\b(?:at\s+)?(?:(?P<ck_h>\d{1,2})(?::(?P<ck_m>[0-5]\d))?\s*"
+    r"(?P<clock>\b(?:at\s+)?(?:(?P<ck_h>\d{1,2})(?:[:.](?P<ck_m>[0-5]\d))?\s*"
     r"(?P<ck_ap>[ap])\.?m\b\.?|(?<=at\s)(?P<ck_h24>[01]?\d|2[0-3]):(?P<ck_m24>[0-5]\d)\b"
     r"|(?P<ck_word>noon|midnight)\b"
     # "8:15 tonight": a clock time next to a day word needs no "at"
@@ -323,7 +343,7 @@ _NOT_PAST = _words(
     """
     need needed bed red shed seed speed feed weed indeed hundred excited interested tired bored
     scared worried married supposed used based pleased thrilled stressed concerned amazed
-    overwhelmed relieved prepared planned scheduled
+    overwhelmed relieved prepared planned scheduled wed
     """
 )
 _CLAUSE_BREAK = re.compile(
@@ -351,6 +371,10 @@ def extract_times(text: str, ref: datetime) -> list[TimeMention]:
     for m in _GRAMMAR.finditer(text):
         kind = next(k for k in _KINDS if m.group(k) is not None)
         start, end = m.start(kind), m.end(kind)
+        if kind == "weekday" and m.group("wd") in ("Sat", "Sun", "Wed") \
+                and not m.group("wd_mod") and not _DAY_INTRO.search(text, 0, start) \
+                and not _DATE_AFTER.match(text, end):
+            continue  # "Sat next to her", "Sun was out": words, not days
         if kind in ("mbare", "year"):
             # "in June" is about June; "last June" / "early 2022" keep their modifier.
             mod_group, core_group = ("mb_mod", "mb_m") if kind == "mbare" else ("yr_mod", "yr")
@@ -370,7 +394,7 @@ def extract_times(text: str, ref: datetime) -> list[TimeMention]:
         if resolved is not None:
             raw.append(_Raw(kind, start, end, deadline, *resolved))
     out: list[TimeMention] = []
-    for r in _merge_clock(raw, text):
+    for r in _merge_clock(_merge_weekday(raw, text), text):
         try:
             mention = _to_mention(r, text, tz)
         except (OverflowError, ValueError):
@@ -516,10 +540,18 @@ def _resolve(
     if kind in ("ago", "inn"):
         n_text, unit = (g("ago_n"), g("ago_u")) if kind == "ago" else (g("in_n"), g("in_u"))
         n = _count(n_text)
+        unit = unit.lower()
         future = kind == "inn" or "now" in g("ago_dir").lower()
-        phrase = f"in {n} {unit.lower()}s" if future else f"{n} {unit.lower()}s ago"
+        if unit in ("hour", "minute"):  # "in 2 hours", "20 minutes ago": a clock time
+            if kind == "inn" and direction == "past":
+                return None  # "finished in 2 hours": a duration
+            step = timedelta(hours=n) if unit == "hour" else timedelta(minutes=n)
+            return _minute(ref + step if future else ref - step)
+        if unit == "fortnight":
+            n, unit = 2 * n, "week"
+        phrase = f"in {n} {unit}s" if future else f"{n} {unit}s ago"
         d = _library(phrase, ref.date(), "current_period")
-        return None if d is None else _by_unit(unit.lower(), d.date(),
+        return None if d is None else _by_unit(unit, d.date(),
                                                 counted="couple" not in n_text.lower())
     if kind == "dayword":
         d = _library(re.sub(r"\s+", " ", g("dayword").lower()), ref.date(), "current_period")
@@ -536,14 +568,28 @@ def _resolve(
             today.year + today.month // 12, today.month % 12 + 1)
         return _day(date(y, mo, calendar.monthrange(y, mo)[1]))
     if kind == "weekend":
+        if g("we_after"):  # "the weekend after next"
+            _, first, _, _ = _weekend("next", ref.date(), direction)
+            return _weekend("this", first.date() + timedelta(days=2), direction)
         return _weekend(g("we_mod").lower(), ref.date(), direction)
     if kind == "modunit":
+        if g("mu_after"):  # "the week after next": two of them on
+            unit = g("mu_u2").lower()
+            d = _library(f"in 2 {unit}s", ref.date(), "current_period")
+            return None if d is None else _by_unit(unit, d.date())
         mod = "next" if g("mu_mod").lower() == "coming" else g("mu_mod").lower()
         d = _library(f"{mod} {g('mu_u').lower()}", ref.date(), "current_period")
         return None if d is None else _by_unit(g("mu_u").lower(), d.date())
     if kind == "weekday":
         mod = re.sub(r"\s+", " ", (g("wd_mod") or "").lower())
         wd = g("wd").lower()
+        wd = _SHORT_WEEKDAYS.get(wd, wd)
+        # "Tuesday week", "a week on Friday": that day a week later; "Monday after next"
+        post = re.sub(r"\s+", " ", (g("wd_post") or "").strip().lower())
+        if g("wd_pre") or post:
+            first = _library(f"next {wd}" if post == "after next" or mod == "next" else wd,
+                             ref.date(), "future")
+            return None if first is None else _day(first.date() + timedelta(days=7))
         if mod in ("coming", "this coming"):
             mod = "next"
         if mod:
@@ -773,6 +819,56 @@ def _half_day(hour: int, text: str, start: int, end: int) -> int:
     if _MORNING.search(near):
         return hour
     return hour + 12 if hour <= 6 else hour
+
+
+_WEEKDAY_JOIN = re.compile(r"\.?,?\s*")
+
+
+def _merge_weekday(raw: list[_Raw], text: str) -> list[_Raw]:
+    """Fold a weekday into the date it names ("Sunday 22 March", "Wed the 18th"): one
+    mention, the date with that day of the month that falls on that weekday, nearest to the
+    date as read alone (a date with its year keeps it)."""
+    out: list[_Raw] = []
+    i = 0
+    while i < len(raw):
+        cur = raw[i]
+        nxt = raw[i + 1] if i + 1 < len(raw) else None
+        if cur.kind == "weekday" and nxt is not None and nxt.granularity == "day" \
+                and nxt.kind in ("dmy", "mdy", "ordinal") \
+                and _WEEKDAY_JOIN.fullmatch(text, cur.end, nxt.start):
+            when = nxt.first.date()
+            explicit = re.search(r"\d{4}", text[nxt.start:nxt.end]) is not None
+            if not explicit and when.weekday() != cur.first.weekday():
+                found = _nearest_on_weekday(when, cur.first.weekday(),
+                                            by_month=nxt.kind == "ordinal")
+                when = found or when
+            gran, first, last, value = _day(when)
+            out.append(_Raw(nxt.kind, cur.start, nxt.end, cur.deadline or nxt.deadline,
+                            gran, first, last, value))
+            i += 2
+            continue
+        out.append(cur)
+        i += 1
+    return out
+
+
+def _nearest_on_weekday(when: date, weekday: int, *, by_month: bool) -> date | None:
+    """The date nearest ``when`` with its day of the month that falls on ``weekday``: in
+    the months around it (``by_month``, "the 18th") or in the years around it ("22 March")."""
+    options = []
+    for k in range(-12, 13) if by_month else range(-1, 2):
+        if by_month:
+            y, m = divmod(when.month - 1 + k, 12)
+            y, m = when.year + y, m + 1
+        else:
+            y, m = when.year + k, when.month
+        try:
+            cand = date(y, m, when.day)
+        except ValueError:
+            continue
+        if cand.weekday() == weekday:
+            options.append(cand)
+    return min(options, key=lambda d: (abs((d - when).days), d < when), default=None)
 
 
 _JOIN = re.compile(r"\s*,?\s*(?:on\s+|at\s+)?", re.IGNORECASE)
