@@ -34,8 +34,9 @@ from enfold.errors import InputError
 PARTS = ("tune", "measure")
 #: The sets and the parts each has.
 #: (A part named "measure-x" is a further measure part, by another author: ``--part
-#: measure`` runs it too.)
-SETS = {"people": (*PARTS, "measure-g"), "time": (*PARTS, "measure-g"),
+#: measure`` runs it too; "tune-x" likewise a further tune part.)
+SETS = {"people": (*PARTS, "measure-g", "tune-h", "measure-h"),
+        "time": (*PARTS, "measure-g", "tune-h", "measure-h"),
         "supersede": (*PARTS, "measure-e", "measure-f"), "questions": ("measure",)}
 _DETERMINERS = re.compile(r"^(?:my|our|the|his|her|their|your|a|an)\s+", re.IGNORECASE)
 _TITLE = re.compile(r"^(?:dr|mr|mrs|ms|mx|prof|professor)\.?\s+", re.IGNORECASE)
