@@ -72,8 +72,8 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from typing import Any
 
 from dateparser.date import DateDataParser
 
@@ -550,8 +550,14 @@ _ARRANGE = _words("""
 
 def _arranges(tok: Any) -> bool:
     """An arranging verb, also with "re-" ("rebooked", "re-scheduled")."""
-    lemma = tok.lemma_.lower()
-    return lemma in _ARRANGE or lemma.removeprefix("re").lstrip("-") in _ARRANGE
+    word = tok.lower_
+    forms = {tok.lemma_.lower(), word}
+    for ending in ("ed", "d", "ing", "s"):
+        if word.endswith(ending):
+            stem = word[: -len(ending)]
+            forms |= {stem, stem[:-1]} if stem[-2:-1] == stem[-1:] else {stem}
+    # the lemmatiser guesses at words it does not know ("rebooked" -> "rebooke")
+    return any(f in _ARRANGE or f.removeprefix("re").lstrip("-") in _ARRANGE for f in forms)
 _EVENT_NOUNS_AHEAD = _words("appointment deadline delivery due booking reservation")
 
 
