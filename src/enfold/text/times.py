@@ -588,17 +588,17 @@ def _parsed_direction(text: str, start: int, end: int) -> str | None:
         seen += 1
         if tok.lemma_.lower() in _EVENT_NOUNS_AHEAD:
             return "future"
-        slot = slot or (prep == "for" and tok.pos_ == "NOUN" and tok.dep_ in ("dobj",)
-                        and not via_noun)
+        slot = slot or (prep == "for" and tok.pos_ == "NOUN" and not via_noun
+                        and tok.lemma_.lower() not in ("thank", "thanks"))
         via_noun = via_noun or tok.pos_ in ("NOUN", "PROPN")
+    if slot:
+        return "future"
     if tok.pos_ not in ("VERB", "AUX"):
         # A verbless note ("Booked flights for May 14"): an arranging word still says ahead.
         if any(_arranges(t) and t.tag_.startswith("VB") for t in span.sent):
             return "future"
         return None
     verb = tok
-    if slot:
-        return "future"
     # A participle that modifies a noun has no tense of its own ("we'll have the flat painted
     # by Saturday", "the report signed by Friday"): the verb over the noun tells the time.
     while verb.tag_ == "VBN" and verb.dep_ in ("acl", "amod") and not any(
@@ -627,6 +627,11 @@ def _parsed_direction(text: str, start: int, end: int) -> str | None:
     if any(a.lower_ == "to" for a in aux) or any(
             c.lower_ in ("going", "gonna") for c in chain):
         return "future"
+    if any(c.tag_ == "VB" and c.dep_ != "xcomp" and any(d.dep_ == "nsubj" for d in c.children)
+           for c in chain) and not aux:
+        return "future"  # a present the tagger read as a base form ("the results come out")
+    if verb.lower_ == "got" and any(a.lemma_ == "have" for a in aux):
+        return "future"  # "I've got a scan on Thursday": have, in the present
     tenses = [t for c in [*chain, *aux] for t in c.morph.get("Tense", [])]
     if "Past" in tenses:
         return "past"
