@@ -253,6 +253,24 @@ _BARE_KIN = {"mum": "mom", "mom": "mom", "mummy": "mom", "mommy": "mom", "mam": 
              "grandma": "grandma", "nan": "grandma", "nana": "grandma", "nanna": "grandma",
              "grandpa": "grandpa", "grandad": "grandpa", "granddad": "grandpa",
              "auntie": "aunt", "aunty": "aunt", "aunt": "aunt", "uncle": "uncle"}
+# The same words as other languages and families say them, used as names ("Nonna still
+# makes the sauce", "bhaiya said", "Halmeoni watched"): a closed class, listed whole.
+_BARE_KIN |= {w: "mom" for w in "ma mammy mamma mama mamá mãe amma ammi umma mutti maman "
+              "mommy moms mummy".split()}
+_BARE_KIN |= {w: "dad" for w in "da pa pops pop papa papá pai appa abba abbu baba vati "
+              "papi dada pappy".split()}
+_BARE_KIN |= {w: "grandma" for w in "nonna oma omi ouma abuela abuelita babcia babushka "
+              "halmeoni halmoni yiayia yaya lola vovó vovo nani dadi obaachan tutu tūtū "
+              "grandmama gramma granma".split()}
+_BARE_KIN |= {w: "grandpa" for w in "nonno opa oupa abuelo abuelito dziadek dedushka "
+              "harabeoji papou lolo vovô nana-ji nanaji dadaji ojiichan gramps grandpapa "
+              "grampa".split()}
+_BARE_KIN |= {w: "aunt" for w in "tia tía zia tante tita bua mausi chachi masi".split()}
+_BARE_KIN |= {w: "uncle" for w in "tio tío zio onkel tito chacha mamu".split()}
+_BARE_KIN |= {w: "brother" for w in "bhaiya bhai kuya anna".split() if w != "anna"}
+_BARE_KIN |= {w: "sister" for w in "didi ate".split() if w != "ate"}
+_BARE_KIN |= {"jiju": "brother-in-law", "bhabhi": "sister-in-law", "sogra": "mother-in-law",
+              "sogro": "father-in-law"}
 # Roles that are people with any determiner ("the landlord", "our accountant").
 _ROLES = frozenset([
     "landlord", "landlady", "vet", "physio", "physiotherapist", "dentist", "accountant",
@@ -389,15 +407,20 @@ def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention]
             for k in [k for k in out if k[0] < end and tok.idx < k[1]]:
                 del out[k]
             out[(tok.idx, end)] = mention
-        elif low in _ROLES and owner is not None and owner.lower_ in _OWNERS \
-                and tok.pos_ == "NOUN" and tok.tag_ == "NN":
+        elif (low in _ROLES and tok.tag_ == "NN" or low in _KIN_PLURALS) and owner is not None \
+                and (owner.lower_ in _OWNERS or _named_owner(owner, out)) \
+                and tok.pos_ in ("NOUN", "PROPN"):
             start, end = owner.idx, tok.idx + len(tok.text)
             rel = canonical_relation(low) or low
-            if any(s < end and start < e for s, e in out) or any(
+            if any(s < end and start < e for s, e in out if not s <= owner.idx < e) or any(
                     m.relation == rel for m in out.values()):
                 continue  # "Dana, my boss": the rules bound it to the name
-            name = relation_holder(speaker, rel) if owner.lower_ in ("my", "our") \
-                else f"{owner.lower_} {low}"
+            if owner.lower_ not in _OWNERS:  # "Chidi's mum": a person of their own
+                start = tok.idx
+                name = f"{text[owner.idx:owner.idx + len(owner.text)]}'s {low}"
+            else:
+                name = relation_holder(speaker, rel) if owner.lower_ in ("my", "our") \
+                    else f"{owner.lower_} {low}"
             out[(start, end)] = PersonMention(name, start, end, "mentioned", rel)
     return out
 
@@ -522,6 +545,17 @@ def _evidenced(text: str, doc: Any, found: dict[tuple[int, int], PersonMention],
         words = text[start:end]
         out[(start, end)] = PersonMention(_canonical(words), start, end, "mentioned", None)
     return out
+
+
+# Kin in the plural, people all the same ("the kids", "Paolo's parents").
+_KIN_PLURALS = frozenset({"kids", "children", "parents", "grandparents", "in-laws", "twins",
+                          "cousins"})
+
+
+def _named_owner(owner: Any, found: dict[tuple[int, int], PersonMention]) -> bool:
+    """A possessive owner that is a person found in the text ("Yusuf's teacher")."""
+    return owner.dep_ == "poss" and owner.pos_ == "PROPN" and any(
+        s <= owner.idx < e for s, e in found)
 
 
 def _binds_name(text: str, rm: re.Match[str], known: Container[str]) -> bool:
