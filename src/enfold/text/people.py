@@ -166,7 +166,7 @@ _REL_WORDS = "|".join(sorted((re.escape(k) for k in _RELATIONS), key=len, revers
 _RELATION_RE = re.compile(
     rf"\b(?:my|our)\s+(?:(?P<best>best)\s+|(?:older|younger|little|big|baby|oldest|youngest"
     rf"|late|new|old|dear|former|current)\s+)?(?P<rel>{_REL_WORDS})(?![\w-])"
-    rf"(?:,?[ \t]+(?-i:(?P<name>{_TOKEN}(?:[ \t]+{_TOKEN})?)))?",
+    rf"(?:,?[ \t]+(?-i:(?P<name>(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?[ \t]+)?{_TOKEN}(?:[ \t]+{_TOKEN})?)))?",
     re.IGNORECASE,
 )
 _APPOSITION = re.compile(
@@ -255,20 +255,14 @@ _BARE_KIN = {"mum": "mom", "mom": "mom", "mummy": "mom", "mommy": "mom", "mam": 
              "auntie": "aunt", "aunty": "aunt", "aunt": "aunt", "uncle": "uncle"}
 # The same words as other languages and families say them, used as names ("Nonna still
 # makes the sauce", "bhaiya said", "Halmeoni watched"): a closed class, listed whole.
-_BARE_KIN |= {w: "mom" for w in "ma mammy mamma mama mamá mãe amma ammi umma mutti maman "
-              "mommy moms mummy".split()}
-_BARE_KIN |= {w: "dad" for w in "da pa pops pop papa papá pai appa abba abbu baba vati "
-              "papi dada pappy".split()}
-_BARE_KIN |= {w: "grandma" for w in "nonna oma omi ouma abuela abuelita babcia babushka "
-              "halmeoni halmoni yiayia yaya lola vovó vovo nani dadi obaachan tutu tūtū "
-              "grandmama gramma granma".split()}
-_BARE_KIN |= {w: "grandpa" for w in "nonno opa oupa abuelo abuelito dziadek dedushka "
-              "harabeoji papou lolo vovô nana-ji nanaji dadaji ojiichan gramps grandpapa "
-              "grampa".split()}
-_BARE_KIN |= {w: "aunt" for w in "tia tía zia tante tita bua mausi chachi masi".split()}
-_BARE_KIN |= {w: "uncle" for w in "tio tío zio onkel tito chacha mamu".split()}
-_BARE_KIN |= {w: "brother" for w in "bhaiya bhai kuya anna".split() if w != "anna"}
-_BARE_KIN |= {w: "sister" for w in "didi ate".split() if w != "ate"}
+_BARE_KIN |= {w: "mom" for w in ["ma", "mammy", "mamma", "mama", "mamá", "mãe", "amma", "ammi", "umma", "mutti", "maman", "mommy", "moms", "mummy"]}
+_BARE_KIN |= {w: "dad" for w in ["da", "pa", "pops", "pop", "papa", "papá", "pai", "appa", "abba", "abbu", "baba", "vati", "papi", "dada", "pappy"]}
+_BARE_KIN |= {w: "grandma" for w in ["nonna", "oma", "omi", "ouma", "abuela", "abuelita", "babcia", "babushka", "halmeoni", "halmoni", "yiayia", "yaya", "lola", "vovó", "vovo", "nani", "dadi", "obaachan", "tutu", "tūtū", "grandmama", "gramma", "granma"]}
+_BARE_KIN |= {w: "grandpa" for w in ["nonno", "opa", "oupa", "abuelo", "abuelito", "dziadek", "dedushka", "harabeoji", "papou", "lolo", "vovô", "nana-ji", "nanaji", "dadaji", "ojiichan", "gramps", "grandpapa", "grampa"]}
+_BARE_KIN |= {w: "aunt" for w in ["tia", "tía", "zia", "tante", "tita", "bua", "mausi", "chachi", "masi"]}
+_BARE_KIN |= {w: "uncle" for w in ["tio", "tío", "zio", "onkel", "tito", "chacha", "mamu"]}
+_BARE_KIN |= {w: "brother" for w in ["bhaiya", "bhai", "kuya", "anna"] if w != "anna"}
+_BARE_KIN |= {w: "sister" for w in ["didi", "ate"] if w != "ate"}
 _BARE_KIN |= {"jiju": "brother-in-law", "bhabhi": "sister-in-law", "sogra": "mother-in-law",
               "sogro": "father-in-law"}
 # Roles that are people with any determiner ("the landlord", "our accountant").
@@ -407,7 +401,9 @@ def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention]
             for k in [k for k in out if k[0] < end and tok.idx < k[1]]:
                 del out[k]
             out[(tok.idx, end)] = mention
-        elif (low in _ROLES and tok.tag_ == "NN" or low in _KIN_PLURALS) and owner is not None \
+        elif (low in _ROLES and tok.tag_ == "NN" or low in _KIN_PLURALS or (
+                low in _BARE_KIN or canonical_relation(low)) and owner is not None
+                and owner.lower_ not in _OWNERS) and owner is not None and tok.dep_ != "attr" \
                 and (owner.lower_ in _OWNERS or _named_owner(owner, out)) \
                 and tok.pos_ in ("NOUN", "PROPN"):
             start, end = owner.idx, tok.idx + len(tok.text)
