@@ -120,7 +120,8 @@ _PLACE_WORDS = _words(
 
 _TOKEN = r"(?:[OD]['’])?[A-ZÀ-Ý][a-zß-ÿ]+(?:[A-Z][a-z]+)?(?:[-'’][A-Z][a-zß-ÿ]+)*"
 _GROUP = re.compile(
-    rf"(?<![\w'’\-])(?:(?P<title>Dr|Mr|Mrs|Ms|Mx|Prof|Professor)\.?\s+)?"
+    rf"(?<![\w'’\-])(?:(?P<title>Dr|Mr|Mrs|Ms|Mx|Prof|Professor|Coach|Nurse|Captain|Officer"
+    rf"|Detective|Sergeant|Sgt|Judge|Rev|Reverend|Pastor|Rabbi|Imam|Councillor|Senator)\.?\s+)?"
     rf"(?P<toks>{_TOKEN}(?:[ \t]+{_TOKEN})*)(?![\w-])"
 )
 _TOKEN_RE = re.compile(_TOKEN)
@@ -385,6 +386,9 @@ def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention]
             continue
         out[(start, end)] = PersonMention(_canonical(words), start, end, "mentioned", None)
     out = _evidenced(text, doc, out, known)
+    for key, m in list(out.items()):
+        if m.relation is None and name_key(m.name) not in known and _named_thing(doc, m):
+            del out[key]
     for tok in doc:
         low = tok.lower_
         owner = next((c for c in tok.children if c.dep_ in ("det", "poss")), None)
@@ -546,6 +550,39 @@ def _evidenced(text: str, doc: Any, found: dict[tuple[int, int], PersonMention],
 # Kin in the plural, people all the same ("the kids", "Paolo's parents").
 _KIN_PLURALS = frozenset({"kids", "children", "parents", "grandparents", "in-laws", "twins",
                           "cousins"})
+
+
+# Nouns that say a name belongs to an animal or a thing ("Frankie the cat", "the boat Lady
+# Grace", "Storm Eowyn", "Victoria station"), and verbs whose object is a work or a product
+# ("reading Anna Karenina", "watched Squid Game", "downloaded Notion").
+_THING_NOUNS = frozenset("""
+    cat dog puppy pup kitten kitty hamster rabbit bunny parrot budgie horse pony tortoise
+    turtle goldfish ferret snake lizard gecko pooch pet boat yacht ship car van storm
+    hurricane typhoon cyclone station airport hospital road street avenue lane bridge
+    song album book novel film movie show series play musical game app band restaurant
+    cafe bar pub shop store hotel brand
+""".split())
+_CONSUME_LEMMAS = frozenset("""
+    read reread watch rewatch binge stream listen download install hum sing
+""".split())
+
+
+def _named_thing(doc: Any, m: PersonMention) -> bool:
+    """Whether the parse says a name is an animal's or a thing's: in apposition to (or a
+    compound of) a noun of :data:`_THING_NOUNS`, or the object of a verb of reading,
+    watching or listening."""
+    span = doc.char_span(m.start, m.end, alignment_mode="expand")
+    if span is None:
+        return False
+    root = span.root
+    near = [*root.children, root.head] if root.dep_ in ("appos", "compound") else [
+        *root.children]
+    if any(t.lower_ in _THING_NOUNS and t.pos_ == "NOUN" and (
+            t.dep_ in ("appos", "compound", "nmod") or t is root.head) for t in near):
+        return True
+    head = root.head
+    return root.dep_ == "dobj" and head.lemma_.lower() in _CONSUME_LEMMAS \
+        and "PERSON" not in {t.ent_type_ for t in span}
 
 
 def _named_owner(owner: Any, found: dict[tuple[int, int], PersonMention]) -> bool:
