@@ -491,9 +491,9 @@ def _referred_back(tok: Any, doc: Any, found: dict[tuple[int, int], PersonMentio
     head = tok.head
     for later in doc[tok.i + 1:]:
         if later.lower_ in _PERSONAL and later.pos_ == "PRON":
-            if later.head is head and later.dep_ not in ("nsubj", "nsubjpass", "poss"):
+            if later.head.i == head.i and later.dep_ not in ("nsubj", "nsubjpass", "poss"):
                 return False  # "Stripe emailed him": someone else
-            return later.dep_ in ("nsubj", "nsubjpass", "poss") or later.head is not head
+            return later.dep_ in ("nsubj", "nsubjpass", "poss") or later.head.i != head.i
         if later.ent_type_ in _PLACE_ENTS or later.dep_ == "pobj" \
                 and later.head.lower_ in _PLACE_PREPS | {"to"}:
             continue  # "Paris is visiting from Atlanta, she's ...": a place is no candidate
@@ -555,16 +555,8 @@ _KIN_PLURALS = frozenset({"kids", "children", "parents", "grandparents", "in-law
 # Nouns that say a name belongs to an animal or a thing ("Frankie the cat", "the boat Lady
 # Grace", "Storm Eowyn", "Victoria station"), and verbs whose object is a work or a product
 # ("reading Anna Karenina", "watched Squid Game", "downloaded Notion").
-_THING_NOUNS = frozenset("""
-    cat dog puppy pup kitten kitty hamster rabbit bunny parrot budgie horse pony tortoise
-    turtle goldfish ferret snake lizard gecko pooch pet boat yacht ship car van storm
-    hurricane typhoon cyclone station airport hospital road street avenue lane bridge
-    song album book novel film movie show series play musical game app band restaurant
-    cafe bar pub shop store hotel brand
-""".split())
-_CONSUME_LEMMAS = frozenset("""
-    read reread watch rewatch binge stream listen download install hum sing
-""".split())
+_THING_NOUNS = frozenset(["cat", "dog", "puppy", "pup", "kitten", "kitty", "hamster", "rabbit", "bunny", "parrot", "budgie", "horse", "pony", "tortoise", "turtle", "goldfish", "ferret", "snake", "lizard", "gecko", "pooch", "pet", "boat", "yacht", "ship", "car", "van", "storm", "hurricane", "typhoon", "cyclone", "station", "airport", "hospital", "road", "street", "avenue", "lane", "bridge", "song", "album", "book", "novel", "film", "movie", "show", "series", "play", "musical", "game", "app", "band", "restaurant", "cafe", "bar", "pub", "shop", "store", "hotel", "brand"])
+_CONSUME_LEMMAS = frozenset(["read", "reread", "watch", "rewatch", "binge", "stream", "listen", "download", "install", "hum", "sing"])
 
 
 def _named_thing(doc: Any, m: PersonMention) -> bool:
@@ -578,7 +570,7 @@ def _named_thing(doc: Any, m: PersonMention) -> bool:
     near = [*root.children, root.head] if root.dep_ in ("appos", "compound") else [
         *root.children]
     if any(t.lower_ in _THING_NOUNS and t.pos_ == "NOUN" and (
-            t.dep_ in ("appos", "compound", "nmod") or t is root.head) for t in near):
+            t.dep_ in ("appos", "compound", "nmod") or t.i == root.head.i) for t in near):
         return True
     head = root.head
     return root.dep_ == "dobj" and head.lemma_.lower() in _CONSUME_LEMMAS \

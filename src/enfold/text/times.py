@@ -617,7 +617,8 @@ def _parsed_direction(text: str, start: int, end: int) -> str | None:
         t.lower_ for t in span if t.dep_ == "prep"}
     if any(_arranges(t) for t in chain) and (
             preps & {"for", "to", "until", "till", "from"} or via_noun
-            or span.root.head in chain and span.root.dep_ in ("npadvmod", "dobj", "attr")):
+            or span.root.head in chain and span.root.dep_ in ("npadvmod", "dobj", "attr",
+                                                              "nummod")):
         return "future"  # "booked 20/8", "pushed it to Friday", "flights for May 14"
     if verb.tag_ == "VB" and verb.dep_ == "ROOT" and not any(
             c.dep_ in ("nsubj", "aux") for c in verb.children):
