@@ -709,8 +709,8 @@ def _resolve(
         d = _library(phrase, ref.date(), "current_period")
         return None if d is None else _day(d.date())
     if kind == "holiday":
-        found = _holiday(g("holiday"), ref.date(), direction)
-        return None if found is None else _day(found)
+        holiday = _holiday(g("holiday"), ref.date(), direction)
+        return None if holiday is None else _day(holiday)
     if kind == "endof":
         today = ref.date()
         if g("eo_u").lower() == "year":
@@ -738,9 +738,9 @@ def _resolve(
         # "Tuesday week", "a week on Friday": that day a week later; "Monday after next"
         post = re.sub(r"\s+", " ", (g("wd_post") or "").strip().lower())
         if g("wd_pre") or post:
-            first = _library(f"next {wd}" if post == "after next" or mod == "next" else wd,
-                             ref.date(), "future")
-            return None if first is None else _day(first.date() + timedelta(days=7))
+            base = _library(f"next {wd}" if post == "after next" or mod == "next" else wd,
+                            ref.date(), "future")
+            return None if base is None else _day(base.date() + timedelta(days=7))
         if mod in ("coming", "this coming"):
             mod = "next"
         if mod:
