@@ -23,8 +23,12 @@ lists, tuned on chat text (LoCoMo):
   relation; without one the person is named by :func:`relation_holder`, e.g.
   ``"Maya's co-founder"`` — a stable, per-speaker handle that the claims layer uses as holder.
 
-Known limitations: titles of books, films and games ("Harry Potter", "Pride") read as names;
-lower-case names are missed; pronouns are not resolved.
+With the spaCy parse (:func:`_with_parse`), entity types veto names in a place's,
+organisation's or product's position, and the parse keeps names the rules dropped when it
+shows a person (:func:`_person_evidence`: a subject of saying, the one told, addressed by
+name, coordinated with a person, the owner of a kin noun, or the antecedent of a later
+she/him). Known limitations: titles of books, films and brands with a title ("Harry
+Potter", "Dr Pepper") can read as names; pronouns are not otherwise resolved.
 """
 
 from __future__ import annotations

@@ -59,9 +59,17 @@ Conventions (documented choices, all tested):
 * **Calendar arithmetic happens in ref's own time zone** (a naive ref is UTC); ``value`` is a
   local calendar value, ``start_ts``/``end_ts`` are converted to UTC. ``datetime`` mentions
   cover the minute named.
+* **Hours and minutes** ("in 2 hours", "forty minutes ago") are a minute from ref; "in 2
+  hours" in a past clause is a duration and is not read.
+* **Numeric day/month dates** ("12/19", "31/3", "on 23.10") are read only when one number
+  is above 12, so which is the day is not in doubt; with a dot only after a word that
+  introduces a date.
+* **Holidays by rule**: fixed ones, Easter and the days it moves, nth-weekday ones
+  (Thanksgiving, Memorial Day, Father's Day), Lunar New Year from a table; where two
+  countries keep a day apart (Mother's Day) the direction picks the nearer.
 * **Not resolved on purpose**: "3 days later" (its anchor is the story, not the event),
   vague phrases ("the other day", "a few days ago", "recently"), durations ("for 3 weeks"),
-  "now", seasons, hours/minutes offsets, slashed day/month dates (US/EU ambiguous).
+  "now", seasons, numeric dates in doubt ("3/4": 3 April or 4 March).
 """
 
 from __future__ import annotations
