@@ -338,3 +338,91 @@ def test_tense_and_arrangement_decide_the_year(text: str, ts: str, expression: s
                                                value: str) -> None:
     found = {m.expression: m.value for m in timex.extract_times(text, datetime.fromisoformat(ts))}
     assert found.get(expression) == value, found
+
+
+# ---------------------------------------------------------------- issue 19, session i19
+
+SAT = datetime(2026, 3, 14, 10, 0)  # a Saturday
+
+
+def value_of(text: str, expression: str, ref: datetime = SAT) -> str | None:
+    """The value of the mention covering ``expression`` (as the bench reads it)."""
+    start = text.index(expression)
+    end = start + len(expression)
+    return next((m.value for m in extract_times(text, ref) if m.start < end and start < m.end),
+                None)
+
+
+@pytest.mark.parametrize(
+    ("text", "expression", "value"),
+    [
+        ("Can we push the retro to next Thurs?", "next Thurs", "2026-03-19"),
+        ("Match is on Sun, kick-off at 2.", "Sun", "2026-03-15"),
+        ("The fair opens Friday 27 March.", "Friday 27 March", "2026-03-27"),
+        ("Piano exam is on Wed the 18th.", "Wed the 18th", "2026-03-18"),
+        ("Let's regroup Thursday week.", "Thursday week", "2026-03-26"),
+        ("The audit lands a week on Monday.", "a week on Monday", "2026-03-23"),
+        ("Renovation starts the week after next.", "the week after next",
+         "2026-03-23/2026-03-29"),
+        ("Results in a fortnight.", "in a fortnight", "2026-03-28"),
+        ("The courier rang forty minutes ago.", "forty minutes ago", "2026-03-14T09:20"),
+        ("Keynote is April the 9th.", "April the 9th", "2026-04-09"),
+        ("Doors at 7.45pm.", "7.45pm", "2026-03-14T19:45"),
+        ("Rent goes out on 28th.", "28th", "2026-03-28"),
+        ("Receipt dated 11/27 is missing.", "11/27", "2025-11-27"),
+        ("Returned the forms on 19/2.", "19/2", "2026-02-19"),
+        ("Six months ago today I quit smoking.", "Six months ago today", "2025-09-14"),
+        ("tmrw is the big interview", "tmrw", "2026-03-15"),
+    ],
+)
+def test_more_ways_of_writing_a_time(text: str, expression: str, value: str) -> None:
+    assert value_of(text, expression) == value
+
+
+def test_a_slashed_date_in_doubt_is_not_read() -> None:
+    assert value_of("Ship it 5/6 if we can.", "5/6") is None  # 5 June or 6 May
+    assert extract_times("Rated it 7/10, would go again.", SAT) == []
+    assert extract_times("The bill came to 23.10 each.", SAT) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expression", "ref", "value"),
+    [
+        ("Good Friday we drive to the coast.", "Good Friday", SAT, "2026-04-03"),
+        ("Easter Monday is a bank holiday.", "Easter Monday", SAT, "2026-04-06"),
+        ("We hosted Thanksgiving for twelve.", "Thanksgiving", SAT, "2025-11-27"),
+        ("Father's Day brunch is booked.", "Father's Day", SAT, "2026-06-21"),
+        ("Labor Day we'll close early.", "Labor Day", SAT, "2026-09-07"),
+        ("Lunar New Year banquet at my aunt's.", "Lunar New Year", datetime(2027, 1, 20),
+         "2027-02-06"),
+        ("Mother's Day is coming up, any ideas?", "Mother's Day", datetime(2026, 3, 2),
+         "2026-03-15"),
+        ("I last heard from him at Halloween.", "Halloween", SAT, "2025-10-31"),
+    ],
+)
+def test_holidays_by_their_rule(text: str, expression: str, ref: datetime, value: str) -> None:
+    assert value_of(text, expression, ref) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "expression", "value"),
+    [
+        # a thing got or asked for a time lies ahead of a past verb
+        ("grabbed us seats for friday, row C", "friday", "2026-03-20"),
+        ("Put in a request for April 2 off.", "April 2", "2026-04-02"),
+        # arranging verbs, also ones the lemmatiser does not know
+        ("They bumped my MOT to Wednesday.", "Wednesday", "2026-03-18"),
+        ("My train got re-booked for Tuesday.", "Tuesday", "2026-03-17"),
+        ("Booked 30/3 for the boiler service.", "30/3", "2026-03-30"),
+        # an imperative points forward
+        ("Meet me outside the library on Monday.", "Monday", "2026-03-16"),
+        # a present the tagger reads as a base form, and "have got"
+        ("Heard the grades come out on March 20.", "March 20", "2026-03-20"),
+        ("I've got a blood test on Thursday.", "Thursday", "2026-03-19"),
+        # a report of something done still points back, an explicit year still wins
+        ("The boiler packed in on Thursday.", "Thursday", "2026-03-12"),
+        ("We moved the launch to June 3, 2025.", "June 3, 2025", "2025-06-03"),
+    ],
+)
+def test_direction_from_the_governing_verb(text: str, expression: str, value: str) -> None:
+    assert value_of(text, expression) == value

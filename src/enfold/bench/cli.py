@@ -159,7 +159,7 @@ def locomo(ctx: click.Context, data: Path, embedder_name: str, conversations: in
               show_default=True, help="The tune part, the measure part, or both.")
 @click.option("--embedder", "embedder_name", type=click.Choice(["hash", "minilm"]),
               default="minilm", show_default=True, help="Embedder for the supersede set.")
-@click.option("--errors", is_flag=True, help="Also list the tune part's errors.")
+@click.option("--errors", is_flag=True, help="Also list the tune parts' errors.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the JSON result here and a Markdown table beside it (.md).")
 @click.pass_context
@@ -187,8 +187,8 @@ def understand(ctx: click.Context, only: str, part: str, embedder_name: str, err
                 continue
             scores = ub.run(kind, ub.bundled(kind, p), embedder=embedder)
             wrong = scores.pop("errors")
-            if p == "tune":
-                listed += [{"set": kind, **e} for e in wrong]
+            if p.split("-")[0] == "tune":
+                listed += [{"set": f"{kind}/{p}", **e} for e in wrong]
             systems[f"{kind}/{p}"] = scores
     config = {"embedder": embedder.name if embedder else None, "planner": "local",
               "sets": kinds, "part": part}

@@ -23,8 +23,12 @@ lists, tuned on chat text (LoCoMo):
   relation; without one the person is named by :func:`relation_holder`, e.g.
   ``"Maya's co-founder"`` — a stable, per-speaker handle that the claims layer uses as holder.
 
-Known limitations: titles of books, films and games ("Harry Potter", "Pride") read as names;
-lower-case names are missed; pronouns are not resolved.
+With the spaCy parse (:func:`_with_parse`), entity types veto names in a place's,
+organisation's or product's position, and the parse keeps names the rules dropped when it
+shows a person (:func:`_person_evidence`: a subject of saying, the one told, addressed by
+name, coordinated with a person, the owner of a kin noun, or the antecedent of a later
+she/him). Known limitations: titles of books, films and brands with a title ("Harry
+Potter", "Dr Pepper") can read as names; pronouns are not otherwise resolved.
 """
 
 from __future__ import annotations
@@ -120,7 +124,8 @@ _PLACE_WORDS = _words(
 
 _TOKEN = r"(?:[OD]['’])?[A-ZÀ-Ý][a-zß-ÿ]+(?:[A-Z][a-z]+)?(?:[-'’][A-Z][a-zß-ÿ]+)*"
 _GROUP = re.compile(
-    rf"(?<![\w'’\-])(?:(?P<title>Dr|Mr|Mrs|Ms|Mx|Prof|Professor)\.?\s+)?"
+    rf"(?<![\w'’\-])(?:(?P<title>Dr|Mr|Mrs|Ms|Mx|Prof|Professor|Coach|Nurse|Captain|Officer"
+    rf"|Detective|Sergeant|Sgt|Judge|Rev|Reverend|Pastor|Rabbi|Imam|Councillor|Senator)\.?\s+)?"
     rf"(?P<toks>{_TOKEN}(?:[ \t]+{_TOKEN})*)(?![\w-])"
 )
 _TOKEN_RE = re.compile(_TOKEN)
@@ -166,7 +171,7 @@ _REL_WORDS = "|".join(sorted((re.escape(k) for k in _RELATIONS), key=len, revers
 _RELATION_RE = re.compile(
     rf"\b(?:my|our)\s+(?:(?P<best>best)\s+|(?:older|younger|little|big|baby|oldest|youngest"
     rf"|late|new|old|dear|former|current)\s+)?(?P<rel>{_REL_WORDS})(?![\w-])"
-    rf"(?:,?[ \t]+(?-i:(?P<name>{_TOKEN}(?:[ \t]+{_TOKEN})?)))?",
+    rf"(?:,?[ \t]+(?-i:(?P<name>(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?[ \t]+)?{_TOKEN}(?:[ \t]+{_TOKEN})?)))?",
     re.IGNORECASE,
 )
 _APPOSITION = re.compile(
@@ -253,6 +258,18 @@ _BARE_KIN = {"mum": "mom", "mom": "mom", "mummy": "mom", "mommy": "mom", "mam": 
              "grandma": "grandma", "nan": "grandma", "nana": "grandma", "nanna": "grandma",
              "grandpa": "grandpa", "grandad": "grandpa", "granddad": "grandpa",
              "auntie": "aunt", "aunty": "aunt", "aunt": "aunt", "uncle": "uncle"}
+# The same words as other languages and families say them, used as names ("Nonna still
+# makes the sauce", "bhaiya said", "Halmeoni watched"): a closed class, listed whole.
+_BARE_KIN |= {w: "mom" for w in ["ma", "mammy", "mamma", "mama", "mamá", "mãe", "amma", "ammi", "umma", "mutti", "maman", "mommy", "moms", "mummy"]}
+_BARE_KIN |= {w: "dad" for w in ["da", "pa", "pops", "pop", "papa", "papá", "pai", "appa", "abba", "abbu", "baba", "vati", "papi", "dada", "pappy"]}
+_BARE_KIN |= {w: "grandma" for w in ["nonna", "oma", "omi", "ouma", "abuela", "abuelita", "babcia", "babushka", "halmeoni", "halmoni", "yiayia", "yaya", "lola", "vovó", "vovo", "nani", "dadi", "obaachan", "tutu", "tūtū", "grandmama", "gramma", "granma"]}
+_BARE_KIN |= {w: "grandpa" for w in ["nonno", "opa", "oupa", "abuelo", "abuelito", "dziadek", "dedushka", "harabeoji", "papou", "lolo", "vovô", "nana-ji", "nanaji", "dadaji", "ojiichan", "gramps", "grandpapa", "grampa"]}
+_BARE_KIN |= {w: "aunt" for w in ["tia", "tía", "zia", "tante", "tita", "bua", "mausi", "chachi", "masi"]}
+_BARE_KIN |= {w: "uncle" for w in ["tio", "tío", "zio", "onkel", "tito", "chacha", "mamu"]}
+_BARE_KIN |= {w: "brother" for w in ["bhaiya", "bhai", "kuya", "anna"] if w != "anna"}
+_BARE_KIN |= {w: "sister" for w in ["didi", "ate"] if w != "ate"}
+_BARE_KIN |= {"jiju": "brother-in-law", "bhabhi": "sister-in-law", "sogra": "mother-in-law",
+              "sogro": "father-in-law"}
 # Roles that are people with any determiner ("the landlord", "our accountant").
 _ROLES = frozenset([
     "landlord", "landlady", "vet", "physio", "physiotherapist", "dentist", "accountant",
@@ -265,6 +282,39 @@ _ROLES = frozenset([
     "cousin", "niece", "nephew", "grandmother", "grandfather", "stepmum", "stepmom", "stepdad",
     "mother-in-law", "father-in-law", "sister-in-law", "brother-in-law", "ceo", "cto",
     "director", "chair", "principal", "editor",
+    # people by occupation or standing, as a speaker meets them ("the receptionist",
+    # "our new intern", "her line manager", "the estate agent")
+    "receptionist", "intern", "assistant", "secretary", "consultant", "surveyor", "agent",
+    "architect", "engineer", "developer", "designer", "analyst", "recruiter", "auditor",
+    "inspector", "officer", "detective", "sergeant", "constable", "judge", "barrister",
+    "attorney", "paralegal", "notary", "clerk", "cashier", "waiter", "waitress", "barista",
+    "bartender", "chef", "cook", "baker", "butcher", "gardener", "handyman", "mechanic",
+    "carpenter", "decorator", "painter", "roofer", "locksmith", "courier", "postman",
+    "postwoman", "postie", "driver", "pilot", "conductor", "porter", "caretaker", "janitor",
+    "concierge", "receptionist", "pharmacist", "optician", "paramedic", "radiologist",
+    "anaesthetist", "anesthetist", "psychiatrist", "psychologist", "counsellor", "counselor",
+    "consultant", "specialist", "dermatologist", "cardiologist", "oncologist", "gynaecologist",
+    "obstetrician", "paediatrician", "pediatrician", "orthodontist", "hygienist", "osteopath",
+    "chiropractor", "nutritionist", "dietitian", "midwife", "carer", "caregiver", "childminder",
+    "au pair", "governess", "headmaster", "headmistress", "lecturer", "professor", "supervisor",
+    "examiner", "invigilator", "tutor", "instructor", "trainer", "referee", "umpire",
+    "captain", "skipper", "goalkeeper", "priest", "vicar", "rabbi", "imam", "pastor",
+    "minister", "chaplain", "councillor", "councilor", "mayor", "senator", "governor",
+    "ambassador", "president", "chairman", "chairwoman", "chairperson", "treasurer",
+    "founder", "patient", "guest", "applicant", "candidate", "banker", "broker", "realtor", "valuer",
+    "freelancer", "tenant", "lodger",
+    "interviewer",
+    "manager", "superintendent", "foreman", "steward",
+    "stewardess", "nanny", "babysitter", "godmother", "godfather", "godson", "goddaughter",
+    "stepson", "stepdaughter", "stepsister", "stepbrother", "stepfather", "stepmother",
+    "grandson", "granddaughter", "grandchild", "granddad", "grandad", "fiancé", "ex-wife",
+    "ex-husband", "ex-boyfriend", "ex-girlfriend", "bridesmaid", "groom", "bride",
+    "mentee", "apprentice", "trainee", "understudy", "deputy", "vice-principal",
+    "registrar", "matron", "surgeon", "hairdresser", "barber", "stylist", "beautician",
+    "therapist", "masseuse", "optometrist", "dentist", "translator", "interpreter",
+    "journalist", "reporter", "photographer", "agent",
+    "landlady", "housekeeper", "neighbour", "neighbor", "classmate", "teammate",
+    "bandmate", "housemate", "roomie", "bestie", "boyfriend", "girlfriend",
 ])
 _OWNERS = frozenset({"my", "our", "the", "your", "his", "her", "their"})
 # What only a person does: a name the recogniser calls an organisation is still a person
@@ -339,6 +389,10 @@ def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention]
         if any(s < end and start < e for s, e in out):
             continue
         out[(start, end)] = PersonMention(_canonical(words), start, end, "mentioned", None)
+    out = _evidenced(text, doc, out, known)
+    for key, m in list(out.items()):
+        if m.relation is None and name_key(m.name) not in known and _named_thing(doc, m):
+            del out[key]
     for tok in doc:
         low = tok.lower_
         owner = next((c for c in tok.children if c.dep_ in ("det", "poss")), None)
@@ -355,17 +409,182 @@ def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention]
             for k in [k for k in out if k[0] < end and tok.idx < k[1]]:
                 del out[k]
             out[(tok.idx, end)] = mention
-        elif low in _ROLES and owner is not None and owner.lower_ in _OWNERS \
-                and tok.pos_ == "NOUN" and tok.tag_ == "NN":
+        elif (low in _ROLES and tok.tag_ == "NN" or low in _KIN_PLURALS or (
+                low in _BARE_KIN or canonical_relation(low)) and owner is not None
+                and owner.lower_ not in _OWNERS) and owner is not None and tok.dep_ != "attr" \
+                and (owner.lower_ in _OWNERS or _named_owner(owner, out)) \
+                and tok.pos_ in ("NOUN", "PROPN"):
             start, end = owner.idx, tok.idx + len(tok.text)
             rel = canonical_relation(low) or low
-            if any(s < end and start < e for s, e in out) or any(
+            if any(s < end and start < e for s, e in out if not s <= owner.idx < e) or any(
                     m.relation == rel for m in out.values()):
                 continue  # "Dana, my boss": the rules bound it to the name
-            name = relation_holder(speaker, rel) if owner.lower_ in ("my", "our") \
-                else f"{owner.lower_} {low}"
+            if owner.lower_ not in _OWNERS:  # "Chidi's mum": a person of their own
+                start = tok.idx
+                name = f"{text[owner.idx:owner.idx + len(owner.text)]}'s {low}"
+            else:
+                name = relation_holder(speaker, rel) if owner.lower_ in ("my", "our") \
+                    else f"{owner.lower_} {low}"
             out[(start, end)] = PersonMention(name, start, end, "mentioned", rel)
     return out
+
+
+# Pronouns only a person is ("she's so excited", "cannot wait to see her").
+_PERSONAL = frozenset({"he", "she", "him", "her", "his", "hers", "himself", "herself"})
+# Verbs whose object is someone spoken to or met ("told priya", "ask Grace").
+_ADDRESS_LEMMAS = frozenset([
+    "tell", "ask", "text", "message", "thank", "hug", "kiss", "marry", "remind", "warn",
+    "congratulate", "dm", "wish", "introduce", "invite",
+])
+_NAME_POS = frozenset({"PROPN", "NOUN", "ADJ", "VERB"})
+
+
+def _is_person_token(tok: Any, found: dict[tuple[int, int], PersonMention]) -> bool:
+    """A token that stands for a person: "I", a mention already found, a kinship or role
+    noun ("her husband")."""
+    if tok.lower_ in ("i", "me", "we", "us", "you"):
+        return True
+    if tok.lower_ in _BARE_KIN or tok.lower_ in _ROLES or canonical_relation(tok.lower_):
+        return True
+    return any(s <= tok.idx < e for s, e in found)
+
+
+def _person_evidence(tok: Any, doc: Any, found: dict[tuple[int, int], PersonMention],
+                     strong: bool = False) -> bool:
+    """Whether the parse shows ``tok`` is a person, whatever the entity recogniser calls it
+    (the small model's labels for one-word first names are unreliable: "Ingrid" ORG,
+    "Brooklyn" GPE). The signs: it is the subject of a verb of saying or thinking; the
+    person spoken to ("told priya"); addressed by name ("Jamal, can you ..."); coordinated
+    with a person ("Christian and I", "Marta and her husband"); the owner of a kinship or
+    role noun ("Tasha's cousin"); or a later "she"/"him"/"his" with no other candidate in
+    between refers back to it ("Brooklyn starts school and she's so excited"). ``strong``
+    asks for the first or the last sign only (for a word that is also a common one: "Hope
+    says hi", not "thank God")."""
+    dep, head = tok.dep_, tok.head
+    if dep in ("nsubj", "nsubjpass") and head.lemma_.lower() in _SPEECH_LEMMAS:
+        return True
+    if strong:
+        return tok.pos_ == "PROPN" and dep in ("nsubj", "nsubjpass") and _referred_back(
+            tok, doc, found)
+    if dep in ("dobj", "dative") and head.lemma_.lower() in _ADDRESS_LEMMAS:
+        return True
+    if dep == "poss" and (head.lower_ in _ROLES or canonical_relation(head.lower_)):
+        return True
+    nxt = doc[tok.i + 1: tok.i + 3]
+    if len(nxt) == 2 and nxt[0].lower_ == "and" and nxt[1].lower_ in ("i", "me"):
+        return True  # "Christian and I": the parser may make both subjects
+    if dep == "conj" and _is_person_token(head, found) or any(
+            c.dep_ == "conj" and _is_person_token(c, found) for c in tok.children):
+        return True
+    if tok.pos_ != "PROPN" and tok.ent_type_ != "PERSON":
+        return False  # a capitalised common word opening a sentence: only the signs above
+    sent = tok.sent
+    if tok.i == sent.start and len(nxt) and nxt[0].text == "," and any(
+            t.lower_ in ("you", "u", "please") for t in sent):
+        return True  # addressed by name
+    if dep == "conj" and head.pos_ == "PROPN" and "PERSON" in (head.ent_type_, tok.ent_type_):
+        return True  # "aisha and joe": one of them a person, so both
+    if dep not in ("nsubj", "nsubjpass", "conj", "dobj") and not (
+            dep == "pobj" and head.lower_ == "with"):
+        return False
+    return _referred_back(tok, doc, found)
+
+
+def _referred_back(tok: Any, doc: Any, found: dict[tuple[int, int], PersonMention]) -> bool:
+    """Whether a later personal pronoun, with no other candidate nearer, refers to ``tok``."""
+    head = tok.head
+    for later in doc[tok.i + 1:]:
+        if later.lower_ in _PERSONAL and later.pos_ == "PRON":
+            if later.head.i == head.i and later.dep_ not in ("nsubj", "nsubjpass", "poss"):
+                return False  # "Stripe emailed him": someone else
+            return later.dep_ in ("nsubj", "nsubjpass", "poss") or later.head.i != head.i
+        if later.ent_type_ in _PLACE_ENTS or later.dep_ == "pobj" \
+                and later.head.lower_ in _PLACE_PREPS | {"to"}:
+            continue  # "Paris is visiting from Atlanta, she's ...": a place is no candidate
+        if later.pos_ == "PROPN" and later.text[:1].isupper() or _is_person_token(
+                later, found) and later.lower_ not in ("i", "me", "we", "us", "you"):
+            return False  # another candidate stands nearer to the pronoun
+    return False
+
+
+def _evidenced(text: str, doc: Any, found: dict[tuple[int, int], PersonMention],
+               known: Container[str]) -> dict[tuple[int, int], PersonMention]:
+    """Names the rules dropped (a sentence's first word, a stop word like "Hope" or "June",
+    a lower-case chat name, a first name the recogniser calls a place) that the parse shows
+    are people (:func:`_person_evidence`)."""
+    out = dict(found)
+    for tok in doc:
+        if tok.pos_ not in _NAME_POS or not tok.is_alpha or len(tok.text) < 2 \
+                or tok.tag_ == "VBG" or _adverb_like(text, [(tok.idx, tok.idx + len(tok.text),
+                                                            tok.text)]):
+            continue
+        low = tok.lower_
+        if low in _BARE_KIN or low in _ROLES or canonical_relation(low) or low in _PLACE_WORDS:
+            continue
+        upper = tok.text[:1].isupper() and not tok.text.isupper()
+        if not upper and not (tok.pos_ == "PROPN" and text == text.lower()):
+            continue  # a lower-case name only in an all-lower-case (chat) text
+        if tok.pos_ != "PROPN" and tok.i != tok.sent.start:
+            continue
+        common = name_key(low) in _STOP and name_key(low) not in known
+        if common and (tok.pos_ != "PROPN" or tok.ent_type_ in ("DATE", "TIME")
+                       and tok.dep_ not in ("nsubj", "nsubjpass")):
+            continue
+        if tok.ent_type_ in ("DATE", "TIME", "MONEY", "CARDINAL", "ORDINAL", "QUANTITY",
+                             "PERCENT", "NORP", "LANGUAGE") and tok.dep_ != "nsubj":
+            continue  # a month or a nationality, unless it does something ("June's flying in")
+        start, end = tok.idx, tok.idx + len(tok.text)
+        first = tok
+        while first.i > 0 and doc[first.i - 1].dep_ == "compound" and doc[first.i - 1].pos_ \
+                == "PROPN" and doc[first.i - 1].text[:1].isupper():
+            first = doc[first.i - 1]
+        if tok.dep_ == "compound" or any(
+                c.dep_ == "poss" and c.lower_ in _OWNERS for c in tok.children):
+            continue  # "the Figma link", "my Apple Watch": part of a thing's name, or owned
+        start = first.idx
+        if any(s < end and start < e for s, e in out):
+            continue
+        if not _person_evidence(tok, doc, out, strong=common):
+            continue
+        words = text[start:end]
+        out[(start, end)] = PersonMention(_canonical(words), start, end, "mentioned", None)
+    return out
+
+
+# Kin in the plural, people all the same ("the kids", "Paolo's parents").
+_KIN_PLURALS = frozenset({"kids", "children", "parents", "grandparents", "in-laws", "twins",
+                          "cousins"})
+
+
+# Nouns that say a name belongs to an animal or a thing ("Frankie the cat", "the boat Lady
+# Grace", "Storm Eowyn", "Victoria station"), and verbs whose object is a work or a product
+# ("reading Anna Karenina", "watched Squid Game", "downloaded Notion").
+_THING_NOUNS = frozenset(["cat", "dog", "puppy", "pup", "kitten", "kitty", "hamster", "rabbit", "bunny", "parrot", "budgie", "horse", "pony", "tortoise", "turtle", "goldfish", "ferret", "snake", "lizard", "gecko", "pooch", "pet", "boat", "yacht", "ship", "car", "van", "storm", "hurricane", "typhoon", "cyclone", "station", "airport", "hospital", "road", "street", "avenue", "lane", "bridge", "song", "album", "book", "novel", "film", "movie", "show", "series", "play", "musical", "game", "app", "band", "restaurant", "cafe", "bar", "pub", "shop", "store", "hotel", "brand"])
+_CONSUME_LEMMAS = frozenset(["read", "reread", "watch", "rewatch", "binge", "stream", "listen", "download", "install", "hum", "sing"])
+
+
+def _named_thing(doc: Any, m: PersonMention) -> bool:
+    """Whether the parse says a name is an animal's or a thing's: in apposition to (or a
+    compound of) a noun of :data:`_THING_NOUNS`, or the object of a verb of reading,
+    watching or listening."""
+    span = doc.char_span(m.start, m.end, alignment_mode="expand")
+    if span is None:
+        return False
+    root = span.root
+    near = [*root.children, root.head] if root.dep_ in ("appos", "compound") else [
+        *root.children]
+    if any(t.lower_ in _THING_NOUNS and t.pos_ == "NOUN" and (
+            t.dep_ in ("appos", "compound", "nmod") or t.i == root.head.i) for t in near):
+        return True
+    head = root.head
+    return root.dep_ == "dobj" and head.lemma_.lower() in _CONSUME_LEMMAS \
+        and "PERSON" not in {t.ent_type_ for t in span}
+
+
+def _named_owner(owner: Any, found: dict[tuple[int, int], PersonMention]) -> bool:
+    """A possessive owner that is a person found in the text ("Yusuf's teacher")."""
+    return owner.dep_ == "poss" and owner.pos_ == "PROPN" and any(
+        s <= owner.idx < e for s, e in found)
 
 
 def _binds_name(text: str, rm: re.Match[str], known: Container[str]) -> bool:

@@ -59,9 +59,17 @@ Conventions (documented choices, all tested):
 * **Calendar arithmetic happens in ref's own time zone** (a naive ref is UTC); ``value`` is a
   local calendar value, ``start_ts``/``end_ts`` are converted to UTC. ``datetime`` mentions
   cover the minute named.
+* **Hours and minutes** ("in 2 hours", "forty minutes ago") are a minute from ref; "in 2
+  hours" in a past clause is a duration and is not read.
+* **Numeric day/month dates** ("12/19", "31/3", "on 23.10") are read only when one number
+  is above 12, so which is the day is not in doubt; with a dot only after a word that
+  introduces a date.
+* **Holidays by rule**: fixed ones, Easter and the days it moves, nth-weekday ones
+  (Thanksgiving, Memorial Day, Father's Day), Lunar New Year from a table; where two
+  countries keep a day apart (Mother's Day) the direction picks the nearer.
 * **Not resolved on purpose**: "3 days later" (its anchor is the story, not the event),
   vague phrases ("the other day", "a few days ago", "recently"), durations ("for 3 weeks"),
-  "now", seasons, hours/minutes offsets, slashed day/month dates (US/EU ambiguous).
+  "now", seasons, numeric dates in doubt ("3/4": 3 April or 4 March).
 """
 
 from __future__ import annotations
@@ -70,8 +78,10 @@ import calendar
 import functools
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from typing import Any
 
 from dateparser.date import DateDataParser
 
@@ -188,7 +198,8 @@ _MONTHS = {
 _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _NUMBER_WORDS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15,
+    "twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45, "fifty": 50,
 }
 
 # "May" and "March" are verbs too: they only count capitalized. Other months are unambiguous.
@@ -204,12 +215,23 @@ _MONTH_FULL = (
     r"|(?-i:May|March)|(?-i:may|march)(?=\s+(?:of\s+)?(?:19|20)\d\d\b)"
     r"|(?<=mid-)(?-i:may|march)|(?<=mid )(?-i:may|march))"
 )
-_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_WEEKDAY = (r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+            # the short forms only capitalised ("sat next to", "the sun" are words)
+            r"|(?-i:Mon|Tues?|Wed|Thu(?:rs?)?|Fri|Sat|Sun))")
+# Short weekday names that are also words: they count only after a word that introduces a
+# day ("on Sat") or before a date ("Wed the 18th").
+_SHORT_WEEKDAYS = {"mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday",
+                   "thu": "thursday", "thur": "thursday", "thurs": "thursday",
+                   "fri": "friday", "sat": "saturday", "sun": "sunday"}
+_DAY_INTRO = re.compile(r"\b(?:on|by|until|till|from|every|before|after|this|next|last"
+                        r"|coming)\s+$", re.IGNORECASE)
+_DATE_AFTER = re.compile(r"\.?,?\s*(?:the\s+)?\d|\.?\s+(?:at|@|morning|afternoon|evening|night"
+                         r"|am|pm)\b", re.IGNORECASE)
 _NUM = (
     r"(?:\d{1,3}|a\s+couple\s+of|a\s+couple|couple\s+of|an?|one|two|three|four|five|six|seven"
-    r"|eight|nine|ten|eleven|twelve)"
+    r"|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty(?:-five)?|fifty)"
 )
-_UNIT = r"(?:day|week|month|year)"
+_UNIT = r"(?:day|week|fortnight|month|year|hour|minute)"
 # Nouns that make "the 5th" an ordinal of something other than a day of the month; "in the
 # 4th" (a quarter, an inning) is excluded by a lookbehind in the grammar.
 _ORDINAL_NOUNS = (
@@ -223,7 +245,12 @@ _ORDINAL_NOUNS = (
 _PREFILTER = re.compile(
     r"\d|\b(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
     r"|yesterday|today|tonight|tomorrow|day|week|month|year|ago|noon|midnight|night|morning"
-    r"|afternoon|evening)",
+    r"|afternoon|evening|fortnight|hour|minute|xmas|christmas|halloween|valentine|new\s+year"
+    r"|boxing|bonfire|guy|patrick|paddy|independence|fourth|canada|anzac|australia|burns"
+    r"|juneteenth|cinco|remembrance|veteran|andrew|david|george|easter|good\s+friday|maundy"
+    r"|shrove|pancake|ash|mother|father|thanksgiving|black|memorial|labou?r|luther|mlk"
+    r"|president|lunar|chinese|hogmanay|tmrw|tmr|tmw|tomoz|2moro|2mor|2day|2nite|tonite|yday"
+    r"|yest)",
     re.IGNORECASE,
 )
 
@@ -235,22 +262,39 @@ _DMY = (
     rf"(?P<dmy_m>{_MONTH_ANY})\b\.?(?:,?\s+(?P<dmy_y>\d{{4}})\b)?)"
 )
 _MDY = (
-    rf"(?P<mdy>\b(?P<mdy_m>{_MONTH_ANY})\.?\s+(?P<mdy_d>\d{{1,2}})(?:st|nd|rd|th)?\b"
+    rf"(?P<mdy>\b(?P<mdy_m>{_MONTH_ANY})\.?\s+(?:the\s+)?(?P<mdy_d>\d{{1,2}})(?:st|nd|rd|th)?\b"
     rf"(?!:)(?:,?\s+(?P<mdy_y>\d{{4}})\b)?)"
 )
 _MY = rf"(?P<my>\b(?P<my_m>{_MONTH_FULL})\s+(?:of\s+)?(?P<my_y>\d{{4}})\b)"
-_AGO = rf"(?P<ago>\b(?P<ago_n>{_NUM})\s+(?P<ago_u>{_UNIT})s?\s+(?P<ago_dir>ago|from\s+now)\b)"
+_AGO = (rf"(?P<ago>\b(?P<ago_n>{_NUM})\s+(?P<ago_u>{_UNIT})s?\s+(?P<ago_dir>ago|from\s+now)\b"
+        r"(?P<ago_today>\s+today\b)?)")
 _IN = rf"(?P<inn>\bin\s+(?P<in_n>{_NUM})\s+(?P<in_u>{_UNIT})s?\b)"
 _DAYWORD = (
     r"(?P<dayword>\b(?:the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow"
-    r"|yesterday|today|tonight|tomorrow|last\s+night|this\s+(?:morning|afternoon|evening))\b"
+    r"|yesterday|today|tonight|tomorrow|last\s+night|this\s+(?:morning|afternoon|evening)"
+    r"|tmrw|tmr|tmw|tomoz|2moro(?:w|rrow)?|2morrow|tomorow|2day|2nite|tonite|yday|yest)\b"
     r"(?:\s+(?:morning|afternoon|evening|night)\b)?)"
 )
-_WEEKEND = r"(?P<weekend>\b(?P<we_mod>this\s+coming|this|next|last|coming|the)\s+weekend\b)"
-_MODUNIT = r"(?P<modunit>\b(?P<mu_mod>this|next|last|coming)\s+(?P<mu_u>week|month|year)\b)"
+# How chat spells the day words.
+_CHAT_DAYWORDS = {"tmrw": "tomorrow", "tmr": "tomorrow", "tmw": "tomorrow", "tomoz": "tomorrow",
+                  "2moro": "tomorrow", "2morow": "tomorrow", "2morrow": "tomorrow",
+                  "2mororrow": "tomorrow", "tomorow": "tomorrow", "2day": "today",
+                  "2nite": "tonight", "tonite": "tonight", "yday": "yesterday",
+                  "yest": "yesterday"}
+# A day and a month written with numbers ("12/19", "31/3", "on 23.10"): read only when one
+# of the two numbers is above 12, so which is the day is not in doubt ("3/4" is not read);
+# with a dot only after a word that introduces a date (a price is "23.10" too).
+_SLASH = (r"(?P<slash>(?<![\d/.])(?:(?<=\bon\s)|(?<=\bby\s)|(?<=\bdated\s)|(?<=\bfrom\s)"
+          r"|(?<=\buntil\s)|(?<=\btill\s)|(?<=\bdue\s))?(?P<sl_a>\d{1,2})(?P<sl_sep>[/.])"
+          r"(?P<sl_b>\d{1,2})(?:(?P=sl_sep)(?P<sl_y>\d{4}|\d{2}))?(?![\d/.]\d)(?!\s*%))")
+_WEEKEND = (r"(?P<weekend>\b(?P<we_mod>this\s+coming|this|next|last|coming|the)\s+weekend\b"
+            r"(?P<we_after>\s+after\s+next\b)?)")
+_MODUNIT = (r"(?P<modunit>\b(?:(?P<mu_mod>this|next|last|coming)\s+(?P<mu_u>week|month|year)"
+            r"|(?P<mu_after>the\s+(?P<mu_u2>week|month|year)\s+after\s+next))\b)")
 _WEEKDAY_RE = (
-    rf"(?P<weekday>\b(?:(?P<wd_mod>this\s+coming|this|next|last|coming)\s+)?"
-    rf"(?P<wd>{_WEEKDAY})\b(?!['’]?s\b))"
+    rf"(?P<weekday>\b(?P<wd_pre>a\s+week\s+(?:on|from|after)\s+)?"
+    rf"(?:(?P<wd_mod>this\s+coming|this|next|last|coming)\s+)?"
+    rf"(?P<wd>{_WEEKDAY})\b(?(wd_mod)|(?!['’]?s\b))(?P<wd_post>\s+week\b|\s+after\s+next\b)?)"
 )
 _MONTH_BARE = (
     r"(?P<mbare>\b(?P<mb_mod>in|since|until|till|by|before|after|during|last|next|this|early"
@@ -261,12 +305,16 @@ _YEAR = (
     r"(?P<year>\b(?P<yr_mod>in|since|during|until|by|from|back\s+in|early|late)\s+"
     r"(?P<yr>(?:19|20)\d\d)\b(?![-/:]\d))"
 )
+# "on 28th", "Fri 20th": an ordinal without "the" after a word that introduces a day.
+_ORD_INTRO = "(?:" + "|".join(f"(?<=\\b{w}\\s)" for w in (
+    "on", "by", "is", "until", "till", "from", "before", "after", "day", "day,", "Mon", "Tue",
+    "Tues", "Wed", "Thu", "Thur", "Thurs", "Fri", "Sat", "Sun")).replace("\\bday", "day") + ")"
 _ORDINAL = (
-    rf"(?P<ordinal>(?<!\bin\s)\bthe\s+(?P<od>\d{{1,2}})(?:st|nd|rd|th)\b"
+    rf"(?P<ordinal>(?<!\bin\s)(?:\bthe\s+|{_ORD_INTRO})(?P<od>\d{{1,2}})(?:st|nd|rd|th)\b"
     rf"(?!\s+{_ORDINAL_NOUNS}))"
 )
 _CLOCK = (
-    r"(?P<clock>\b(?:at\s+)?(?:(?P<ck_h>\d{1,2})(?::(?P<ck_m>[0-5]\d))?\s*"
+    r"(?P<clock>\b(?:at\s+)?(?:(?P<ck_h>\d{1,2})(?:[:.](?P<ck_m>[0-5]\d))?\s*"
     r"(?P<ck_ap>[ap])\.?m\b\.?|(?<=at\s)(?P<ck_h24>[01]?\d|2[0-3]):(?P<ck_m24>[0-5]\d)\b"
     r"|(?P<ck_word>noon|midnight)\b"
     # "8:15 tonight": a clock time next to a day word needs no "at"
@@ -277,22 +325,117 @@ _CLOCK = (
     r"|years?|months?|weeks?|days?|hours?|h\b|minutes?|mins?|km|miles?|kg|lbs?|people"
     r"|of\b|out\b|points?|-|/))))"
 )
-# Fixed-date holidays (month, day); the year follows the direction rule.
-_HOLIDAYS = {
-    "christmas eve": (12, 24), "christmas day": (12, 25), "christmas": (12, 25),
+def _easter(year: int) -> date:
+    """Western Easter Sunday (the anonymous Gregorian computus)."""
+    a, b, c = year % 19, year // 100, year % 100
+    d, e = divmod(b, 4)
+    g = (8 * b + 13) // 25
+    h = (19 * a + b - d - g + 15) % 30
+    i, k = divmod(c, 4)
+    ll = (32 + 2 * e + 2 * i - h - k) % 7
+    m = (a + 11 * h + 22 * ll) // 451
+    month, day = divmod(h + ll - 7 * m + 114, 31)
+    return date(year, month, day + 1)
+
+
+def _nth_weekday(year: int, month: int, weekday: int, n: int) -> date:
+    """The n-th ``weekday`` (0 = Monday) of a month; n = -1 is the last one."""
+    if n > 0:
+        first = date(year, month, 1)
+        return first + timedelta(days=(weekday - first.weekday()) % 7 + 7 * (n - 1))
+    last = date(year, month, calendar.monthrange(year, month)[1])
+    return last - timedelta(days=(last.weekday() - weekday) % 7)
+
+
+# Lunar New Year's first day (from published calendars); outside these years it is not read.
+_LUNAR_NEW_YEAR = {2020: (1, 25), 2021: (2, 12), 2022: (2, 1), 2023: (1, 22), 2024: (2, 10),
+                   2025: (1, 29), 2026: (2, 17), 2027: (2, 6), 2028: (1, 26), 2029: (2, 13),
+                   2030: (2, 3), 2031: (1, 23), 2032: (2, 11), 2033: (1, 31), 2034: (2, 19),
+                   2035: (2, 8)}
+HolidayRule = tuple[int, int] | Callable[[int], "date | list[date] | None"]
+# Holidays by name: a fixed (month, day) or a rule giving the day(s) of a year (where two
+# countries keep a day apart, both: the direction rule picks the nearer one). The year
+# follows the direction rule, as for any year-less date.
+_HOLIDAYS: dict[str, HolidayRule] = {
+    "christmas eve": (12, 24), "christmas day": (12, 25), "christmas": (12, 25), "xmas": (12, 25),
     "boxing day": (12, 26), "new year's eve": (12, 31), "new years eve": (12, 31),
-    "new year's day": (1, 1), "new years day": (1, 1), "valentine's day": (2, 14),
-    "valentines day": (2, 14), "halloween": (10, 31), "bonfire night": (11, 5),
-    "st patrick's day": (3, 17), "st. patrick's day": (3, 17), "independence day": (7, 4),
+    "hogmanay": (12, 31), "new year's day": (1, 1), "new years day": (1, 1),
+    "valentine's day": (2, 14), "valentines day": (2, 14), "valentine's": (2, 14),
+    "halloween": (10, 31), "bonfire night": (11, 5), "guy fawkes night": (11, 5),
+    "st patrick's day": (3, 17), "st. patrick's day": (3, 17), "st paddy's day": (3, 17),
+    "st paddy's": (3, 17), "paddy's day": (3, 17), "independence day": (7, 4),
+    "the fourth of july": (7, 4), "fourth of july": (7, 4), "4th of july": (7, 4),
+    "canada day": (7, 1), "anzac day": (4, 25), "australia day": (1, 26),
+    "burns night": (1, 25), "juneteenth": (6, 19), "cinco de mayo": (5, 5),
+    "remembrance day": (11, 11), "veterans day": (11, 11), "veterans' day": (11, 11),
+    "st andrew's day": (11, 30), "st david's day": (3, 1), "st george's day": (4, 23),
+    "easter sunday": _easter, "easter": _easter,
+    "easter monday": lambda y: _easter(y) + timedelta(days=1),
+    "good friday": lambda y: _easter(y) - timedelta(days=2),
+    "maundy thursday": lambda y: _easter(y) - timedelta(days=3),
+    "shrove tuesday": lambda y: _easter(y) - timedelta(days=47),
+    "pancake day": lambda y: _easter(y) - timedelta(days=47),
+    "ash wednesday": lambda y: _easter(y) - timedelta(days=46),
+    "mothering sunday": lambda y: _easter(y) - timedelta(days=21),
+    "mother's day": lambda y: [_easter(y) - timedelta(days=21), _nth_weekday(y, 5, 6, 2)],
+    "father's day": lambda y: _nth_weekday(y, 6, 6, 3),
+    "thanksgiving": lambda y: _nth_weekday(y, 11, 3, 4),
+    "black friday": lambda y: _nth_weekday(y, 11, 3, 4) + timedelta(days=1),
+    "memorial day": lambda y: _nth_weekday(y, 5, 0, -1),
+    "labor day": lambda y: _nth_weekday(y, 9, 0, 1),
+    "labour day": lambda y: _nth_weekday(y, 9, 0, 1),
+    "martin luther king day": lambda y: _nth_weekday(y, 1, 0, 3),
+    "mlk day": lambda y: _nth_weekday(y, 1, 0, 3),
+    "presidents' day": lambda y: _nth_weekday(y, 2, 0, 3),
+    "presidents day": lambda y: _nth_weekday(y, 2, 0, 3),
+    "lunar new year": lambda y: date(y, *_LUNAR_NEW_YEAR[y]) if y in _LUNAR_NEW_YEAR else None,
+    "chinese new year": lambda y: date(y, *_LUNAR_NEW_YEAR[y]) if y in _LUNAR_NEW_YEAR
+    else None,
 }
 _HOLIDAY = (r"(?P<holiday>\b(?:" + "|".join(
-    re.escape(h).replace("'", "['’]?").replace(r"\ ", r"\s+")
+    re.escape(h).replace("'", "['’]?").replace(r"\ ", r"\s+").replace(r"\.", r"\.?")
     for h in sorted(_HOLIDAYS, key=len, reverse=True)) + r")(?![\w'’]))")
+
+
+def _holiday_key(phrase: str) -> str | None:
+    key = re.sub(r"\s+", " ", phrase.lower().replace("’", "'"))
+    for k in (key, key.replace("'", ""), key.replace("st ", "st. ", 1)):
+        if k in _HOLIDAYS:
+            return k
+    return next((k for k in _HOLIDAYS if k.replace("'", "").replace(".", "")
+                 == key.replace("'", "").replace(".", "")), None)
+
+
+def _holiday(phrase: str, ref: date, direction: str) -> date | None:
+    """The day a holiday's name means: its occurrence the direction asks for (the next one
+    ahead, the last one back, or the nearest), among last year's, this year's and next's."""
+    key = _holiday_key(phrase)
+    if key is None:
+        return None
+    rule = _HOLIDAYS[key]
+    days: list[date] = []
+    for y in (ref.year - 1, ref.year, ref.year + 1):
+        if isinstance(rule, tuple):
+            days.append(date(y, *rule))
+            continue
+        got = rule(y)
+        days += got if isinstance(got, list) else [got] if got is not None else []
+    if not days:
+        return None
+    if direction == "future":
+        ahead = [d for d in days if d >= ref]
+        return min(ahead) if ahead else None
+    if direction == "past":
+        back = [d for d in days if d <= ref]
+        return max(back) if back else None
+    return min(days, key=lambda d: (abs((d - ref).days), d < ref))
+
+
 _ENDOF = (r"(?P<endof>\b(?:the\s+)?end\s+of\s+(?P<eo_mod>the|this|next)\s+"
           r"(?P<eo_u>month|year)\b)")
 _GRAMMAR = re.compile(
     f"{_HOLIDAY}|{_ENDOF}|{_ISO}|{_DMY}|{_MDY}|{_MY}|{_AGO}|{_IN}|{_DAYWORD}|{_WEEKEND}|{_MODUNIT}|{_WEEKDAY_RE}"
-    f"|{_MONTH_BARE}|{_YEAR}|{_ORDINAL}|{_CLOCK}",
+    f"|{_MONTH_BARE}|{_YEAR}|{_ORDINAL}|{_CLOCK}|{_SLASH}",
     re.IGNORECASE,
 )
 
@@ -323,7 +466,7 @@ _NOT_PAST = _words(
     """
     need needed bed red shed seed speed feed weed indeed hundred excited interested tired bored
     scared worried married supposed used based pleased thrilled stressed concerned amazed
-    overwhelmed relieved prepared planned scheduled
+    overwhelmed relieved prepared planned scheduled wed
     """
 )
 _CLAUSE_BREAK = re.compile(
@@ -351,6 +494,10 @@ def extract_times(text: str, ref: datetime) -> list[TimeMention]:
     for m in _GRAMMAR.finditer(text):
         kind = next(k for k in _KINDS if m.group(k) is not None)
         start, end = m.start(kind), m.end(kind)
+        if kind == "weekday" and m.group("wd") in ("Sat", "Sun", "Wed") \
+                and not m.group("wd_mod") and not _DAY_INTRO.search(text, 0, start) \
+                and not _DATE_AFTER.match(text, end):
+            continue  # "Sat next to her", "Sun was out": words, not days
         if kind in ("mbare", "year"):
             # "in June" is about June; "last June" / "early 2022" keep their modifier.
             mod_group, core_group = ("mb_mod", "mb_m") if kind == "mbare" else ("yr_mod", "yr")
@@ -370,7 +517,7 @@ def extract_times(text: str, ref: datetime) -> list[TimeMention]:
         if resolved is not None:
             raw.append(_Raw(kind, start, end, deadline, *resolved))
     out: list[TimeMention] = []
-    for r in _merge_clock(raw, text):
+    for r in _merge_clock(_merge_weekday(raw, text), text):
         try:
             mention = _to_mention(r, text, tz)
         except (OverflowError, ValueError):
@@ -384,7 +531,7 @@ def extract_times(text: str, ref: datetime) -> list[TimeMention]:
 _KEEP_MODIFIER = frozenset({"last", "next", "this", "early", "late", "mid", "mid-"})
 _KINDS = (
     "holiday", "endof", "iso", "dmy", "mdy", "my", "ago", "inn", "dayword", "weekend", "modunit", "weekday",
-    "mbare", "year", "ordinal", "clock",
+    "mbare", "year", "ordinal", "clock", "slash",
 )
 
 
@@ -405,7 +552,20 @@ class _Raw:
 _ARRANGE = _words("""
     book reserve schedule reschedule move push postpone delay bring plan arrange set fix
     confirm order register enrol enroll sign invite pencil slot organise organize rebook
+    bump shift lock defer adjourn extend rearrange secure
 """)
+
+
+def _arranges(tok: Any) -> bool:
+    """An arranging verb, also with "re-" ("rebooked", "re-scheduled")."""
+    word = tok.lower_
+    forms = {tok.lemma_.lower(), word}
+    for ending in ("ed", "d", "ing", "s"):
+        if word.endswith(ending):
+            stem = word[: -len(ending)]
+            forms |= {stem, stem[:-1]} if stem[-2:-1] == stem[-1:] else {stem}
+    # the lemmatiser guesses at words it does not know ("rebooked" -> "rebooke")
+    return any(f in _ARRANGE or f.removeprefix("re").lstrip("-") in _ARRANGE for f in forms)
 _EVENT_NOUNS_AHEAD = _words("appointment deadline delivery due booking reservation")
 
 
@@ -427,15 +587,23 @@ def _parsed_direction(text: str, start: int, end: int) -> str | None:
     tok = span.root
     seen = 0
     via_noun = False  # the time belongs to a thing ("flights for May 14"), not to the verb
+    slot = False  # "got us tickets for saturday": a thing got or made for a time ahead
+    prep = None
     while tok.pos_ not in ("VERB", "AUX") and tok.head is not tok and seen < 12:
+        if tok.dep_ == "pobj" and prep is None:
+            prep = tok.head.lower_
         tok = tok.head
         seen += 1
         if tok.lemma_.lower() in _EVENT_NOUNS_AHEAD:
             return "future"
+        slot = slot or (prep == "for" and tok.pos_ == "NOUN" and not via_noun
+                        and tok.lemma_.lower() not in ("thank", "thanks"))
         via_noun = via_noun or tok.pos_ in ("NOUN", "PROPN")
+    if slot:
+        return "future"
     if tok.pos_ not in ("VERB", "AUX"):
         # A verbless note ("Booked flights for May 14"): an arranging word still says ahead.
-        if any(t.lemma_.lower() in _ARRANGE and t.tag_.startswith("VB") for t in span.sent):
+        if any(_arranges(t) and t.tag_.startswith("VB") for t in span.sent):
             return "future"
         return None
     verb = tok
@@ -455,14 +623,24 @@ def _parsed_direction(text: str, start: int, end: int) -> str | None:
     aux = [c for t in chain for c in t.children if c.dep_ in ("aux", "auxpass")]
     preps = {t.lower_ for t in span.root.ancestors if t.dep_ == "prep"} | {
         t.lower_ for t in span if t.dep_ == "prep"}
-    if any(t.lemma_.lower() in _ARRANGE for t in chain) and (
-            preps & {"for", "to", "until", "till", "from"} or via_noun):
-        return "future"
+    if any(_arranges(t) for t in chain) and (
+            preps & {"for", "to", "until", "till", "from"} or via_noun
+            or span.root.head in chain and span.root.dep_ in ("npadvmod", "dobj", "attr",
+                                                              "nummod")):
+        return "future"  # "booked 20/8", "pushed it to Friday", "flights for May 14"
+    if verb.tag_ == "VB" and verb.dep_ == "ROOT" and not any(
+            c.dep_ in ("nsubj", "aux") for c in verb.children):
+        return "future"  # an imperative: "see you at Christmas", "send it Friday"
     if any(a.tag_ == "MD" and a.lower_ not in ("would", "could", "might") for a in aux):
         return "future"
     if any(a.lower_ == "to" for a in aux) or any(
             c.lower_ in ("going", "gonna") for c in chain):
         return "future"
+    if any(c.tag_ == "VB" and c.dep_ != "xcomp" and any(d.dep_ == "nsubj" for d in c.children)
+           for c in chain) and not aux:
+        return "future"  # a present the tagger read as a base form ("the results come out")
+    if verb.lower_ == "got" and any(a.lemma_ == "have" for a in aux):
+        return "future"  # "I've got a scan on Thursday": have, in the present
     tenses = [t for c in [*chain, *aux] for t in c.morph.get("Tense", [])]
     if "Past" in tenses:
         return "past"
@@ -516,18 +694,31 @@ def _resolve(
     if kind in ("ago", "inn"):
         n_text, unit = (g("ago_n"), g("ago_u")) if kind == "ago" else (g("in_n"), g("in_u"))
         n = _count(n_text)
+        unit = unit.lower()
         future = kind == "inn" or "now" in g("ago_dir").lower()
-        phrase = f"in {n} {unit.lower()}s" if future else f"{n} {unit.lower()}s ago"
+        if unit in ("hour", "minute"):  # "in 2 hours", "20 minutes ago": a clock time
+            if kind == "inn" and direction == "past":
+                return None  # "finished in 2 hours": a duration
+            step = timedelta(hours=n) if unit == "hour" else timedelta(minutes=n)
+            return _minute(ref + step if future else ref - step)
+        if unit == "fortnight":
+            n, unit = 2 * n, "week"
+        phrase = f"in {n} {unit}s" if future else f"{n} {unit}s ago"
         d = _library(phrase, ref.date(), "current_period")
-        return None if d is None else _by_unit(unit.lower(), d.date(),
+        if kind == "ago" and g("ago_today"):  # "three months ago today": that very day
+            return _day(_months_back(ref.date(), n * {"year": 12, "month": 1}.get(unit, 0))
+                        if unit in ("month", "year") else ref.date()
+                        - timedelta(days=n * (7 if unit == "week" else 1)))
+        return None if d is None else _by_unit(unit, d.date(),
                                                 counted="couple" not in n_text.lower())
     if kind == "dayword":
-        d = _library(re.sub(r"\s+", " ", g("dayword").lower()), ref.date(), "current_period")
+        phrase = re.sub(r"\s+", " ", g("dayword").lower())
+        phrase = " ".join(_CHAT_DAYWORDS.get(w, w) for w in phrase.split())
+        d = _library(phrase, ref.date(), "current_period")
         return None if d is None else _day(d.date())
     if kind == "holiday":
-        key = re.sub(r"\s+", " ", g("holiday").lower().replace("’", "'"))
-        month, day = _HOLIDAYS.get(key) or _HOLIDAYS[key.replace("'", "")]
-        return _day(_shift_year(date(ref.year, month, day), ref.date(), direction))
+        holiday = _holiday(g("holiday"), ref.date(), direction)
+        return None if holiday is None else _day(holiday)
     if kind == "endof":
         today = ref.date()
         if g("eo_u").lower() == "year":
@@ -536,14 +727,28 @@ def _resolve(
             today.year + today.month // 12, today.month % 12 + 1)
         return _day(date(y, mo, calendar.monthrange(y, mo)[1]))
     if kind == "weekend":
+        if g("we_after"):  # "the weekend after next"
+            _, first, _, _ = _weekend("next", ref.date(), direction)
+            return _weekend("this", first.date() + timedelta(days=2), direction)
         return _weekend(g("we_mod").lower(), ref.date(), direction)
     if kind == "modunit":
+        if g("mu_after"):  # "the week after next": two of them on
+            unit = g("mu_u2").lower()
+            d = _library(f"in 2 {unit}s", ref.date(), "current_period")
+            return None if d is None else _by_unit(unit, d.date())
         mod = "next" if g("mu_mod").lower() == "coming" else g("mu_mod").lower()
         d = _library(f"{mod} {g('mu_u').lower()}", ref.date(), "current_period")
         return None if d is None else _by_unit(g("mu_u").lower(), d.date())
     if kind == "weekday":
         mod = re.sub(r"\s+", " ", (g("wd_mod") or "").lower())
         wd = g("wd").lower()
+        wd = _SHORT_WEEKDAYS.get(wd, wd)
+        # "Tuesday week", "a week on Friday": that day a week later; "Monday after next"
+        post = re.sub(r"\s+", " ", (g("wd_post") or "").strip().lower())
+        if g("wd_pre") or post:
+            base = _library(f"next {wd}" if post == "after next" or mod == "next" else wd,
+                            ref.date(), "future")
+            return None if base is None else _day(base.date() + timedelta(days=7))
         if mod in ("coming", "this coming"):
             mod = "next"
         if mod:
@@ -564,7 +769,32 @@ def _resolve(
         return None if nth is None else _day(nth)
     if kind == "clock":
         return _clock(m, ref, direction)
+    if kind == "slash":
+        return _slashed(m, ref.date(), direction)
     raise AssertionError(kind)
+
+
+def _slashed(m: re.Match[str], ref: date, direction: str
+             ) -> tuple[str, datetime, datetime, str] | None:
+    """A numeric day and month (see :data:`_SLASH`): the larger number is the day."""
+    a, b, sep = int(m.group("sl_a")), int(m.group("sl_b")), m.group("sl_sep")
+    if sep == "." and m.start("slash") == m.start("sl_a") and not re.search(
+            r"\b(?:on|by|dated|from|until|till|due)\s+$", m.string[:m.start("slash")]):
+        return None
+    if a > 12 >= b >= 1 and a <= 31:
+        day, month = a, b
+    elif b > 12 >= a >= 1 and b <= 31:
+        day, month = b, a
+    else:
+        return None  # "3/4", "7/10": a fraction, a score or a date in doubt
+    year_text = m.group("sl_y")
+    try:
+        if year_text:
+            year = int(year_text) + (2000 if len(year_text) == 2 else 0)
+            return _day(date(year, month, day))
+        return _day(_shift_year(date(ref.year, month, day), ref, direction))
+    except ValueError:
+        return None
 
 
 # ----------------------------------------------------------------- library and arithmetic
@@ -620,6 +850,13 @@ def _count(text: str) -> int:
     if "couple" in t:
         return 2
     return int(t) if t.isdigit() else _NUMBER_WORDS[t]
+
+
+def _months_back(d: date, n: int) -> date:
+    """The same day of the month ``n`` months before (the month's last day where it has none)."""
+    y, m = divmod(d.month - 1 - n, 12)
+    y, m = d.year + y, m + 1
+    return date(y, m, min(d.day, calendar.monthrange(y, m)[1]))
 
 
 def _midnight(d: date) -> datetime:
@@ -773,6 +1010,56 @@ def _half_day(hour: int, text: str, start: int, end: int) -> int:
     if _MORNING.search(near):
         return hour
     return hour + 12 if hour <= 6 else hour
+
+
+_WEEKDAY_JOIN = re.compile(r"\.?,?\s*")
+
+
+def _merge_weekday(raw: list[_Raw], text: str) -> list[_Raw]:
+    """Fold a weekday into the date it names ("Sunday 22 March", "Wed the 18th"): one
+    mention, the date with that day of the month that falls on that weekday, nearest to the
+    date as read alone (a date with its year keeps it)."""
+    out: list[_Raw] = []
+    i = 0
+    while i < len(raw):
+        cur = raw[i]
+        nxt = raw[i + 1] if i + 1 < len(raw) else None
+        if cur.kind == "weekday" and nxt is not None and nxt.granularity == "day" \
+                and nxt.kind in ("dmy", "mdy", "ordinal") \
+                and _WEEKDAY_JOIN.fullmatch(text, cur.end, nxt.start):
+            when = nxt.first.date()
+            explicit = re.search(r"\d{4}", text[nxt.start:nxt.end]) is not None
+            if not explicit and when.weekday() != cur.first.weekday():
+                found = _nearest_on_weekday(when, cur.first.weekday(),
+                                            by_month=nxt.kind == "ordinal")
+                when = found or when
+            gran, first, last, value = _day(when)
+            out.append(_Raw(nxt.kind, cur.start, nxt.end, cur.deadline or nxt.deadline,
+                            gran, first, last, value))
+            i += 2
+            continue
+        out.append(cur)
+        i += 1
+    return out
+
+
+def _nearest_on_weekday(when: date, weekday: int, *, by_month: bool) -> date | None:
+    """The date nearest ``when`` with its day of the month that falls on ``weekday``: in
+    the months around it (``by_month``, "the 18th") or in the years around it ("22 March")."""
+    options = []
+    for k in range(-12, 13) if by_month else range(-1, 2):
+        if by_month:
+            y, m = divmod(when.month - 1 + k, 12)
+            y, m = when.year + y, m + 1
+        else:
+            y, m = when.year + k, when.month
+        try:
+            cand = date(y, m, when.day)
+        except ValueError:
+            continue
+        if cand.weekday() == weekday:
+            options.append(cand)
+    return min(options, key=lambda d: (abs((d - when).days), d < when), default=None)
 
 
 _JOIN = re.compile(r"\s*,?\s*(?:on\s+|at\s+)?", re.IGNORECASE)
