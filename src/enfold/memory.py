@@ -25,6 +25,7 @@ import logging
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -132,6 +133,8 @@ class Memory:
         self._fold_timings: dict[str, dict[str, float]] = {}  # ns -> stage -> seconds
         #: This memory's namespace leases: one writer per namespace across processes.
         self.leases = Leases(store)
+        # the worker recall's lexical searches run ahead on (made on first use)
+        self._search_ahead_pool: ThreadPoolExecutor | None = None
         #: What each namespace has spent (planner failures, LLM calls and tokens), kept
         #: in its graph meta across restarts.
         self.usage = UsageLedger(self.llm_planner)
@@ -235,7 +238,18 @@ class Memory:
                     LocalPlanner(settings, embedder)], client
         raise ConfigError(f"unknown planner {name!r} (use 'local' or 'llm')")
 
+    def _search_pool(self) -> ThreadPoolExecutor:
+        """The worker thread recall's lexical searches run ahead on (one per memory, made on
+        first use; :mod:`enfold.recall.ahead`)."""
+        if self._search_ahead_pool is None:
+            self._search_ahead_pool = ThreadPoolExecutor(max_workers=1,
+                                                         thread_name_prefix="enfold-search")
+        return self._search_ahead_pool
+
     def close(self) -> None:
+        pool, self._search_ahead_pool = self._search_ahead_pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
         try:
             self.save_vectors()
         except (OSError, EnfoldError) as exc:  # a cache: the next open rebuilds it
@@ -783,7 +797,9 @@ class Memory:
         each. ``at`` is when the question is asked (for "last week"); ``kinds`` limits the
         sections returned. Recalled nodes get their access statistics updated."""
         from enfold.events import to_epoch
+        from enfold.recall.ahead import SearchAhead
         from enfold.recall.analyze import analyze
+        from enfold.recall.controller import Lexical, lexical_calls
         from enfold.recall.controller import recall as run_recall
 
         if not isinstance(query, str) or not query.strip():
@@ -795,18 +811,27 @@ class Memory:
         self._catch_up(ns)
         with self._lock(ns):
             g = self.graph(ns)
-            when = None if at is None else datetime.fromtimestamp(to_epoch(at), tz=UTC)
-            analysis = analyze(query, at=when, known_keys=PeopleIndex.of(g).asked())
-            qvec = None
-            if self.embedder is not None:
-                qvec = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
 
             def lexical(q: str, knd: Iterable[NodeKind], n: int) -> list[tuple[str, float]]:
                 return self.store.search_text(ns, q, knd, n,
                                               max_rows=self.settings.lexical_rows or None)
 
-            pack = run_recall(g, lexical, analysis, qvec, self.settings, k=k,
-                              embedder=None if self.embedder is None else self.embedder.name)
+            search: Lexical = lexical
+            if self.settings.search_ahead:
+                search = SearchAhead(lexical, query, lexical_calls(self.settings),
+                                     self._search_pool())
+            try:
+                when = None if at is None else datetime.fromtimestamp(to_epoch(at), tz=UTC)
+                analysis = analyze(query, at=when, known_keys=PeopleIndex.of(g).asked())
+                qvec = None
+                if self.embedder is not None:
+                    qvec = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
+                pack = run_recall(g, search, analysis, qvec, self.settings, k=k,
+                                  embedder=None if self.embedder is None
+                                  else self.embedder.name)
+            finally:
+                if isinstance(search, SearchAhead):
+                    search.settle()
             if kinds is not None:
                 wanted = {NodeKind(x) for x in kinds}
                 for kind, attr in ((NodeKind.EVENT, "evidence"), (NodeKind.CONCEPT, "concepts"),

@@ -290,6 +290,9 @@ class Settings:
     lexical_rows: int = _s(4000, "index rows a lexical (BM25) search scores at most: the "
                            "query's commonest words are left out first (0 = no bound)", "recall")
     context_tokens: int = _s(2000, "token budget of a rendered context", "recall")
+    search_ahead: bool = _s(True, "start a recall's lexical searches on a worker thread "
+                            "before the question is parsed (the store's search and the parse "
+                            "overlap on a second core; the results are the same)", "recall")
 
     # Vector search
     ann_threshold: int = _s(20_000, "vectors in an index (events, or one kind of derived node) "

@@ -43,6 +43,15 @@ TURNS_KEPT: int = Settings.turns_kept
 FACT_MARGIN: float = Settings.facts_first_margin
 NAMED_MARGIN: float = Settings.facts_first_named_margin
 _DERIVED = (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM, NodeKind.INTENT)
+#: BM25 hits of the derived kinds the anchor takes (:func:`gather`).
+DERIVED_DEPTH = 50
+
+
+def lexical_calls(settings: Settings) -> list[tuple[tuple[NodeKind, ...], int]]:
+    """The lexical searches :func:`gather` makes for a question, as (kinds, depth), in the
+    order it makes them: the events', then the derived nodes' (which reuse the events'
+    scored rows). :mod:`enfold.recall.ahead` starts them before the question is parsed."""
+    return [((NodeKind.EVENT,), settings.lex_depth), (_DERIVED, DERIVED_DEPTH)]
 
 
 def _seq_index(graph: WorkingGraph) -> dict[int, str]:
@@ -84,7 +93,8 @@ def gather(
     steps.append({"op": "anchor", "kinds": ["event"], "lexical": len(sig.lex),
                   "dense": len(sig.dense)})
 
-    derived = anchor(graph, lexical, q, qvec, _DERIVED, rrf_k=settings.rrf_k)
+    derived = anchor(graph, lexical, q, qvec, _DERIVED, depth=DERIVED_DEPTH,
+                     rrf_k=settings.rrf_k)
     steps.append({"op": "anchor", "kinds": [k.value for k in _DERIVED], "found": len(derived)})
     top_derived = dict(sorted(derived.items(), key=lambda x: -x[1])[:10])
     grounding = partial(ground, per_node=settings.ground_per_node, scan=settings.ground_scan,
