@@ -204,6 +204,8 @@ _NOT_ASSERTIONS = _words(
     so not in what how why where when who which whether if and or but
     """
 )
+# Prepositions after a verb of speech that name the other party or the subject of the talk.
+_SPEECH_COMPANIONS = frozenset({"with", "about", "over", "to"})
 _SUBJECT_ADVERBS = _words(
     """
     just really still also always never actually totally even finally definitely probably truly
@@ -290,6 +292,9 @@ def _asserts(c: ClaimCandidate) -> bool:
     if c.predicate in ("love", "hate", "prefer") and (
             words[0] == "to" or " ".join(words) in _BARE_PRONOUNS):
         return False
+    if c.predicate in ("argue", "say", "claim") and words[0] in _SPEECH_COMPANIONS:
+        return False  # "don't argue with me", "we're arguing about a contractor": the act
+    # of arguing or speaking, with whom or on what, holds no position
     return not (c.predicate == "hope" and words[0] in (
         "you", "you'll", "you're", "you've", "your", "y'all"))
 
