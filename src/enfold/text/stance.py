@@ -29,13 +29,13 @@ import re
 from collections.abc import Container
 from typing import TYPE_CHECKING
 
-from enfold.text.claims import ClaimCandidate, _stance
+from enfold.text.claims import _NEGATIVE, _POSITIVE, ClaimCandidate, _stance
 from enfold.text.people import canonical_relation, relation_holder, same_person
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
-__all__ = ["asks_whose_view", "bare_view", "parsed_claims", "reports_another", "revision",
+__all__ = ["asks_whose_view", "bare_view", "evaluative_view", "parsed_claims", "reports_another", "revision",
            "view_holder"]
 
 #: Stance verbs by lemma → the claim predicate they give.
@@ -1133,4 +1133,81 @@ def _acted_on(verb: Token) -> Span | None:
                         and g.pos_ in ("NOUN", "PROPN")), None)
             if obj is not None:
                 return doc[obj.left_edge.i:obj.i + 1]
+    return None
+
+
+#: Verbs that predicate a property of their subject ("is gorgeous", "looks a bit twee",
+#: "have become my favourite part").
+_LINKING = frozenset({"be", "seem", "look", "sound", "become", "feel", "taste", "smell"})
+#: Words of degree that make an adjective a judgement ("so kind", "too noisy", "a bit
+#: twee"), not a description.
+_DEGREE = frozenset({"so", "too", "very", "really", "pretty", "quite", "bit", "super",
+                     "totally", "absolutely", "utterly", "such", "incredibly", "genuinely"})
+
+
+def _evaluative(word: Token) -> bool:
+    """A predicate word that judges: a superlative or one modified by one ("the best
+    setup", "biggest waste of money", "my favourite part"), a word of the evaluative
+    lexicon, or an adjective (or a noun the tagger took for one) under a word of degree."""
+    if word.tag_ in ("JJS", "RBS") or word.lower_ in _POSITIVE | _NEGATIVE \
+            or word.lower_ in ("favourite", "favorite"):
+        return True
+    for c in word.children:
+        if c.dep_ in ("amod", "poss", "advmod") and (
+                c.tag_ in ("JJS", "RBS") or c.lower_ in ("favourite", "favorite")):
+            return True
+        if c.dep_ in ("advmod", "npadvmod") and c.lower_ in _DEGREE \
+                and word.pos_ in ("ADJ", "NOUN"):
+            return True
+    return False
+
+
+def _judged(sent: Span) -> Token | None:
+    """The thing a sentence judges, or the sentence's root when it judges what came before
+    ("biggest waste of money this year"); None when it judges nothing. A sentence judges
+    when a linking verb with no first-person subject has an evaluative complement ("The
+    duck is gorgeous", "Those people have become my favourite part of the week", "Looks a
+    bit twee to me") or a verbless sentence is an evaluative phrase."""
+    root = sent.root
+    if root.pos_ in ("NOUN", "ADJ") and _evaluative(root):
+        return root
+    for verb in (root, *(c for c in root.children if c.dep_ == "conj")):
+        if verb.lemma_.lower() not in _LINKING or verb.pos_ not in ("VERB", "AUX"):
+            continue
+        subj = _own_subject(verb)
+        if subj is not None and subj.lower_ in _FIRST:
+            continue
+        to_me = any(c.dep_ == "prep" and c.lower_ == "to" and any(
+            g.lower_ in ("me", "us") for g in c.children) for c in verb.children)
+        if to_me or any(c.dep_ in ("acomp", "attr", "oprd") and _evaluative(c)
+                        for c in verb.children):
+            return subj if subj is not None else verb
+    return None
+
+
+def evaluative_view(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
+    """The speaker's view in a text that tells what they did and judges it, read from the
+    parse, for a text whose meaning the view classifier finds too mixed to call a view: a
+    sentence that judges (:func:`_judged`). The target is the judged subject when it is a
+    thing ("the duck"), else what the text's first clause acts on ("sold the new phone.
+    biggest waste of money this year" is about the new phone)."""
+    from enfold.text.nlp import parse
+
+    doc = parse(text)
+    if doc is None:
+        return None
+    for sent in doc.sents:
+        judged = _judged(sent)
+        if judged is None:
+            continue
+        if judged.pos_ in ("NOUN", "PROPN") and judged.dep_ in ("nsubj", "nsubjpass"):
+            target = doc[judged.left_edge.i:judged.i + 1].text
+        else:
+            first = bare_view(text, speaker, me)
+            target = first.target if first is not None else sent.text
+        words = [t.text for t in sent if not t.is_punct]
+        return ClaimCandidate(
+            holder=me, holder_is_speaker=True, predicate="think", content=text.strip(),
+            target=target, stance=_stance("think", "clause", False, words), reported=False,
+            start=0, end=len(text))
     return None
