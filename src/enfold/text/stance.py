@@ -498,7 +498,7 @@ def _holder(doc: Doc, subj: Token, speaker: str | None, me: str) -> str | None:
     if low in _FIRST or low in ("my", "our"):
         return me
     if low in _THIRD:
-        return _antecedent(doc, subj, speaker)
+        return _antecedent(doc, subj, speaker, near=low not in ("they", "them"))
     appos = next((c for c in subj.children if c.dep_ == "appos" and c.pos_ == "PROPN"), None)
     if appos is not None:
         return _name(appos)
@@ -537,18 +537,25 @@ _NOT_PEOPLE = frozenset({"GPE", "LOC", "FAC", "NORP", "PRODUCT", "WORK_OF_ART", 
                          "CARDINAL", "ORDINAL"})
 
 
-def _antecedent(doc: Doc, at: Token, speaker: str | None) -> str | None:
+#: The relations of a noun phrase's head that can name someone referred to afterwards.
+_NOUN_PHRASE_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "poss", "appos",
+                               "conj", "attr", "dative"})
+
+
+def _antecedent(doc: Doc, at: Token, speaker: str | None, *, near: bool = True
+                ) -> str | None:
     """The person a third-person pronoun (or a verb whose subject is left out) at ``at``
     refers to: the nearest person before it, not the speaker. A person is a PERSON entity or
     a proper noun as subject or owner anywhere before; in the sentence just before, also a
     proper noun in any relation that is no place or thing ("Back at the GP. She's changed
-    her tune": the GP); in either, a relation noun ("Rang my sister. She says ...")."""
+    her tune": the GP); in either, a relation noun ("Rang my sister. She says ...").
+    ``near=False`` ("they", often a group) asks for the first kind only."""
     sent = at.sent
     previous = doc[sent.start - 1].sent if sent.start > 0 else None
-    near = sent.start if previous is None else previous.start
+    start = sent.start if previous is None else previous.start
 
-    def before(t: Token) -> bool:  # in the sentence just before
-        return near <= t.i < sent.start
+    def before(t: Token) -> bool:  # a noun phrase's head in the sentence just before
+        return near and start <= t.i < sent.start and t.dep_ in _NOUN_PHRASE_DEPS
 
     for t in reversed(doc[:at.i]):
         if t.ent_type_ == "PERSON" or t.tag_ == "NNP" and t.dep_ in ("nsubj", "poss") \
@@ -557,7 +564,8 @@ def _antecedent(doc: Doc, at: Token, speaker: str | None) -> str | None:
             name = _name(t)
             if name and not (speaker and same_person(name, speaker)):
                 return name
-        if t.i >= near and t.pos_ in ("NOUN", "PROPN") and t.dep_ != "compound":
+        if near and t.i >= start and t.pos_ in ("NOUN", "PROPN") \
+                and t.dep_ in _NOUN_PHRASE_DEPS:
             rel = canonical_relation(t.lower_)
             owner = next((c for c in t.children if c.dep_ == "poss"), None)
             if rel is not None and (owner is None or owner.lower_ in ("my", "our")):
@@ -1006,8 +1014,9 @@ def _own_error(tok: Token) -> bool:
     if subj is None or subj.lower_ not in _FIRST:
         return False
     low = tok.lower_
-    return low in _ERRING or low in _HASTY and any(c.lower_ == "too" for c in tok.children) \
+    erring = low in _ERRING or low in _HASTY and any(c.lower_ == "too" for c in tok.children) \
         and any(c.dep_ in ("xcomp", "prep") for c in tok.children)
+    return erring and not _in_reported(tok)
 
 
 def _regret(tok: Token) -> bool:
@@ -1021,7 +1030,23 @@ def _regret(tok: Token) -> bool:
             and any(c.lower_ in ("have", "'ve", "’ve") for c in kids)):
         return False
     subj = _own_subject(tok)
-    return subj is None or subj.lower_ in _FIRST
+    return (subj is None or subj.lower_ in _FIRST) and not _in_reported(tok)
+
+
+def _in_reported(tok: Token) -> bool:
+    """Whether ``tok`` is inside the words a stance verb of another subject reports
+    ("Declan says it was a danger and should've gone years ago": Declan's regret, not the
+    speaker's)."""
+    node = tok
+    for _ in range(12):
+        if node.head is node:
+            return False
+        node = node.head
+        if node.pos_ in ("VERB", "AUX") and _lemma(node) in VERBS:
+            subj = _subject(node)
+            if subj is not None and subj.lower_ not in _FIRST:
+                return True
+    return False
 
 
 def _own_subject(verb: Token) -> Token | None:
@@ -1049,7 +1074,7 @@ def _retraction(tok: Token) -> bool:
             or _own_subject(tok) is not None or any(c.dep_ == "aux" for c in tok.children):
         return False
     obj = next((c for c in tok.children if c.dep_ == "dobj"), None)
-    if obj is None:
+    if obj is None or _in_reported(tok):
         return False
     return obj.lower_ in ("that", "this") if lemma in _WITHDRAW else obj.pos_ != "PRON"
 
