@@ -901,6 +901,10 @@ def revision(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
         return None
     if _retraction(cue) or _regret(cue) or _own_error(cue):
         holder: str | None = me  # "scratch that", "should've moved", "I was wrong to"
+    elif _coming_to_a_view(cue):
+        # "Starting to think ...": whose onset it is, the speaker's when no one's is said
+        subj = _own_subject(cue)
+        holder = me if subj is None else _holder(cue.doc, subj, speaker, me)
     elif cue.lemma_.lower() in _PERSUADED:
         # "you've convinced me", "Tom won her over": the one persuaded holds the view now
         obj = next((c for c in cue.children if c.dep_ in ("dobj", "nsubjpass")), None)
@@ -1070,7 +1074,9 @@ def _retraction(tok: Token) -> bool:
             and tok.nbor(1).lower_ in ("that", "this") \
             and (tok.i == 0 or tok.nbor(-1).is_punct):
         return True
-    if lemma not in _WITHDRAW | _DISCARD or tok.tag_ not in ("VB", "VBP") \
+    # ("Scrap the blue tiles" opening a sentence may be tagged a noun with an object)
+    imperative = tok.tag_ in ("VB", "VBP") or tok.is_sent_start and tok.pos_ == "NOUN"
+    if lemma not in _WITHDRAW | _DISCARD or not imperative \
             or _own_subject(tok) is not None or any(c.dep_ == "aux" for c in tok.children):
         return False
     obj = next((c for c in tok.children if c.dep_ == "dobj"), None)
