@@ -35,8 +35,8 @@ from typing import Any
 from enfold.text.claims import ClaimCandidate, extract_claims, holder_name, speaker_view
 from enfold.text.people import PersonMention, extract_people
 from enfold.text.polarity import polarity
-from enfold.text.stance import bare_view, reports_another, revision
-from enfold.text.subjectivity import is_view
+from enfold.text.stance import bare_view, evaluative_view, reports_another, revision
+from enfold.text.subjectivity import is_view, view_probability
 from enfold.text.times import TimeMention, extract_times, parse_timestamp
 
 __all__ = ["Annotation", "Obligation", "annotate"]
@@ -149,6 +149,9 @@ def annotate(
         claims = [changed]  # "Sophie's changed her mind": a view, whatever its wording
     if not claims and looks_like_a_view and not reports_another(text):
         claims = [bare_view(text, speaker, me) or speaker_view(text, speaker)]
+    elif not claims and _leans_to_a_view(vector, embedder) and not reports_another(text):
+        judged = evaluative_view(text, speaker, me)
+        claims = [] if judged is None else [judged]
     side = polarity(vector, embedder) if any(c.stance == "neutral" for c in claims) else None
     if side is not None:
         # The lexicon saw no evaluative word; the meaning still leans one way.
@@ -164,6 +167,19 @@ def annotate(
         causal=has_causal_cue(text),
         resolution=has_resolution_cue(text),
     )
+
+
+#: The view probability above which a text with a sentence that judges (see
+#: :func:`enfold.text.stance.evaluative_view`) is read as its speaker's view although the
+#: classifier's own threshold is not met: an account of what was done beside the verdict
+#: ("sold the new phone ... biggest waste of money this year") pulls the whole text's
+#: vector towards an account.
+VIEW_WITH_A_VERDICT = 0.4
+
+
+def _leans_to_a_view(vector: Any, embedder: str | None) -> bool:
+    p = view_probability(vector, embedder)
+    return p is not None and p >= VIEW_WITH_A_VERDICT
 
 
 _PARTICULARS = frozenset({"MONEY", "QUANTITY", "CARDINAL", "PERCENT", "DATE", "TIME"})

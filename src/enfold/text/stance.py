@@ -29,19 +29,19 @@ import re
 from collections.abc import Container
 from typing import TYPE_CHECKING
 
-from enfold.text.claims import ClaimCandidate, _stance
+from enfold.text.claims import _NEGATIVE, _POSITIVE, ClaimCandidate, _stance
 from enfold.text.people import canonical_relation, relation_holder, same_person
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
-__all__ = ["asks_whose_view", "bare_view", "parsed_claims", "reports_another", "revision",
+__all__ = ["asks_whose_view", "bare_view", "evaluative_view", "parsed_claims", "reports_another", "revision",
            "view_holder"]
 
 #: Stance verbs by lemma → the claim predicate they give.
 VERBS = {
-    **dict.fromkeys(["think", "reckon", "guess", "suppose", "figure", "bet", "imagine"],
-                    "think"),
+    **dict.fromkeys(["think", "reckon", "guess", "suppose", "figure", "bet", "imagine",
+                     "conclude"], "think"),
     **dict.fromkeys(["believe", "suspect", "convince"], "believe"),
     "feel": "feel", "find": "feel",
     **dict.fromkeys(["say", "tell", "mention", "write", "add", "note", "reply"], "say"),
@@ -214,6 +214,18 @@ def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str, view: boo
         if tok.pos_ in ("VERB", "AUX") and lemma in VERBS and tok.dep_ != "amod" \
                 and _stance_use(tok, lemma, judged=False):
             subj = _subject(tok)
+            if subj is None and tok.tag_ == "VBZ" and not _is_question(tok):
+                # "Says she'd never go back", "..., thinks it's a tear": a verb in the third
+                # person with its subject left out is said of the one the text was about
+                # (the subject of the clause it hangs on, else the person named before)
+                shared = _subject(tok.head) if tok.dep_ in _OWN_CLAUSE else None
+                holder = _holder(doc, shared, speaker, me) if shared is not None \
+                    else _antecedent(doc, tok, speaker)
+                content = _content(tok, sent)
+                if holder is not None and holder != me and content is not None \
+                        and (lemma not in _NEUTRAL_SPEECH or view or _reports_a_view(content)) \
+                        and not (VERBS[lemma] in _DESIRES and content[0].lower_ == "to"):
+                    return _claim(doc, sent, tok, content, holder, VERBS[lemma], me, speaker)
             elided = subj is None and _elided_speaker(tok, sent) and any(
                 c.dep_ == "ccomp" and _subject(c) is not None for c in tok.children) \
                 and lemma not in _NEUTRAL_SPEECH | {"imagine", "suppose"}
@@ -352,6 +364,12 @@ def _reported_view(doc: Doc, sent: Span, speaker: str | None, me: str
         subj = _subject(tok)
         if content is None or subj is None or subj.lower_ in _FIRST:
             continue
+        if content.tag_ == "VB" and not any(c.dep_ == "aux" for c in content.children) \
+                or any(c.dep_ == "dobj" and c.lower_ in _FIRST for c in tok.children):
+            # a bare infinitive is what the subject made or let happen ("ravi made me try
+            # it"); the speaker as object is what it did to them ("London has eaten me
+            # alive"): neither is the subject's verdict
+            continue
         holder = _holder(doc, subj, speaker, me)
         if holder is None or holder == me or speaker and same_person(holder, speaker):
             continue
@@ -480,12 +498,7 @@ def _holder(doc: Doc, subj: Token, speaker: str | None, me: str) -> str | None:
     if low in _FIRST or low in ("my", "our"):
         return me
     if low in _THIRD:
-        for t in reversed(doc[:subj.i]):
-            if t.ent_type_ == "PERSON" or t.tag_ == "NNP" and t.dep_ in ("nsubj", "poss"):
-                name = _name(t)
-                if name and not (speaker and same_person(name, speaker)):
-                    return name
-        return None
+        return _antecedent(doc, subj, speaker, near=low not in ("they", "them"))
     appos = next((c for c in subj.children if c.dep_ == "appos" and c.pos_ == "PROPN"), None)
     if appos is not None:
         return _name(appos)
@@ -515,6 +528,48 @@ def _holder(doc: Doc, subj: Token, speaker: str | None, me: str) -> str | None:
     if subj.is_lower and subj.tag_ == "NN" and subj.is_alpha and (kin or not any(
             c.dep_ in ("det", "poss", "amod", "compound") for c in subj.children)):
         return _name(subj)  # chat style: "gina reckons ...", "my mum brigitte is ..."
+    return None
+
+
+#: Entity types of proper nouns that are not people: never the one "she" or "he" is.
+_NOT_PEOPLE = frozenset({"GPE", "LOC", "FAC", "NORP", "PRODUCT", "WORK_OF_ART", "EVENT",
+                         "LANGUAGE", "LAW", "DATE", "TIME", "MONEY", "QUANTITY", "PERCENT",
+                         "CARDINAL", "ORDINAL"})
+
+
+#: The relations of a noun phrase's head that can name someone referred to afterwards.
+_NOUN_PHRASE_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "poss", "appos",
+                               "conj", "attr", "dative"})
+
+
+def _antecedent(doc: Doc, at: Token, speaker: str | None, *, near: bool = True
+                ) -> str | None:
+    """The person a third-person pronoun (or a verb whose subject is left out) at ``at``
+    refers to: the nearest person before it, not the speaker. A person is a PERSON entity or
+    a proper noun as subject or owner anywhere before; in the sentence just before, also a
+    proper noun in any relation that is no place or thing ("Back at the GP. She's changed
+    her tune": the GP); in either, a relation noun ("Rang my sister. She says ...").
+    ``near=False`` ("they", often a group) asks for the first kind only."""
+    sent = at.sent
+    previous = doc[sent.start - 1].sent if sent.start > 0 else None
+    start = sent.start if previous is None else previous.start
+
+    def before(t: Token) -> bool:  # a noun phrase's head in the sentence just before
+        return near and start <= t.i < sent.start and t.dep_ in _NOUN_PHRASE_DEPS
+
+    for t in reversed(doc[:at.i]):
+        if t.ent_type_ == "PERSON" or t.tag_ == "NNP" and t.dep_ in ("nsubj", "poss") \
+                or before(t) and t.tag_ == "NNP" and t.ent_type_ not in _NOT_PEOPLE \
+                and canonical_relation(t.lower_) is None:
+            name = _name(t)
+            if name and not (speaker and same_person(name, speaker)):
+                return name
+        if near and t.i >= start and t.pos_ in ("NOUN", "PROPN") \
+                and t.dep_ in _NOUN_PHRASE_DEPS:
+            rel = canonical_relation(t.lower_)
+            owner = next((c for c in t.children if c.dep_ == "poss"), None)
+            if rel is not None and (owner is None or owner.lower_ in ("my", "our")):
+                return relation_holder(speaker, rel)
     return None
 
 
@@ -844,7 +899,13 @@ def revision(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
     cue = _revision_cue(text)
     if cue is None:
         return None
-    if cue.lemma_.lower() in _PERSUADED:
+    if _retraction(cue) or _regret(cue) or _own_error(cue):
+        holder: str | None = me  # "scratch that", "should've moved", "I was wrong to"
+    elif _coming_to_a_view(cue):
+        # "Starting to think ...": whose onset it is, the speaker's when no one's is said
+        subj = _own_subject(cue)
+        holder = me if subj is None else _holder(cue.doc, subj, speaker, me)
+    elif cue.lemma_.lower() in _PERSUADED:
         # "you've convinced me", "Tom won her over": the one persuaded holds the view now
         obj = next((c for c in cue.children if c.dep_ in ("dobj", "nsubjpass")), None)
         holder = me if obj is None else _holder(cue.doc, obj, speaker, me)
@@ -923,7 +984,129 @@ def _revision_cue(text: str) -> Token | None:
         if lemma == "now" and tok.head.lemma_.lower() in VERBS | ADJECTIVES.keys() | {
                 "agree", "be"} and tok.dep_ == "advmod":
             return tok
+        if _coming_to_a_view(tok) or _own_error(tok) or _regret(tok) or _retraction(tok) \
+                or _abandons(tok) or _hindsight(tok):
+            return tok
     return None
+
+
+#: The stance verbs whose onset is a change of view ("starting to think", "beginning to
+#: like"), not those that look ahead ("starting to worry" about what is to come).
+_ONSET = frozenset({"think", "believe", "feel", "doubt", "love", "hate"})
+
+
+def _coming_to_a_view(tok: Token) -> bool:
+    """"Starting to think caffeine was never the culprit", "she's beginning to like it": a
+    verb of onset whose complement is a stance verb says the view is new."""
+    return tok.lemma_.lower() in ("start", "begin") and any(
+        c.dep_ == "xcomp" and VERBS.get(_lemma(c)) in _ONSET for c in tok.children)
+
+
+#: Adjectives of a judgement gone wrong: "I was wrong to write it off", "I was too quick
+#: to relax it" ("too" and a complement after it), "we were mistaken about ...".
+_ERRING = frozenset({"wrong", "mistaken"})
+_HASTY = frozenset({"quick", "hasty", "fast", "harsh", "rash", "early", "soon"})
+
+
+def _own_error(tok: Token) -> bool:
+    """The speaker saying their earlier judgement was wrong: a past copula with "I" or "we"
+    for subject and an adjective of error ("I was so wrong to write it off", "I was very
+    wrong about it being twee", "I was too quick to relax it")."""
+    if tok.pos_ != "ADJ" or tok.dep_ != "acomp" or tok.head.tag_ != "VBD":
+        return False
+    subj = _subject(tok.head)
+    if subj is None or subj.lower_ not in _FIRST:
+        return False
+    low = tok.lower_
+    erring = low in _ERRING or low in _HASTY and any(c.lower_ == "too" for c in tok.children) \
+        and any(c.dep_ in ("xcomp", "prep") for c in tok.children)
+    return erring and not _in_reported(tok)
+
+
+def _regret(tok: Token) -> bool:
+    """"Should've moved ages ago", "we shouldn't have signed it": the speaker wishing their
+    own past course otherwise (a modal of obligation with a perfect; the subject "I", "we"
+    or left out)."""
+    if tok.tag_ != "VBN":
+        return False
+    kids = [c for c in tok.children if c.dep_ == "aux"]
+    if not (any(c.lower_ in ("should", "shouldn't") for c in kids)
+            and any(c.lower_ in ("have", "'ve", "’ve") for c in kids)):
+        return False
+    subj = _own_subject(tok)
+    return (subj is None or subj.lower_ in _FIRST) and not _in_reported(tok)
+
+
+def _in_reported(tok: Token) -> bool:
+    """Whether ``tok`` is inside the words a stance verb of another subject reports
+    ("Declan says it was a danger and should've gone years ago": Declan's regret, not the
+    speaker's)."""
+    node = tok
+    for _ in range(12):
+        if node.head is node:
+            return False
+        node = node.head
+        if node.pos_ in ("VERB", "AUX") and _lemma(node) in VERBS:
+            subj = _subject(node)
+            if subj is not None and subj.lower_ not in _FIRST:
+                return True
+    return False
+
+
+def _own_subject(verb: Token) -> Token | None:
+    """The verb's own subject (not one it shares as a conjunct: "the pipeline is green,
+    should've moved ages ago" leaves "moved" without one)."""
+    return next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+
+
+#: Imperatives that withdraw what was said ("scratch that", "forget that") or what was
+#: chosen ("scrap the green", "ditch the plan").
+_WITHDRAW = frozenset({"scratch", "forget", "ignore", "disregard"})
+_DISCARD = frozenset({"scrap", "ditch"})
+
+
+def _retraction(tok: Token) -> bool:
+    """An imperative of :data:`_WITHDRAW` over "that" or "this", or of :data:`_DISCARD`
+    over a noun; "scratch that" opening a clause also when the small parser misreads it (as
+    a name)."""
+    lemma = tok.lemma_.lower()
+    if tok.lower_ in _WITHDRAW and tok.i + 1 < len(tok.doc) \
+            and tok.nbor(1).lower_ in ("that", "this") \
+            and (tok.i == 0 or tok.nbor(-1).is_punct):
+        return True
+    # ("Scrap the blue tiles" opening a sentence may be tagged a noun with an object)
+    imperative = tok.tag_ in ("VB", "VBP") or tok.is_sent_start and tok.pos_ == "NOUN"
+    if lemma not in _WITHDRAW | _DISCARD or not imperative \
+            or _own_subject(tok) is not None or any(c.dep_ == "aux" for c in tok.children):
+        return False
+    obj = next((c for c in tok.children if c.dep_ == "dobj"), None)
+    if obj is None or _in_reported(tok):
+        return False
+    return obj.lower_ in ("that", "this") if lemma in _WITHDRAW else obj.pos_ != "PRON"
+
+
+def _abandons(tok: Token) -> bool:
+    """"Gave up on the no-screens rule", "Jo's gone off Japan": giving up on a course or
+    going off a thing (a noun after the particle)."""
+    lemma = tok.lemma_.lower()
+    kids = list(tok.children)
+    if lemma == "give":
+        if not any(c.lower_ == "up" and c.dep_ == "prt" for c in kids):
+            return False
+        prep = "on"
+    elif lemma == "go":
+        prep = "off"
+    else:
+        return False
+    return any(c.lower_ == prep and c.dep_ in ("prep", "prt") and any(
+        g.dep_ == "pobj" and g.pos_ in ("NOUN", "PROPN") for g in c.children) for c in kids)
+
+
+def _hindsight(tok: Token) -> bool:
+    """"On reflection ...", "in hindsight ...", "with hindsight ...": the view after it is
+    a reconsidered one."""
+    return tok.lower_ in ("reflection", "hindsight") and tok.dep_ == "pobj" \
+        and tok.head.lower_ in ("on", "in", "with")
 
 
 #: Relations of a verb's dependents that name what it acts on.
@@ -981,4 +1164,81 @@ def _acted_on(verb: Token) -> Span | None:
                         and g.pos_ in ("NOUN", "PROPN")), None)
             if obj is not None:
                 return doc[obj.left_edge.i:obj.i + 1]
+    return None
+
+
+#: Verbs that predicate a property of their subject ("is gorgeous", "looks a bit twee",
+#: "have become my favourite part").
+_LINKING = frozenset({"be", "seem", "look", "sound", "become", "feel", "taste", "smell"})
+#: Words of degree that make an adjective a judgement ("so kind", "too noisy", "a bit
+#: twee"), not a description.
+_DEGREE = frozenset({"so", "too", "very", "really", "pretty", "quite", "bit", "super",
+                     "totally", "absolutely", "utterly", "such", "incredibly", "genuinely"})
+
+
+def _evaluative(word: Token) -> bool:
+    """A predicate word that judges: a superlative or one modified by one ("the best
+    setup", "biggest waste of money", "my favourite part"), a word of the evaluative
+    lexicon, or an adjective (or a noun the tagger took for one) under a word of degree."""
+    if word.tag_ in ("JJS", "RBS") or word.lower_ in _POSITIVE | _NEGATIVE \
+            or word.lower_ in ("favourite", "favorite"):
+        return True
+    for c in word.children:
+        if c.dep_ in ("amod", "poss", "advmod") and (
+                c.tag_ in ("JJS", "RBS") or c.lower_ in ("favourite", "favorite")):
+            return True
+        if c.dep_ in ("advmod", "npadvmod") and c.lower_ in _DEGREE \
+                and word.pos_ in ("ADJ", "NOUN"):
+            return True
+    return False
+
+
+def _judged(sent: Span) -> Token | None:
+    """The thing a sentence judges, or the sentence's root when it judges what came before
+    ("biggest waste of money this year"); None when it judges nothing. A sentence judges
+    when a linking verb with no first-person subject has an evaluative complement ("The
+    duck is gorgeous", "Those people have become my favourite part of the week", "Looks a
+    bit twee to me") or a verbless sentence is an evaluative phrase."""
+    root = sent.root
+    if root.pos_ in ("NOUN", "ADJ") and _evaluative(root):
+        return root
+    for verb in (root, *(c for c in root.children if c.dep_ == "conj")):
+        if verb.lemma_.lower() not in _LINKING or verb.pos_ not in ("VERB", "AUX"):
+            continue
+        subj = _own_subject(verb)
+        if subj is not None and subj.lower_ in _FIRST:
+            continue
+        to_me = any(c.dep_ == "prep" and c.lower_ == "to" and any(
+            g.lower_ in ("me", "us") for g in c.children) for c in verb.children)
+        if to_me or any(c.dep_ in ("acomp", "attr", "oprd") and _evaluative(c)
+                        for c in verb.children):
+            return subj if subj is not None else verb
+    return None
+
+
+def evaluative_view(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
+    """The speaker's view in a text that tells what they did and judges it, read from the
+    parse, for a text whose meaning the view classifier finds too mixed to call a view: a
+    sentence that judges (:func:`_judged`). The target is the judged subject when it is a
+    thing ("the duck"), else what the text's first clause acts on ("sold the new phone.
+    biggest waste of money this year" is about the new phone)."""
+    from enfold.text.nlp import parse
+
+    doc = parse(text)
+    if doc is None:
+        return None
+    for sent in doc.sents:
+        judged = _judged(sent)
+        if judged is None:
+            continue
+        if judged.pos_ in ("NOUN", "PROPN") and judged.dep_ in ("nsubj", "nsubjpass"):
+            target = doc[judged.left_edge.i:judged.i + 1].text
+        else:
+            first = bare_view(text, speaker, me)
+            target = first.target if first is not None else sent.text
+        words = [t.text for t in sent if not t.is_punct]
+        return ClaimCandidate(
+            holder=me, holder_is_speaker=True, predicate="think", content=text.strip(),
+            target=target, stance=_stance("think", "clause", False, words), reported=False,
+            start=0, end=len(text))
     return None

@@ -1,0 +1,93 @@
+"""Changes of mind read from the parse (session 18, second pass): revision cues from the
+dependency structure, whose view a pronoun or a subjectless verb states, no verdict put in
+the mouth of a causer or of what befell the speaker, and a verdict beside an account of
+what the speaker did."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from enfold import Memory
+from enfold.model import NodeKind
+from enfold.text.claims import extract_claims, target_key
+from enfold.text.stance import revision
+
+TS = 1_773_500_000
+
+
+@pytest.mark.parametrize("text", [
+    "Starting to believe the old boiler was never the problem.",
+    "I was wrong to dismiss the night bus, it's quicker than the tram.",
+    "We were too hasty to cancel the gym membership.",
+    "should've switched banks years ago",
+    "Scratch that, the Tuesday slot works better for everyone.",
+    "Tried the samples on the wall. Scrap the blue tiles, the white ones win.",
+    "Gave up on the sourdough starter after a fortnight of flat loaves.",
+    "In hindsight the cheaper tent was perfectly fine.",
+])
+def test_a_revision_read_from_the_parse_is_the_speakers(text: str) -> None:
+    found = revision(text, "Ana", "Ana")
+    assert found is not None and found.holder == "Ana"
+
+
+@pytest.mark.parametrize("text", [
+    "I was too tired to cook, so we ordered in.",    # "too" over a state, not a judgement
+    "Dan says the roof should've been fixed in May.",  # Dan's regret, reported
+    "We were quick to find the campsite.",            # quick, but no error
+    "Forget to water them and they die.",              # not a withdrawal of "that"
+    "I was starting to run late.",                     # the onset of no view
+])
+def test_no_revision_where_the_parse_shows_none(text: str) -> None:
+    found = revision(text, "Ana", "Ana")
+    assert found is None or found.holder != "Ana"
+
+
+def test_a_pronoun_refers_to_the_person_named_in_the_sentence_before() -> None:
+    claims = extract_claims(
+        "Dropped the forms at the GP. She now reckons the rash is an allergy.", "Ana")
+    assert [c.holder for c in claims] == ["GP"]
+
+
+def test_a_third_person_verb_without_a_subject_is_the_named_persons_view() -> None:
+    claims = extract_claims("Lunch with Odile yesterday. Says the new manager is hopeless.",
+                            "Ana")
+    assert [c.holder for c in claims] == ["Odile"]
+
+
+@pytest.mark.parametrize("text", [
+    "mateo made me taste the durian and it was fine",   # a causer holds no verdict
+    "Berlin has eaten me alive.",                        # what befell the speaker
+    "Kaito has driven me mad with the drilling.",
+])
+def test_no_verdict_for_a_causer_or_for_what_befell_the_speaker(text: str) -> None:
+    holders = {c.holder for c in extract_claims(text, "Ana", view=True)}
+    assert holders <= {"Ana"}
+
+
+def test_a_verdict_beside_an_account_of_what_the_speaker_did() -> None:
+    from enfold.text.stance import evaluative_view
+
+    view = evaluative_view(
+        "returned the standing desk and got my money back. worst purchase of the year",
+        "Ana", "Ana")
+    assert view is not None and view.holder == "Ana" and view.stance == "negative"
+    assert target_key(view.target) == "standing desk"
+    assert evaluative_view("The train leaves at 9 from platform 4.", "Ana", "Ana") is None
+
+
+def test_a_regret_supersedes_the_earlier_view_with_no_opposite_stance(minilm: Any) -> None:
+    m = Memory.open("memory:", embedder=minilm, planner="local")
+    try:
+        m.add("Honestly the Friday stand-up works fine as it is.", source="Ana", ts=TS)
+        m.add("Should've moved the Friday stand-up to Mondays ages ago.", source="Ana",
+              ts=TS + 86_400 * 30)
+        m.consolidate()
+        g = m.graph()
+        claims = sorted((g.nodes[c] for c in g.of_kind(NodeKind.CLAIM)),
+                        key=lambda n: n.attrs.get("valid_from") or 0)
+        assert len(claims) == 2
+        assert claims[0].attrs.get("superseded_by") == claims[1].id
+    finally:
+        m.close()
