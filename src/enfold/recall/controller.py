@@ -208,6 +208,7 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
     found: dict[str, None] = dict.fromkeys(
         [*sig.lex, *sig.dense, *sig.ground, *sig.person, *sig.claim])
     near: Neighbours = {}
+    turns: _Turns | None = None
     if neighbours and found:
         turns = _Turns.of(graph, settings.neighbour_gap_s, settings.turns_kept)
         n = settings.neighbour_sources
@@ -219,8 +220,8 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
     candidates = list(found)
     nodes = graph.nodes
     sig.ts = {e: nodes[e].ts for e in candidates}
-    if neighbours and candidates:
-        near = _turns_among(graph, candidates, sig.ts, settings.neighbour_gap_s)
+    if turns is not None:
+        near = _turns_among(graph, candidates, sig.ts, turns)
     if window is not None:
         sig.window = {e for e in candidates if _of_time(graph, e, window)}
     if qvec is not None:
@@ -231,14 +232,14 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
 
 
 def _turns_among(graph: WorkingGraph, candidates: list[str], ts: dict[str, float],
-                 gap_s: float) -> Neighbours:
+                 turns: _Turns) -> Neighbours:
     """Each candidate's turns one and two places away (:class:`_Turns`) that are candidates
     themselves, found by sorting the candidates' sequence numbers (no lookup per neighbour
     in the log). The turns left out are events no signal found: every score the ranking
     reads of a neighbour (its lexical and dense score) is 0 for them, and being a turn is
     symmetric, so the features and paths are those of every turn. A candidate whose
     number is not its own in the log's index (an imported event without one) gets
-    :class:`_Turns`' answer."""
+    ``turns``' answer."""
     index = _seq_index(graph)
     nodes = graph.nodes
     seqs = [int(nodes[e].attrs.get("seq", 0)) for e in candidates]
@@ -257,18 +258,12 @@ def _turns_among(graph: WorkingGraph, candidates: list[str], ts: dict[str, float
             want = seq + sign * d
             at = np.minimum(np.searchsorted(sorted_seq, want), len(order) - 1)
             other = order[at]
-            hit = own & (sorted_seq[at] == want) & (np.abs(times[other] - times) <= gap_s)
+            hit = own & (sorted_seq[at] == want) \
+                & (np.abs(times[other] - times) <= turns.gap_s)
             for i in np.flatnonzero(hit).tolist():
                 found[i][d - 1].append(candidates[int(other[i])])
-    near: Neighbours = {}
-    turns: _Turns | None = None
-    for i, e in enumerate(candidates):
-        if own[i]:
-            near[e] = (tuple(found[i][0]), tuple(found[i][1]))
-        else:
-            turns = turns or _Turns.of(graph, gap_s)
-            near[e] = turns(e)
-    return near
+    return {e: (tuple(found[i][0]), tuple(found[i][1])) if own[i] else turns(e)
+            for i, e in enumerate(candidates)}
 
 
 class _Times:

@@ -35,8 +35,8 @@ from enfold.text.people import canonical_relation, relation_holder, same_person
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
-__all__ = ["asks_whose_view", "bare_view", "evaluative_view", "parsed_claims", "reports_another", "revision",
-           "view_holder"]
+__all__ = ["asks_whose_view", "bare_view", "evaluative_view", "parsed_claims",
+           "reports_another", "revision", "view_holder"]
 
 #: Stance verbs by lemma → the claim predicate they give.
 VERBS = {
@@ -1143,12 +1143,18 @@ def bare_view(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
             thing = doc[subj.left_edge.i:subj.i + 1]
         if thing is None:
             return None
-        return ClaimCandidate(
-            holder=me, holder_is_speaker=True, predicate="think", content=text.strip(),
-            target=thing.text,
-            stance=_stance("think", "clause", False, [t.text for t in doc if not t.is_punct]),
-            reported=False, start=0, end=len(text))
+        return _own_view(text, me, thing.text, doc)
     return None
+
+
+def _own_view(text: str, me: str, target: str, words: Span | Doc) -> ClaimCandidate:
+    """The whole ``text`` as the speaker's view about ``target``, its stance read from the
+    tokens of ``words``."""
+    return ClaimCandidate(
+        holder=me, holder_is_speaker=True, predicate="think", content=text.strip(),
+        target=target,
+        stance=_stance("think", "clause", False, [t.text for t in words if not t.is_punct]),
+        reported=False, start=0, end=len(text))
 
 
 def _acted_on(verb: Token) -> Span | None:
@@ -1236,9 +1242,5 @@ def evaluative_view(text: str, speaker: str | None, me: str) -> ClaimCandidate |
         else:
             first = bare_view(text, speaker, me)
             target = first.target if first is not None else sent.text
-        words = [t.text for t in sent if not t.is_punct]
-        return ClaimCandidate(
-            holder=me, holder_is_speaker=True, predicate="think", content=text.strip(),
-            target=target, stance=_stance("think", "clause", False, words), reported=False,
-            start=0, end=len(text))
+        return _own_view(text, me, target, sent)
     return None
