@@ -242,3 +242,60 @@ def test_a_holder_with_no_claim_read_gets_their_likeliest_view_first(minilm: Any
     assert marks == {ids[1]: ["holder-voice-first"]}
     assert _holder_voice_first(g, order, "Ottilie", "hash", {}) == order  # not its embedder
     assert _holder_voice_first(g, order, "Jasper", minilm.name, {}) == order  # said nothing
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("Who has my ladder?", "person"),
+    ("whose car did we borrow for the move", "person"),
+    ("When is my dentist appointment?", "time"),
+    ("What date is the fête this year?", "time"),
+    ("How much was last month's electricity?", "money"),
+    ("What did the roof repair cost in the end?", "money"),
+    ("What's the gate code?", "number"),
+    ("How many hives are left?", "number"),
+    ("What did Mum want?", None),
+    ("Where did I park?", None),
+])
+def test_the_kind_of_answer_a_question_asks_for(question: str, kind: str | None) -> None:
+    assert analyze(question).answer_type == kind
+
+
+def test_events_holding_the_asked_kind_of_answer() -> None:
+    from enfold.recall.controller import _holding
+
+    m = Memory.open("memory:", embedder="hash", planner="local")
+    ids = {}
+    for key, text in (("person", "Dave Morrison took the ladder home with him"),
+                      ("time", "the dentist moved me to March 3 at 3pm"),
+                      ("money", "the electricity bill came to £118.40 this month"),
+                      ("digits", "gate code is 4471, the bins go out on the left"),
+                      ("plain", "the ladder is leaning on the shed and the bill is paid")):
+        ids[key] = m.add(text, ts="2026-03-01T10:00:00Z", source="me")
+    with m.reading() as g:
+        every = list(ids.values())
+        # "the dentist" is a person named by a role, as the write path reads it
+        assert _holding(g, every, "person") == {ids["person"], ids["time"]}
+        assert ids["time"] in _holding(g, every, "time")
+        assert ids["plain"] not in _holding(g, every, "time")
+        assert _holding(g, every, "money") == {ids["money"]}
+        assert _holding(g, every, "number") == {ids["time"], ids["money"], ids["digits"]}
+        assert _holding(g, every, "place") == set()
+    m.close()
+
+
+def test_a_question_for_an_amount_finds_the_event_that_states_one() -> None:
+    # Two notes alike in every word the question shares; only one states what was paid.
+    m = Memory.open("memory:", embedder="hash", planner="local")
+    for i, text in enumerate(("ran 5k along the canal this morning",
+                              "Dave has the ladder until the weekend",
+                              "booked the boiler service for next month")):
+        m.add(text, ts=f"2026-03-2{i}T08:00:00Z", source="me")
+    paid = m.add("March electricity statement arrived: £118.40 by direct debit",
+                 ts="2026-04-01T08:00:00Z", source="me")
+    read = m.add("March electricity statement arrived: meter read, all fine",
+                 ts="2026-04-02T08:00:00Z", source="me")
+    asked = m.recall("How much was the March electricity statement?", k=2, touch=False)
+    assert [e.id for e in asked.evidence] == [paid, read]
+    named = m.recall("March electricity statement", k=2, touch=False)  # no amount asked
+    assert [e.id for e in named.evidence] == [read, paid]
+    m.close()

@@ -299,6 +299,7 @@ def test_the_feature_matrix_equals_its_reference_on_random_signals() -> None:
         sig.person = {e: rng.random() for e in pick(ids, 0.1)}
         sig.claim = {e: rng.random() for e in pick(ids, 0.1)}
         sig.speaker, sig.opinion, sig.window = pick(ids, 0.1), pick(ids, 0.2), pick(ids, 0.3)
+        sig.answer = pick(ids, 0.25)
         sig.ts = {e: rng.choice((1e9, 1e9 + rng.random() * 1e6)) for e in pick(ids, 0.9)}
         candidates = [e for e in ids if rng.random() < 0.8]
         outside = [f"ev_x{i}" for i in range(5)]  # neighbours that are not candidates
@@ -311,7 +312,7 @@ def test_the_feature_matrix_equals_its_reference_on_random_signals() -> None:
                 for e in scores:
                     scores[e] = round(scores[e], 1)
         got = feature_matrix(candidates, sig, near)
-        assert got.shape == (len(candidates), 16)
+        assert got.shape == (len(candidates), 17)
         assert np.array_equal(got, feature_matrix_reference(candidates, sig, near))
 
 

@@ -108,7 +108,8 @@ def featurize(mem: Any, questions: Iterable[Question]
             return list(mem.store.search_text(mem.namespace, text, kinds, n))
 
         sig, _, _ = gather(g, lexical, analysis, qvec, mem.settings)
-        cands, near = candidate_set(g, sig, qvec, analysis.window, mem.settings)
+        cands, near = candidate_set(g, sig, qvec, analysis.window, mem.settings,
+                                    answer_type=analysis.answer_type)
         if not analysis.asks_opinion:
             sig.opinion = {e for e in cands if _is_opinion(g, e)}
         x = feature_matrix(cands, sig, near)

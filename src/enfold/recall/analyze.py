@@ -38,6 +38,18 @@ _VERIFY = re.compile(r"^\s*(is it true|did|does|was|were|has|have|is|are)\b|\bis
 _LATEST = re.compile(r"\b(?:last|latest|most recent(?:ly)?|recently|currently|current|now|still|"
                      r"any more|anymore|these days|at the moment|right now|who has|who's got|"
                      r"where(?:'s| is| are) (?:my|the|our))\b", re.IGNORECASE)
+# What kind of thing the answer is (the question's expected answer type, as question
+# classifiers since Li & Roth's have it): a person ("who", "whom", "whose"), a time
+# ("when", "what date"), a sum of money ("how much", "what did the repair cost") or another
+# number (a count, a code: "how many", "what's the gate code"). An event that holds a thing of that kind can answer; one that
+# shares the question's words but holds none is less likely to.
+_ASKS_WHO = re.compile(r"\bwho(?:m|se)?\b", re.IGNORECASE)
+_ASKS_MONEY = re.compile(
+    r"\bhow much\b|\b(?:price|cost|costs|fee|fees|bill|charge|charged|pay|paid|spend|spent|"
+    r"owe|owed|refund|deposit|rent|balance|quote|quoted)\b", re.IGNORECASE)
+_ASKS_NUMBER = re.compile(
+    r"\bhow (?:many|often|far|old|tall|big)\b|\b(?:total|amount|number|code|pin|password|"
+    r"passcode|reference|ref|registration|reg|postcode|zip|id)\b", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b|\bwhat (?:date|day|time|year|month)\b|\bhow long\b", re.IGNORECASE)
 
 
@@ -53,6 +65,7 @@ class QueryAnalysis:
     asks_latest: bool = False  # the current state or the latest occurrence
     window: tuple[float, float] | None = None  # temporal gate (epoch seconds)
     time_expressions: tuple[str, ...] = ()
+    answer_type: str | None = None  # "person", "time", "money", "number" (_answer_type)
     notes: list[str] = field(default_factory=list)
 
 
@@ -102,5 +115,20 @@ def analyze(query: str, *, at: datetime | None = None,
         asks_latest=bool(_LATEST.search(query)),
         window=window,
         time_expressions=expressions,
+        answer_type=_answer_type(query),
     )
+
+
+def _answer_type(query: str) -> str | None:
+    """The kind of thing the question asks for: "person", "time", "money", "number" or None
+    (an answer named by its words alone: "what did Mum want?")."""
+    if _WHEN.search(query):
+        return "time"
+    if _ASKS_WHO.search(query):
+        return "person"
+    if _ASKS_MONEY.search(query):
+        return "money"
+    if _ASKS_NUMBER.search(query):
+        return "number"
+    return None
 

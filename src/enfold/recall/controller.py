@@ -156,7 +156,7 @@ def recall(
     pack = ContextPack(query=analysis.query)
     sig, derived, claims = gather(graph, lexical, analysis, qvec, settings, pack.steps)
     candidates, near = candidate_set(graph, sig, qvec, analysis.window, settings,
-                                     neighbours=neighbours)
+                                     neighbours=neighbours, answer_type=analysis.answer_type)
     if not analysis.asks_opinion:
         sig.opinion = _opinions(graph, candidates)
     model = model or packaged_model()
@@ -201,7 +201,8 @@ Neighbours = dict[str, tuple[tuple[str, ...], tuple[str, ...]]]
 
 def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
                   window: tuple[float, float] | None, settings: Settings, *,
-                  neighbours: bool = True) -> tuple[list[str], Neighbours]:
+                  neighbours: bool = True, answer_type: str | None = None
+                  ) -> tuple[list[str], Neighbours]:
     """The events worth scoring: every event a signal found, and the neighbouring turns of
     the best lexical and dense hits. Every candidate gets its cosine to the query (an event
     found only by the graph has one too), and the turns one and two places away."""
@@ -224,6 +225,8 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
         near = _turns_among(graph, candidates, sig.ts, turns)
     if window is not None:
         sig.window = {e for e in candidates if _of_time(graph, e, window)}
+    if answer_type is not None:
+        sig.answer = _holding(graph, candidates, answer_type)
     if qvec is not None:
         missing = [e for e in candidates if e not in sig.dense]
         if missing:
@@ -506,6 +509,34 @@ def _opinions(graph: WorkingGraph, event_ids: Iterable[str]) -> set[str]:
             if any(edge.type is supported and edge.src in claims
                    and not nodes[edge.src].attrs.get("states_facts")
                    for edge in inn.get(e, {}).values())}
+
+
+_DIGIT = re.compile(r"\d")
+#: A sum of money: a currency sign or code beside a number, or a number of a currency.
+_MONEY = re.compile(
+    r"[$£€¥₹]\s?\d|\d\s?(?:[$£€¥₹]|(?:dollars?|bucks|pounds?|quid|euros?|cents?|pence|usd|gbp|"
+    r"eur|cad|aud|nzd|chf|inr|yen|k)\b)|\b(?:usd|gbp|eur|cad|aud|nzd|chf|inr)\s?\d",
+    re.IGNORECASE)
+#: The kind of node an event MENTIONS when it holds an answer of each type (the write path
+#: links an event to the people it names and the times it mentions).
+_ANSWER_KINDS = {"person": NodeKind.PERSON, "time": NodeKind.TIME}
+
+
+def _holding(graph: WorkingGraph, event_ids: Iterable[str], answer_type: str) -> set[str]:
+    """The events of ``event_ids`` that hold a thing of the asked kind: a person they name,
+    a time they mention (their MENTIONS edges), a sum of money or a number in their
+    words."""
+    nodes = graph.nodes
+    if answer_type in ("number", "money"):
+        pattern = _DIGIT if answer_type == "number" else _MONEY
+        return {e for e in event_ids if pattern.search(nodes[e].text)}
+    kind = _ANSWER_KINDS.get(answer_type)
+    if kind is None:
+        return set()
+    of_kind = graph.by_kind[kind]
+    out, mentions = graph.out, EdgeType.MENTIONS
+    return {e for e in event_ids
+            if any(t is mentions and dst in of_kind for t, dst in out.get(e, {}))}
 
 
 def _person(graph: WorkingGraph, name: str) -> str | None:

@@ -21,6 +21,9 @@ its size instead:
 * ``window`` — the question names a time, and the event happened in it or mentions it (the
   temporal gate, as a signal: "Am I still doing the race in May?", asked in April, is
   answered by a note from March that speaks of May);
+* ``answer`` — the question asks for a kind of thing (a person, a time, a number: "Who has
+  my ladder?", "When is the dentist?", "How much was the electricity?") and the event holds
+  one: it names a person, mentions a time, or states a number;
 * ``recency`` — where the event's time falls between the oldest (0) and the newest (1)
   candidate, and ``recency_asked``, the same when the question asks for the current state
   or the latest time ("Who has my ladder?", "When did I last ..."): the newest evidence wins
@@ -49,7 +52,7 @@ from enfold.settings import Settings
 
 FEATURES = ("lex", "lex_rr", "dense", "dense_rr", "ground", "person", "claim", "speaker",
             "nb1_lex", "nb1_dense", "nb2_lex", "nb2_dense", "opinion", "window", "recency",
-            "recency_asked")
+            "recency_asked", "answer")
 _COL = {name: i for i, name in enumerate(FEATURES)}
 DENSE_FLOOR_RANK: int = Settings.dense_floor_rank  # its default: the cosine at this rank scores 0
 MODEL_FILE = "recall_model.json"
@@ -69,6 +72,7 @@ class Signals:
     speaker: set[str] = field(default_factory=set)
     opinion: set[str] = field(default_factory=set)  # claim utterances (factual questions)
     window: set[str] = field(default_factory=set)  # of the time the question names
+    answer: set[str] = field(default_factory=set)  # hold a thing of the asked kind
     ts: dict[str, float] = field(default_factory=dict)  # each candidate's time
     asks_latest: bool = False  # the question is about the current state or the latest time
 
@@ -142,7 +146,7 @@ def feature_matrix(
             x[:, _COL[name]] = np.fromiter(map(values.get, candidates, repeat(0.0, n)),
                                            np.float64, n)
     for name, members in (("speaker", sig.speaker), ("opinion", sig.opinion),
-                          ("window", sig.window)):
+                          ("window", sig.window), ("answer", sig.answer)):
         if members:
             x[:, _COL[name]] = np.fromiter(map(members.__contains__, candidates),
                                            np.float64, n)
@@ -214,6 +218,7 @@ def feature_matrix_reference(
             1.0 if e in sig.window else 0.0,
             recency,
             recency if sig.asks_latest else 0.0,
+            1.0 if e in sig.answer else 0.0,
         ))
     return np.array(rows, dtype=np.float64).reshape(len(candidates), len(FEATURES))
 
@@ -242,7 +247,7 @@ class RankModel:
 
 #: Used when no trained model is packaged: BM25 first, the rest as tie-breakers.
 FALLBACK = RankModel((1.0, 0.2, 0.5, 0.1, 0.3, 0.2, 0.3, 0.1, 0.1, 0.1, 0.05, 0.05, -0.1,
-                      0.5, 0.0, 0.2))
+                      0.5, 0.0, 0.2, 0.3))
 
 
 @cache
