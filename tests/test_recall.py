@@ -299,3 +299,19 @@ def test_a_question_for_an_amount_finds_the_event_that_states_one() -> None:
     named = m.recall("March electricity statement", k=2, touch=False)  # no amount asked
     assert [e.id for e in named.evidence] == [read, paid]
     m.close()
+
+
+@pytest.mark.parametrize("text, number, money", [
+    ("the bill came to £118.40", True, True),
+    ("paid him 50 bucks for the lot", True, True),
+    ("USD 30 on the card", True, True),
+    ("the hotel was 240€ a night", True, True),
+    ("the deposit is 20k", True, True),
+    ("slept 12.5 hours", True, False),
+    ("1,900 by bank transfer before monday", True, False),
+    ("no numbers in these words", False, False),
+])
+def test_numbers_and_sums_of_money_in_a_text(text: str, number: bool, money: bool) -> None:
+    from enfold.recall.controller import numbers_in
+
+    assert numbers_in(text) == (number, money)

@@ -45,10 +45,10 @@ _LATEST = re.compile(r"\b(?:last|latest|most recent(?:ly)?|recently|currently|cu
 # shares the question's words but holds none is less likely to.
 _ASKS_WHO = re.compile(r"\bwho(?:m|se)?\b", re.IGNORECASE)
 _ASKS_MONEY = re.compile(
-    r"\bhow much\b|\b(?:price|cost|costs|fee|fees|bill|charge|charged|pay|paid|spend|spent|"
+    r"\bhow much\b|\b(?:price|cost|costs|costing|fee|fees|bill|charge|charged|pay|paid|spend|spent|"
     r"owe|owed|refund|deposit|rent|balance|quote|quoted)\b", re.IGNORECASE)
 _ASKS_NUMBER = re.compile(
-    r"\bhow (?:many|often|far|old|tall|big)\b|\b(?:total|amount|number|code|pin|password|"
+    r"\bhow (?:many|often|far|fast|old|tall|big|heavy|high)\b|\b(?:total|amount|number|code|pin|password|"
     r"passcode|reference|ref|registration|reg|postcode|zip|id)\b", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b|\bwhat (?:date|day|time|year|month)\b|\bhow long\b", re.IGNORECASE)
 

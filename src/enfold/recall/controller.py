@@ -511,15 +511,55 @@ def _opinions(graph: WorkingGraph, event_ids: Iterable[str]) -> set[str]:
                    for edge in inn.get(e, {}).values())}
 
 
-_DIGIT = re.compile(r"\d")
-#: A sum of money: a currency sign or code beside a number, or a number of a currency.
-_MONEY = re.compile(
-    r"[$£€¥₹]\s?\d|\d\s?(?:[$£€¥₹]|(?:dollars?|bucks|pounds?|quid|euros?|cents?|pence|usd|gbp|"
-    r"eur|cad|aud|nzd|chf|inr|yen|k)\b)|\b(?:usd|gbp|eur|cad|aud|nzd|chf|inr)\s?\d",
-    re.IGNORECASE)
+#: A number in a text, and the word right after it ("£118.40", "50 bucks", "20k").
+_NUMBER = re.compile(r"\d[\d,.]*[ \u00a0]?([^\W\d_]*)")
+_SIGNS = frozenset("$£€¥₹")
+_CODES = frozenset({"usd", "gbp", "eur", "cad", "aud", "nzd", "chf", "inr"})
+_UNITS = _CODES | frozenset({"dollar", "dollars", "buck", "bucks", "pound", "pounds", "quid",
+                             "euro", "euros", "cent", "cents", "pence", "yen", "k"})
 #: The kind of node an event MENTIONS when it holds an answer of each type (the write path
 #: links an event to the people it names and the times it mentions).
 _ANSWER_KINDS = {"person": NodeKind.PERSON, "time": NodeKind.TIME}
+
+
+def numbers_in(text: str) -> tuple[bool, bool]:
+    """Whether ``text`` states a number, and whether it states a sum of money: a currency
+    sign or code beside a number ("£118.40", "USD 30", "40€"), or a number of a currency
+    ("50 bucks", "20k")."""
+    if not any(d in text for d in "0123456789"):
+        return False, False
+    for m in _NUMBER.finditer(text):
+        at = m.start()
+        before = text[max(0, at - 5):at].rstrip().lower()
+        if before[-1:] in _SIGNS or before[-3:] in _CODES and (
+                len(before) < 4 or not before[-4].isalpha()):
+            return True, True
+        word = m.group(1)
+        if word.lower() in _UNITS or text[m.end():m.end() + 1] in _SIGNS:
+            return True, True
+    return True, False
+
+
+class _Numbers:
+    """:func:`numbers_in` of each event, kept beside the graph (an event's words do not
+    change while it keeps its text; the entry holds the text's hash, not the text, so a
+    forgotten event's words stay nowhere here)."""
+
+    KEPT = 200_000
+
+    def __init__(self) -> None:
+        self.found: dict[str, tuple[int, bool, bool]] = {}
+
+    def __call__(self, event_id: str, text: str) -> tuple[bool, bool]:
+        got = self.found.get(event_id)
+        key = hash(text)
+        if got is not None and got[0] == key:
+            return got[1], got[2]
+        if len(self.found) >= self.KEPT:
+            self.found.clear()
+        number, money = numbers_in(text)
+        self.found[event_id] = (key, number, money)
+        return number, money
 
 
 def _holding(graph: WorkingGraph, event_ids: Iterable[str], answer_type: str) -> set[str]:
@@ -528,8 +568,9 @@ def _holding(graph: WorkingGraph, event_ids: Iterable[str], answer_type: str) ->
     words."""
     nodes = graph.nodes
     if answer_type in ("number", "money"):
-        pattern = _DIGIT if answer_type == "number" else _MONEY
-        return {e for e in event_ids if pattern.search(nodes[e].text)}
+        numbers = graph.indexes.of(_Numbers, _Numbers)
+        which = 0 if answer_type == "number" else 1
+        return {e for e in event_ids if numbers(e, nodes[e].text)[which]}
     kind = _ANSWER_KINDS.get(answer_type)
     if kind is None:
         return set()
