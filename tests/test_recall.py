@@ -279,7 +279,6 @@ def test_events_holding_the_asked_kind_of_answer() -> None:
         assert ids["plain"] not in _holding(g, every, "time")
         assert _holding(g, every, "money") == {ids["money"]}
         assert _holding(g, every, "number") == {ids["time"], ids["money"], ids["digits"]}
-        assert _holding(g, every, "place") == set()
     m.close()
 
 

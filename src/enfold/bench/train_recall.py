@@ -93,7 +93,7 @@ def featurize(mem: Any, questions: Iterable[Question]
     """Each question's candidates (external ids), features and labels, computed exactly as
     recall computes them."""
     from enfold.recall.analyze import analyze
-    from enfold.recall.controller import _is_opinion, candidate_set, gather
+    from enfold.recall.controller import _opinions, candidate_set, gather
     from enfold.write.people_index import PeopleIndex
 
     g = mem.graph(mem.namespace)
@@ -108,10 +108,9 @@ def featurize(mem: Any, questions: Iterable[Question]
             return list(mem.store.search_text(mem.namespace, text, kinds, n))
 
         sig, _, _ = gather(g, lexical, analysis, qvec, mem.settings)
-        cands, near = candidate_set(g, sig, qvec, analysis.window, mem.settings,
-                                    answer_type=analysis.answer_type)
+        cands, near = candidate_set(g, sig, qvec, analysis, mem.settings)
         if not analysis.asks_opinion:
-            sig.opinion = {e for e in cands if _is_opinion(g, e)}
+            sig.opinion = _opinions(g, cands)
         x = feature_matrix(cands, sig, near)
         ext = [str(g.nodes[e].attrs.get("external_id") or e) for e in cands]
         y = np.array([1.0 if i in q.gold else 0.0 for i in ext])

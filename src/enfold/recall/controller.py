@@ -155,8 +155,8 @@ def recall(
     name of the embedder the event vectors come from (the view classifier reads them)."""
     pack = ContextPack(query=analysis.query)
     sig, derived, claims = gather(graph, lexical, analysis, qvec, settings, pack.steps)
-    candidates, near = candidate_set(graph, sig, qvec, analysis.window, settings,
-                                     neighbours=neighbours, answer_type=analysis.answer_type)
+    candidates, near = candidate_set(graph, sig, qvec, analysis, settings,
+                                     neighbours=neighbours)
     if not analysis.asks_opinion:
         sig.opinion = _opinions(graph, candidates)
     model = model or packaged_model()
@@ -200,12 +200,12 @@ Neighbours = dict[str, tuple[tuple[str, ...], tuple[str, ...]]]
 
 
 def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
-                  window: tuple[float, float] | None, settings: Settings, *,
-                  neighbours: bool = True, answer_type: str | None = None
-                  ) -> tuple[list[str], Neighbours]:
+                  analysis: QueryAnalysis, settings: Settings, *,
+                  neighbours: bool = True) -> tuple[list[str], Neighbours]:
     """The events worth scoring: every event a signal found, and the neighbouring turns of
     the best lexical and dense hits. Every candidate gets its cosine to the query (an event
-    found only by the graph has one too), and the turns one and two places away."""
+    found only by the graph has one too), the turns one and two places away, and the
+    marks of the asked time and of the asked kind of answer."""
     found: dict[str, None] = dict.fromkeys(
         [*sig.lex, *sig.dense, *sig.ground, *sig.person, *sig.claim])
     near: Neighbours = {}
@@ -223,10 +223,11 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
     sig.ts = {e: nodes[e].ts for e in candidates}
     if turns is not None:
         near = _turns_among(graph, candidates, sig.ts, turns)
+    window = analysis.window
     if window is not None:
         sig.window = {e for e in candidates if _of_time(graph, e, window)}
-    if answer_type is not None:
-        sig.answer = _holding(graph, candidates, answer_type)
+    if analysis.answer_type is not None:
+        sig.answer = _holding(graph, candidates, analysis.answer_type)
     if qvec is not None:
         missing = [e for e in candidates if e not in sig.dense]
         if missing:

@@ -21,9 +21,10 @@ its size instead:
 * ``window`` — the question names a time, and the event happened in it or mentions it (the
   temporal gate, as a signal: "Am I still doing the race in May?", asked in April, is
   answered by a note from March that speaks of May);
-* ``answer`` — the question asks for a kind of thing (a person, a time, a number: "Who has
-  my ladder?", "When is the dentist?", "How much was the electricity?") and the event holds
-  one: it names a person, mentions a time, or states a number;
+* ``answer`` — the question asks for a kind of thing (a person, a time, a sum of money,
+  another number: "Who has my ladder?", "When is the dentist?", "How much was the
+  electricity?", "What's the gate code?") and the event holds one: it names a person,
+  mentions a time, states a sum or a number;
 * ``recency`` — where the event's time falls between the oldest (0) and the newest (1)
   candidate, and ``recency_asked``, the same when the question asks for the current state
   or the latest time ("Who has my ladder?", "When did I last ..."): the newest evidence wins
