@@ -255,6 +255,16 @@ def test_a_holder_with_no_claim_read_gets_their_likeliest_view_first(minilm: Any
     ("How many hives are left?", "number"),
     ("What did Mum want?", None),
     ("Where did I park?", None),
+    ("What's the date of the fête?", "time"),
+    # the asked wh-word, not one that opens a relative or adverbial clause
+    ("How much did the plumber who came on Friday charge?", "money"),
+    ("Who did Theo play when he scored his first goal?", "person"),
+    ("Did Mum fall when she got up in the night?", None),
+    ("What did Priya tell me to do when the light went orange?", None),
+    # a coordinated question, an embedded one, a question after "and"
+    ("What did I buy for Mum and how much was it?", "money"),
+    ("Remind me who has the ladder", "person"),
+    ("And when is the bin collection?", "time"),
 ])
 def test_the_kind_of_answer_a_question_asks_for(question: str, kind: str | None) -> None:
     assert analyze(question).answer_type == kind

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from enfold.text.claims import STANCE_WORDS
+from enfold.text.nlp import parse
 from enfold.text.people import extract_people
 from enfold.text.stance import asks_whose_view, is_handle, view_holder
 from enfold.text.times import extract_times
@@ -50,7 +51,8 @@ _ASKS_MONEY = re.compile(
 _ASKS_NUMBER = re.compile(
     r"\bhow (?:many|often|far|fast|old|tall|big|heavy|high)\b|\b(?:total|amount|number|code|pin|password|"
     r"passcode|reference|ref|registration|reg|postcode|zip|id)\b", re.IGNORECASE)
-_WHEN = re.compile(r"\bwhen\b|\bwhat (?:date|day|time|year|month)\b|\bhow long\b", re.IGNORECASE)
+_WHEN = re.compile(r"\bwhen\b|\bwhat(?:'s|’s| is| was)?(?: the)? (?:date|day|time|year|month)\b|"
+                   r"\bhow long\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ def analyze(query: str, *, at: datetime | None = None,
             window = (min(t.start_ts.timestamp() for t in times),
                       max(t.end_ts.timestamp() for t in times))
             expressions = tuple(t.expression for t in times)
+    answer = _answer_type(query)
     return QueryAnalysis(
         query=query,
         people=people,
@@ -111,24 +114,59 @@ def analyze(query: str, *, at: datetime | None = None,
         or asks_whose_view(query),
         comparison=bool(_COMPARISON.search(query)) and len(people) >= 2,
         verification=bool(_VERIFY.search(query)),
-        asks_when=bool(_WHEN.search(query)),
         asks_latest=bool(_LATEST.search(query)),
         window=window,
         time_expressions=expressions,
-        answer_type=_answer_type(query),
+        asks_when=answer == "time",
+        answer_type=answer,
     )
 
 
 def _answer_type(query: str) -> str | None:
     """The kind of thing the question asks for: "person", "time", "money", "number" or None
-    (an answer named by its words alone: "what did Mum want?")."""
-    if _WHEN.search(query):
+    (an answer named by its words alone: "what did Mum want?"). Read from the asked
+    wh-phrases (:func:`asked_phrases`), so a "who" or "when" of a subordinate clause ("how
+    much did the plumber who came on Friday charge?", "who did Theo play when he scored?")
+    does not decide it; the money and number nouns are read anywhere."""
+    asked = " … ".join(asked_phrases(query))
+    if _WHEN.search(asked):
         return "time"
-    if _ASKS_WHO.search(query):
+    if _ASKS_WHO.search(asked):
         return "person"
-    if _ASKS_MONEY.search(query):
+    if _ASKS_MONEY.search(asked) or _ASKS_MONEY.search(query):
         return "money"
-    if _ASKS_NUMBER.search(query):
+    if _ASKS_NUMBER.search(asked) or _ASKS_NUMBER.search(query):
         return "number"
     return None
 
+
+#: Question words (the wh-words English fronts in a question or an embedded one).
+_WH = frozenset({"who", "whom", "whose", "what", "which", "when", "where", "why", "how"})
+#: Clauses that modify something rather than carry the question: a relative clause ("the
+#: plumber who came"), an adverbial one ("when she slipped"), a clausal modifier of a noun.
+_MODIFYING = frozenset({"relcl", "advcl", "acl"})
+_PHRASE_WORDS = 3  # tokens kept after an asked wh-word: "how much", "what's the date"
+_LEADING = frozenset({"PUNCT", "SPACE", "CCONJ", "INTJ", "ADP"})
+
+
+def asked_phrases(query: str) -> list[str]:
+    """The question's asked wh-phrases, each a wh-word and the three tokens after it: those
+    of the main clause, of a coordinated question ("…, and how much was it?") and of an
+    embedded question ("remind me who has the ladder"), not those that open a relative or
+    adverbial clause. The question's first word is always asked (the parse sometimes hangs
+    a fronted "when" in an adverbial clause). Without the parse: every wh-word's phrase."""
+    doc = parse(query)
+    if doc is None:
+        words = query.split()
+        return [" ".join(words[i:i + 1 + _PHRASE_WORDS]) for i, w in enumerate(words)
+                if w.lower().strip("?,.;:!'\"") in _WH]
+    out = []
+    # the first word, after any "and", "oh" or preposition ("and when…", "for whom…")
+    first = next((t.i for t in doc if t.pos_ not in _LEADING), 0)
+    for t in doc:
+        if t.lower_ not in _WH:
+            continue
+        if t.i != first and any(a.dep_ in _MODIFYING for a in (t, *t.ancestors)):
+            continue
+        out.append(doc[t.i:t.i + 1 + _PHRASE_WORDS].text)
+    return out
