@@ -119,6 +119,25 @@ def test_claim_keeps_its_holder():
     assert speaker == ["Maya"]
 
 
+def test_a_holder_named_in_lower_case_is_one_person_with_the_claim():
+    # "callum thinks …": the mention reads "callum", the claim reader "Callum"; one event,
+    # one plan, one person, and a question about Callum's view finds the claim
+    mem = Memory.open("memory:", embedder="hash", planner="local")
+    fact = mem.add("Finn's had a temp of 38.6 since yesterday so he's off school",
+                   source="Isla", ts="2026-03-02T10:00:00Z")
+    view = mem.add("callum thinks it's just the bug going round his class and he'll be fine "
+                   "by monday", source="Isla", ts="2026-03-02T11:00:00Z")
+    g = mem.graph()
+    callums = [p for p in g.of_kind(NodeKind.PERSON) if g.nodes[p].text.lower() == "callum"]
+    assert len(callums) == 1
+    held = [o for o, e in g.links(callums[0]) if e.type is EdgeType.HOLDS]
+    assert [list(g.nodes[c].grounded_in) for c in held] == [[view]]
+    pack = mem.recall("What does Callum expect to happen with Finn's illness?", k=2,
+                      touch=False)
+    assert [c.holder for c in pack.claims] == ["Callum"]
+    assert [e.id for e in pack.evidence] == [view, fact]
+
+
 def test_restart_resumes_planner_state(tmp_path):
     """Pending events survive a restart: the third similar event still forms a concept."""
     db = tmp_path / "m.db"

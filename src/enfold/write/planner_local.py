@@ -35,7 +35,7 @@ from enfold.settings import Settings
 from enfold.text.annotate import Annotation, annotate
 from enfold.text.claims import target_key
 from enfold.text.goals import obligation_label
-from enfold.text.people import same_person
+from enfold.text.people import name_key, same_person
 from enfold.text.phrases import TermStats, terms, tokens
 from enfold.text.themes import entity_words
 from enfold.write.apply import label_similarity
@@ -332,6 +332,18 @@ def _find_person(graph: WorkingGraph, name: str) -> str | None:
     return PeopleIndex.of(graph).find(name)
 
 
+def _planned(name: str, new: dict[str, str]) -> str | None:
+    """The person one plan already adds that ``name`` refers to: the same name in any case
+    ("callum thinks…" names the claim's holder "Callum"), else the only one
+    :func:`same_person` accepts ("Gina" of "Gina Rossi"). The graph does not hold the
+    plan's people yet, so the people index cannot find them."""
+    found = new.get(name_key(name))
+    if found is not None:
+        return found
+    fuzzy = {pid for key, pid in new.items() if same_person(key, name)}
+    return fuzzy.pop() if len(fuzzy) == 1 else None
+
+
 class _TimeIndex:
     """Time anchors by normalized value, kept in step with the graph by a node listener
     (rollbacks and renames included): finding a date is not a scan of every date so far.
@@ -376,12 +388,16 @@ def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
     """
     g, ev = b.graph, b.event
     people: dict[str, str] = {}
+    new: dict[str, str] = {}  # the people this plan adds, by name_key
 
     def person(name: str) -> str:
         if name in people:
             return people[name]
-        pid = _find_person(g, name) or b.add(NodeKind.PERSON, name, [ev.id], {"aliases": []},
-                                             "a person appears for the first time")
+        pid = _find_person(g, name) or _planned(name, new)
+        if pid is None:
+            pid = b.add(NodeKind.PERSON, name, [ev.id], {"aliases": []},
+                        "a person appears for the first time")
+            new[name_key(name)] = pid
         people[name] = pid
         return pid
 
