@@ -705,8 +705,9 @@ _ASKING_NOUNS = frozenset({
 def view_holder(question: str, known: Container[str] = frozenset()) -> str | None:
     """The person whose view a question asks for, from its parse: a named person who is the
     subject of a stance or judging verb ("What does Gina blame ...", "How did Lucia find
-    ...", "Does Karim trust ..."), of an adjective ("Is Ben hopeful ..."), or who owns a
-    noun for a view ("What's Rob's concern ...", "Pavel's view"). None otherwise ("When did
+    ...", "Does Karim trust ..."), of an adjective ("Is Ben hopeful ..."), who owns a
+    noun for a view ("What's Rob's concern ...", "Pavel's view"), or whom the question
+    attributes its content to ("According to Gordon, what killed ..."). None otherwise ("When did
     Sam leave?"). ``known``: the lower-cased parts of the namespace's names; a noun among
     them names its person ("the rabbi" for Rabbi Feldman, "the imam" for Imam Rashid)."""
     from enfold.text.nlp import parse
@@ -718,8 +719,9 @@ def view_holder(question: str, known: Container[str] = frozenset()) -> str | Non
         if not (_is_named(tok) or tok.pos_ == "NOUN" and tok.lower_ in known):
             continue
         head, dep = tok.head, tok.dep_
-        if dep == "appos" and head.dep_ in ("nsubj", "nsubjpass"):
-            head, dep = head.head, head.dep_  # "does the conductor Ivanov consider ..."
+        if dep == "appos" and head.dep_ in ("nsubj", "nsubjpass", "pobj"):
+            # "does the conductor Ivanov consider ...", "according to the gardener Gordon"
+            head, dep = head.head, head.dep_
         elif dep == "dobj" and tok.i > 0 and doc[tok.i - 1].dep_ == "nsubj" \
                 and doc[tok.i - 1] in (head, *head.children) and doc[tok.i - 1].pos_ == "NOUN":
             # "does coach Ravi predict": the role noun read as the subject, the name as its
@@ -760,6 +762,8 @@ def view_holder(question: str, known: Container[str] = frozenset()) -> str | Non
                 return _name(tok)
         if tok.dep_ == "poss" and head.lemma_.lower() in (NOUNS.keys() | _ASKING_NOUNS):
             return _name(_taker(head) or tok)
+        if dep == "pobj" and head.lower_ == "to" and head.head.lower_ == "according":
+            return _name(tok)  # "According to Gordon, what killed the seedlings?"
     return _inverted_subject(doc, known)
 
 
