@@ -129,7 +129,7 @@ def test_a_holder_named_in_lower_case_is_one_person_with_the_claim():
                    "by monday", source="Isla", ts="2026-03-02T11:00:00Z")
     g = mem.graph()
     callums = [p for p in g.of_kind(NodeKind.PERSON) if g.nodes[p].text.lower() == "callum"]
-    assert len(callums) == 1
+    assert len(callums) == 1 and g.nodes[callums[0]].text == "Callum"
     held = [o for o, e in g.links(callums[0]) if e.type is EdgeType.HOLDS]
     assert [list(g.nodes[c].grounded_in) for c in held] == [[view]]
     pack = mem.recall("What does Callum expect to happen with Finn's illness?", k=2,

@@ -321,6 +321,11 @@ class _Builder:
                                 grounded_in=grounded, reasoning=reasoning))
         return ref
 
+    def rename(self, ref: str, text: str) -> None:
+        """Give the node this plan adds as ``ref`` another text."""
+        self.ops = [op.model_copy(update={"text": text[:4000]})
+                    if isinstance(op, AddNode) and op.ref == ref else op for op in self.ops]
+
     def edge(self, src: str, type_: EdgeType, dst: str, reasoning: str) -> None:
         if src == dst or (src, type_, dst) in self._edges:
             return
@@ -398,6 +403,9 @@ def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
             pid = b.add(NodeKind.PERSON, name, [ev.id], {"aliases": []},
                         "a person appears for the first time")
             new[name_key(name)] = pid
+        elif name_key(name) in new and new[name_key(name)] == pid and name != name.lower() \
+                and all(p.lower() == p for p, q in people.items() if q == pid):
+            b.rename(pid, name)  # "callum thinks…": the person is Callum
         people[name] = pid
         return pid
 
