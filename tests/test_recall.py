@@ -324,3 +324,20 @@ def test_numbers_and_sums_of_money_in_a_text(text: str, number: bool, money: boo
     from enfold.recall.controller import numbers_in
 
     assert numbers_in(text) == (number, money)
+
+
+def test_a_view_without_the_asked_amount_yields_to_the_account_that_states_it() -> None:
+    # The view shares more of the question's words and carries a particular of its own
+    # ("for half"), so it is no plain opinion; it holds no sum, and the account does.
+    m = Memory.open("memory:", embedder="hash", planner="local")
+    fact = m.add("Garage rang back: £640 to replace the Fiesta's clutch, parts and labour.",
+                 source="Ana", ts="2026-03-02T10:00:00Z")
+    view = m.add("Luis says the garage quote for the clutch is a rip-off and he'd do it for "
+                 "half.", source="Ana", ts="2026-03-02T11:00:00Z")
+    asked = m.recall("How much was the garage's quote for the clutch?", k=2, touch=False)
+    assert [e.id for e in asked.evidence] == [fact, view]
+    assert "fact-before-opinion" in asked.evidence[0].path
+    # asked for no amount, the closer view stays first
+    named = m.recall("the garage and the clutch", k=2, touch=False)
+    assert [e.id for e in named.evidence] == [view, fact]
+    m.close()
