@@ -367,13 +367,15 @@ def test_the_dense_floor_and_the_facts_first_margin_are_settings() -> None:
     assert floors[0][0] == floors[0][1] < floors[0][2]  # 20 hits: the last one is the floor
     assert floors[1][0] == floors[1][2]  # at rank 1 the best cosine is the floor
     firsts = []
-    for settings in (Settings(), Settings().with_(facts_first_margin=1.0)):
+    for settings in (Settings().with_(facts_first_margin=0.0),
+                     Settings().with_(facts_first_margin=1.0)):
         m = Memory.open("memory:", embedder="hash", planner="local", settings=settings)
         m.add("I think the new kiln is wonderful", source="Ana", ts=1_790_000_000)
         m.add("The new kiln reached 1200 degrees on Friday", source="Ana", ts=1_790_000_060)
         firsts.append(m.recall("the new kiln wonderful", k=2, touch=False).evidence[0].text)
         m.close()
-    # the opinion scores best; the plain account goes first unless it must score as well
+    # the opinion scores best; the plain account goes first at a margin of 0, not when it
+    # must score as well
     assert firsts == ["The new kiln reached 1200 degrees on Friday",
                       "I think the new kiln is wonderful"]
 

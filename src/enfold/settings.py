@@ -276,10 +276,11 @@ class Settings:
     dense_floor_rank: int = _s(50, "rank of the dense search whose cosine the dense feature "
                                "scores 0 (the best scores 1; the packaged rank model was "
                                "trained with 50)", "recall", lo=1)
-    facts_first_margin: float = _s(0.0, "share of the best evidence's score a claim-free "
+    facts_first_margin: float = _s(0.75, "share of the best evidence's score a claim-free "
                                    "utterance among the top three needs to go first when the "
                                    "best is an opinion and the question is not about a view "
-                                   "(0: it always does)", "recall", hi=1)
+                                   "(0: it always does; one holding the asked time, sum or "
+                                   "number goes first at any score)", "recall", hi=1)
     facts_first_named_margin: float = _s(0.35, "when the best evidence is the own view of "
                                          "a person the question names: the share of its "
                                          "score another utterance among the top three "
