@@ -454,10 +454,9 @@ def _facts_first(graph: WorkingGraph, evidence: list[str], fused: Scores,
     if not evidence:
         return evidence
     opinion = _is_opinion(graph, evidence[0])
-    # a question for a time, a sum or a number ("holding": the candidates that hold one):
-    # a view that holds none, even one beside particulars ("he'd do it for half"), yields
-    # to a plain account among the top three that holds one
-    lacks = evidence[0] not in holding and (opinion or _claimed(graph, evidence[0]))
+    # a view beside particulars ("he'd do it for half") yields too, if it holds no asked one
+    lacks = bool(holding) and evidence[0] not in holding \
+        and (opinion or _claimed(graph, evidence[0]))
     if not opinion and not lacks:
         return evidence
     top = fused[evidence[0]]
