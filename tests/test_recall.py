@@ -341,3 +341,19 @@ def test_a_view_without_the_asked_amount_yields_to_the_account_that_states_it() 
     named = m.recall("the garage and the clutch", k=2, touch=False)
     assert [e.id for e in named.evidence] == [view, fact]
     m.close()
+
+
+@pytest.mark.parametrize("text, found", [
+    ("physio says do them twice a day", (True, False)),
+    ("Twenty-five people turned up", (True, False)),
+    ("gave him twenty quid for the lot", (True, True)),
+    ("two hundred and fifty pounds for the deposit", (True, True)),
+    ("a dozen eggs from the farm shop", (True, False)),
+    ("the one on Carver Street, once I get home", (False, False)),  # pronoun, conjunction
+    ("often late, the tenant said", (False, False)),  # "ten" inside a word
+    ("£118.40 by direct debit", (True, True)),
+])
+def test_numbers_and_sums_in_words_or_digits(text: str, found: tuple[bool, bool]) -> None:
+    from enfold.recall.controller import numbers_in
+
+    assert numbers_in(text) == found

@@ -540,6 +540,15 @@ _SIGNS = frozenset("$£€¥₹")
 _CODES = frozenset({"usd", "gbp", "eur", "cad", "aud", "nzd", "chf", "inr"})
 _UNITS = _CODES | frozenset({"dollar", "dollars", "buck", "bucks", "pound", "pounds", "quid",
                              "euro", "euros", "cent", "cents", "pence", "yen", "k"})
+#: Cardinal numbers in words (English's closed class; "one" and "once" left out, mostly a
+#: pronoun and a conjunction), compounds included ("twenty-five", "two hundred and ten"),
+#: and the word right after them ("twenty quid").
+_CARDINALS = ("zero|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
+              "fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|"
+              "fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion|dozen|"
+              "twice|thrice")
+_NUMBER_WORD = re.compile(rf"\b(?:{_CARDINALS})(?:(?:[- ]|\sand\s)(?:{_CARDINALS}|one))*\b"
+                          r"[ \u00a0]?([^\W\d_]*)", re.IGNORECASE)
 #: The kind of node an event MENTIONS when it holds an answer of each type (the write path
 #: links an event to the people it names and the times it mentions).
 _ANSWER_KINDS = {"person": NodeKind.PERSON, "time": NodeKind.TIME}
@@ -548,19 +557,24 @@ _ANSWER_KINDS = {"person": NodeKind.PERSON, "time": NodeKind.TIME}
 def numbers_in(text: str) -> tuple[bool, bool]:
     """Whether ``text`` states a number, and whether it states a sum of money: a currency
     sign or code beside a number ("£118.40", "USD 30", "40€"), or a number of a currency
-    ("50 bucks", "20k")."""
-    if not any(d in text for d in "0123456789"):
-        return False, False
-    for m in _NUMBER.finditer(text):
-        at = m.start()
-        before = text[max(0, at - 5):at].rstrip().lower()
-        if before[-1:] in _SIGNS or before[-3:] in _CODES and (
-                len(before) < 4 or not before[-4].isalpha()):
+    ("50 bucks", "20k", "twenty quid"). A number in words counts ("five exercises, twice a
+    day")."""
+    number = any(d in text for d in "0123456789")
+    if number:
+        for m in _NUMBER.finditer(text):
+            at = m.start()
+            before = text[max(0, at - 5):at].rstrip().lower()
+            if before[-1:] in _SIGNS or before[-3:] in _CODES and (
+                    len(before) < 4 or not before[-4].isalpha()):
+                return True, True
+            word = m.group(1)
+            if word.lower() in _UNITS or text[m.end():m.end() + 1] in _SIGNS:
+                return True, True
+    for m in _NUMBER_WORD.finditer(text):
+        number = True
+        if m.group(1).lower() in _UNITS and m.group(1).lower() != "k":
             return True, True
-        word = m.group(1)
-        if word.lower() in _UNITS or text[m.end():m.end() + 1] in _SIGNS:
-            return True, True
-    return True, False
+    return number, False
 
 
 class _Numbers:
