@@ -357,3 +357,19 @@ def test_numbers_and_sums_in_words_or_digits(text: str, found: tuple[bool, bool]
     from enfold.recall.controller import numbers_in
 
     assert numbers_in(text) == found
+
+
+@pytest.mark.parametrize("question, holder, opinion", [
+    # "take" the verb is no "take" on something, and a lower-case word no holder
+    ("When does the closure take effect?", None, False),
+    ("How long did it take to bleed the radiators?", None, False),
+    ("What did the vet take off the dog's leg?", None, False),
+    # a view still is
+    ("What's Gina's take on the new office?", "Gina", True),
+    ("How does Sven view the keeper's red card?", "Sven", True),
+    ("What does Tom think about Leeds?", "Tom", True),
+])
+def test_a_view_question_is_not_read_from_the_verb_take(question: str, holder: str | None,
+                                                         opinion: bool) -> None:
+    got = analyze(question)
+    assert (got.holder, got.asks_opinion) == (holder, opinion)

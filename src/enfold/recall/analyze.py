@@ -23,14 +23,14 @@ _COMPARISON = re.compile(r"\b(both|in common|compare|compared|difference|differ|
                          r"versus|vs\.?|while|whereas|also)\b", re.IGNORECASE)
 _ATTRIBUTION = re.compile(
     r"\b(?:what|how|where|why|which|who)\s+(?:does|did|do)\s+(?P<holder>[A-Z][\w.'-]+(?:\s+[A-Z][\w'-]+)?)\s+"
-    r"(?:think|believe|feel|say|said|claim|prefer|love|hate|like|want|expect|hope|worry)\b"
-    r"|\b(?P<holder2>[A-Z][\w'-]+)(?:'s)?\s+(?:opinion|view|take|thoughts?)\b"
+    r"(?:think|believe|feel|say|said|claim|prefer|love|hate|like|want|expect|hope|worry|view)\b"
+    r"|\b(?P<holder2>[\w'-]+?)(?:'s|’s)\s+(?:opinion|view|take|thoughts?)\b"
     r"|\bwho\s+(?:said|thinks|believes|claimed|feels|prefers|argued)\b", re.IGNORECASE)
 # A question about a view: a stance word of the claim extractor's lexicon ("think",
 # "suspect", "worried", …) or a noun for a view or for blame.
 _OPINION_WORDS = re.compile(
     r"\b(?:" + "|".join(sorted(map(re.escape, STANCE_WORDS | {
-        "opinion", "opinions", "view", "views", "take", "thoughts", "stance", "position",
+        "opinion", "opinions", "view", "views", "thoughts", "stance", "position",
         "blame", "blames", "blamed"}), key=len, reverse=True)) + r")\b", re.IGNORECASE)
 _VERIFY = re.compile(r"^\s*(is it true|did|does|was|were|has|have|is|are)\b|\bis it true\b",
                      re.IGNORECASE)
