@@ -63,7 +63,6 @@ class QueryAnalysis:
     asks_opinion: bool = False
     comparison: bool = False
     verification: bool = False
-    asks_when: bool = False
     asks_latest: bool = False  # the current state or the latest occurrence
     window: tuple[float, float] | None = None  # temporal gate (epoch seconds)
     time_expressions: tuple[str, ...] = ()
@@ -105,7 +104,6 @@ def analyze(query: str, *, at: datetime | None = None,
             window = (min(t.start_ts.timestamp() for t in times),
                       max(t.end_ts.timestamp() for t in times))
             expressions = tuple(t.expression for t in times)
-    answer = _answer_type(query)
     return QueryAnalysis(
         query=query,
         people=people,
@@ -117,8 +115,7 @@ def analyze(query: str, *, at: datetime | None = None,
         asks_latest=bool(_LATEST.search(query)),
         window=window,
         time_expressions=expressions,
-        asks_when=answer == "time",
-        answer_type=answer,
+        answer_type=_answer_type(query),
     )
 
 
@@ -127,15 +124,15 @@ def _answer_type(query: str) -> str | None:
     (an answer named by its words alone: "what did Mum want?"). Read from the asked
     wh-phrases (:func:`asked_phrases`), so a "who" or "when" of a subordinate clause ("how
     much did the plumber who came on Friday charge?", "who did Theo play when he scored?")
-    does not decide it; the money and number nouns are read anywhere."""
+    does not decide it; the money and number words are read anywhere in the question."""
     asked = " … ".join(asked_phrases(query))
     if _WHEN.search(asked):
         return "time"
     if _ASKS_WHO.search(asked):
         return "person"
-    if _ASKS_MONEY.search(asked) or _ASKS_MONEY.search(query):
+    if _ASKS_MONEY.search(query):  # the asked phrases are part of the question
         return "money"
-    if _ASKS_NUMBER.search(asked) or _ASKS_NUMBER.search(query):
+    if _ASKS_NUMBER.search(query):
         return "number"
     return None
 

@@ -453,28 +453,20 @@ def _facts_first(graph: WorkingGraph, evidence: list[str], fused: Scores,
     """
     if not evidence:
         return evidence
-    opinion = _is_opinion(graph, evidence[0])
+    claimed, opinion = _claim_marks(graph, evidence[0])
     # a view beside particulars ("he'd do it for half") yields too, if it holds no asked one
-    lacks = bool(holding) and evidence[0] not in holding \
-        and (opinion or _claimed(graph, evidence[0]))
+    lacks = claimed and bool(holding) and evidence[0] not in holding
     if not opinion and not lacks:
         return evidence
     top = fused[evidence[0]]
     for i, e in enumerate(evidence[1:3], 1):
-        if _is_opinion(graph, e):
+        e_claimed, e_opinion = _claim_marks(graph, e)
+        if e_opinion:
             continue
-        if opinion and fused[e] >= margin * top or lacks and e in holding \
-                and not _claimed(graph, e):
+        if opinion and fused[e] >= margin * top or lacks and e in holding and not e_claimed:
             paths.setdefault(e, []).append("fact-before-opinion")
             return [e, *evidence[:i], *evidence[i + 1:]]
     return evidence
-
-
-def _claimed(graph: WorkingGraph, event_id: str) -> bool:
-    """Whether a claim rests on an event (a view, or a view beside particulars)."""
-    claims = graph.by_kind[NodeKind.CLAIM]
-    return any(e.type is EdgeType.SUPPORTED_BY and e.src in claims
-               for e in graph.in_edges(event_id))
 
 
 def _view_of_named(graph: WorkingGraph, top: list[str], fused: Scores, query: str,
@@ -512,14 +504,24 @@ def _view_of_named(graph: WorkingGraph, top: list[str], fused: Scores, query: st
     return False
 
 
+def _claim_marks(graph: WorkingGraph, event_id: str) -> tuple[bool, bool]:
+    """Whether a claim rests on an event, and whether one that states no particulars does
+    (:func:`_is_opinion`), from one walk over its in-edges."""
+    claims = graph.by_kind[NodeKind.CLAIM]
+    claimed = False
+    for e in graph.in_edges(event_id):
+        if e.type is EdgeType.SUPPORTED_BY and e.src in claims:
+            claimed = True
+            if not graph.nodes[e.src].attrs.get("states_facts"):
+                return True, True
+    return claimed, False
+
+
 def _is_opinion(graph: WorkingGraph, event_id: str) -> bool:
     """Whether an event is the utterance of a claim (a claim rests on it) and nothing
     more: an utterance that also states particulars (an amount, a date, a count) answers
     factual questions too."""
-    claims = graph.by_kind[NodeKind.CLAIM]
-    return any(e.type is EdgeType.SUPPORTED_BY and e.src in claims
-               and not graph.nodes[e.src].attrs.get("states_facts")
-               for e in graph.in_edges(event_id))
+    return _claim_marks(graph, event_id)[1]
 
 
 def _opinions(graph: WorkingGraph, event_ids: Iterable[str]) -> set[str]:
@@ -547,6 +549,7 @@ _CARDINALS = ("zero|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|t
               "fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|"
               "fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion|dozen|"
               "twice|thrice")
+_WORD_UNITS = _UNITS - {"k"}  # "twenty quid"; "twenty k" is no sum
 _NUMBER_WORD = re.compile(rf"\b(?:{_CARDINALS})(?:(?:[- ]|\sand\s)(?:{_CARDINALS}|one))*\b"
                           r"[ \u00a0]?([^\W\d_]*)", re.IGNORECASE)
 #: The kind of node an event MENTIONS when it holds an answer of each type (the write path
@@ -572,7 +575,7 @@ def numbers_in(text: str) -> tuple[bool, bool]:
                 return True, True
     for m in _NUMBER_WORD.finditer(text):
         number = True
-        if m.group(1).lower() in _UNITS and m.group(1).lower() != "k":
+        if m.group(1).lower() in _WORD_UNITS:
             return True, True
     return number, False
 

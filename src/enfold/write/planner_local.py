@@ -398,14 +398,15 @@ def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
     def person(name: str) -> str:
         if name in people:
             return people[name]
+        key = name_key(name)
         pid = _find_person(g, name) or _planned(name, new)
         if pid is None:
             pid = b.add(NodeKind.PERSON, name, [ev.id], {"aliases": []},
                         "a person appears for the first time")
-            new[name_key(name)] = pid
-        elif name_key(name) in new and new[name_key(name)] == pid and name != name.lower() \
-                and all(p.lower() == p for p, q in people.items() if q == pid):
-            b.rename(pid, name)  # "callum thinks…": the person is Callum
+            new[key] = pid
+        elif new.get(key) == pid and name != name.lower() \
+                and all(p == p.lower() for p, q in people.items() if q == pid):
+            b.rename(pid, name)  # "callum thinks…": the person this plan adds is Callum
         people[name] = pid
         return pid
 
