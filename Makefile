@@ -18,7 +18,9 @@ demo: $(STAMP)
 	$(VENV)/bin/enfold demo
 
 test: $(STAMP)
-	$(PY) -m pytest
+	# two workers, a test file each at a time (a file's tests share their fixtures; the
+	# PostgreSQL databases are named by process): most tests wait on subprocesses and servers
+	$(PY) -m pytest -n 2 --dist loadfile
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests

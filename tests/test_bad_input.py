@@ -387,28 +387,28 @@ def test_cli_ingest_again_stores_nothing_new(tmp_path: Path, cli_db: tuple[Path,
     again (3,000 lines interrupted and re-run left 3,900 events)."""
     db, _ = cli_db
     src = tmp_path / "events.jsonl"
-    no_time = [{"text": f"note {i} about the marathon", "source": "Maya"} for i in range(120)]
+    no_time = [{"text": f"note {i} about the marathon", "source": "Maya"} for i in range(30)]
     twice = {"text": "took my pills"}  # two equal lines: two events
     src.write_text(_lines(*no_time, twice, twice, {"text": "with an id", "id": "x-1"},
                           json.loads(GOOD)), encoding="utf-8")
     first = _ingest(db, src)
-    assert (first["ingested"], first["new"], first["already_stored"]) == (124, 124, 0)
-    assert first["stats"]["events"] == 125  # the fixture's event too
+    assert (first["ingested"], first["new"], first["already_stored"]) == (34, 34, 0)
+    assert first["stats"]["events"] == 35  # the fixture's event too
     again = _ingest(db, src)
-    assert (again["ingested"], again["new"], again["already_stored"]) == (124, 0, 124)
-    assert again["stats"]["events"] == 125
+    assert (again["ingested"], again["new"], again["already_stored"]) == (34, 0, 34)
+    assert again["stats"]["events"] == 35
     # An interrupted run stored a prefix; the next run of the grown file adds only the rest
     # (equal lines keep their numbers, so a third "took my pills" is one new event).
     with open(src, "a", encoding="utf-8") as fh:
         fh.write(_lines(twice, {"text": "a new line", "source": "Sam"}))
     grown = _ingest(db, src)
-    assert (grown["ingested"], grown["new"], grown["already_stored"]) == (126, 2, 124)
+    assert (grown["ingested"], grown["new"], grown["already_stored"]) == (36, 2, 34)
     with Memory.open(db, planner=None, embedder=None) as m:
-        assert m.stats()["events"] == 127
+        assert m.stats()["events"] == 37
     r = cli(db, "ingest", "--no-progress", str(src))  # the text form says the same
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("ingested 126 events: 0 new, 126 already stored (namespace "
-                               "default: 127 events")
+    assert r.stdout.startswith("ingested 36 events: 0 new, 36 already stored (namespace "
+                               "default: 37 events")
 
 
 def test_cli_ingest_of_another_file_with_equal_lines_stores_them(

@@ -133,7 +133,7 @@ def test_a_recall_on_any_worker_returns_what_another_worker_just_folded(pg_url: 
     store = open_store(pg_url)
     try:
         with httpx.Client(timeout=30) as client:
-            for p, text in enumerate(PROBES):
+            for p, text in enumerate(PROBES[:6]):  # the rest only as recall queries
                 writer = servers[p % len(servers)]
                 r = client.post(f"{writer.base}/v1/namespaces/probes/events",
                                 json={"text": text, "source": "Maya", "ts": 1_800_000_000 + p})

@@ -128,22 +128,24 @@ def test_operators_on_a_toy_graph(mem: Memory) -> None:
 
 def test_cli_recall_and_ask(tmp_path) -> None:
     import json
-    import subprocess
-    import sys
 
-    db = str(tmp_path / "m.db")
-    base = [sys.executable, "-m", "enfold", "--db", db, "--embedder", "hash"]
+    from click.testing import CliRunner
+
+    from enfold.cli import cli
+
+    def run(*args: str) -> str:  # in this process: a CLI process costs seconds to start
+        res = CliRunner().invoke(cli, ["--db", str(tmp_path / "m.db"), "--embedder", "hash",
+                                       *args])
+        assert res.exit_code == 0, res.output
+        return res.stdout
+
     for text, who in (("Gina thinks the launch should slip", "Maya"),
                       ("The launch is set for Friday", "Omar")):
-        subprocess.run([*base, "--create", "add", text, "--source", who], check=True,
-                       capture_output=True)
-    out = subprocess.run([*base, "--json", "recall", "What does Gina think about the launch?"],
-                         check=True, capture_output=True, text=True).stdout
-    pack = json.loads(out)
+        run("--create", "add", text, "--source", who)
+    pack = json.loads(run("--json", "recall", "What does Gina think about the launch?"))
     assert pack["claims"][0]["holder"] == "Gina"
     assert pack["evidence"][0]["source"] == "Maya" and "date" in pack["evidence"][0]
-    text = subprocess.run([*base, "ask", "When is the launch?"], check=True,
-                          capture_output=True, text=True).stdout
+    text = run("ask", "When is the launch?")
     assert "no answer was generated" in text and "Omar: The launch is set for Friday" in text
 
 

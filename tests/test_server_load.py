@@ -258,7 +258,7 @@ def _report(result: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_load_on_loopback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    result = run_load(tmp_path, namespaces=3, posters=3, batches=40, size=20, recallers=2)
+    result = run_load(tmp_path, namespaces=3, posters=3, batches=20, size=20, recallers=2)
     _report(result, capsys)
     assert result["recalls"] >= 5
 
