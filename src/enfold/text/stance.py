@@ -38,6 +38,13 @@ if TYPE_CHECKING:
 __all__ = ["asks_whose_view", "bare_view", "evaluative_view", "parsed_claims",
            "reports_another", "revision", "view_holder"]
 
+#: Verbs of taking a side, for or against a course or a proposal ("Dubois supports closing
+#: the branch", "Priya opposes the new rota"; "approve" only as "approve of": a council that
+#: approved a plan decided it). The chat-style report ("gina reckons ...") leaves them out:
+#: "app supports dark mode" opens with a thing as often as with a name.
+_FOR = ("support", "back", "endorse", "favour", "favor", "champion", "approve")
+_AGAINST = ("oppose", "disapprove")
+_SIDES = frozenset(_FOR + _AGAINST)
 #: Stance verbs by lemma → the claim predicate they give.
 VERBS = {
     **dict.fromkeys(["think", "reckon", "guess", "suppose", "figure", "bet", "imagine",
@@ -59,6 +66,7 @@ VERBS = {
     # be is a preference; "wants to go" (the holder's own next act) is not a view, see
     # claims._asserts
     "prefer": "prefer", "want": "prefer",
+    **dict.fromkeys(_FOR, "prefer"), **dict.fromkeys(_AGAINST, "hate"),
 }
 #: Verbs of saying report an account as often as a view: they count only when the content
 #: is not a plain plan or event (see :func:`_reports_a_view`).
@@ -170,9 +178,40 @@ def _stance_use(verb: Token, lemma: str, *, judged: bool = True) -> bool:
     reports another's view asks both, since there it keeps a verdict from its speaker."""
     if _raised(verb):
         return False
+    if _other_sense(verb, lemma):
+        return False
     if not judged or VERBS[lemma] != "feel":
         return True
     return any(c.dep_ in _JUDGED and c.i > verb.i for c in verb.children)
+
+
+def _other_sense(verb: Token, lemma: str, *, asked: bool = False) -> bool:
+    """A verb of taking a side used for something else than a side on a course or a
+    proposal: "approve" without "of" (the council approved the plan: a decision), with a
+    particle ("backed up the photos"), or over a person ("support those with similar
+    issues", "people who back you", "supporting their mental health": help, not a
+    position). A side is taken on a clause ("supports closing the branch") or on a thing
+    named with a determiner or in the plural ("opposes the new rota", "backs cuts").
+    ``asked``: in a question the object may come first ("What solution does Sami favour?"),
+    so only an object after the verb is judged."""
+    if lemma not in _SIDES:
+        return False
+    kids = list(verb.children)
+    if any(c.dep_ == "prt" for c in kids):
+        return True
+    if lemma in ("approve", "disapprove"):
+        return lemma == "approve" and not any(c.dep_ == "prep" and c.lower_ == "of"
+                                              for c in kids)
+    if any(c.dep_ in ("xcomp", "ccomp") and c.i > verb.i for c in kids):
+        return False
+    obj = next((c for c in kids if c.dep_ == "dobj" and (c.i > verb.i or not asked)), None)
+    if obj is None and asked:
+        return False
+    if obj is None or obj.pos_ != "NOUN" or obj.ent_type_ == "PERSON" \
+            or canonical_relation(obj.lower_) is not None:
+        return True
+    marks = {c.dep_ for c in obj.children}
+    return "poss" in marks or not ("det" in marks or obj.tag_ == "NNS")
 
 
 def _raised(verb: Token) -> bool:
@@ -193,7 +232,7 @@ def _chat_report(doc: Doc, sent: Span, speaker: str | None, me: str) -> ClaimCan
         verb = toks[verb_at]
         lemma = _THIRD_FORMS.get(verb.lower_) or (
             _ING_FORMS.get(verb.lower_) if verb_at == i + 2 else None)
-        if lemma is None:
+        if lemma is None or lemma in _SIDES:
             continue
         if not (tok.is_alpha and tok.is_lower and not tok.is_stop and len(tok) > 2):
             continue
@@ -261,6 +300,14 @@ def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str, view: boo
                 continue
             if holder is not None:
                 return _claim(doc, sent, tok, content, holder, ADJECTIVES[lemma], me, speaker)
+        side = _side_taken(tok)
+        if side is not None:
+            # "Graham is against changing suppliers", "Omar is in favour of the merger"
+            subj = _subject(tok.head if side == "hate" else tok.head.head)
+            holder = _holder(doc, subj, speaker, me) if subj is not None else None
+            if holder is not None and tok.i + 1 < sent.end:
+                return _claim(doc, sent, tok, doc[tok.i + 1:sent.end], holder, side, me,
+                              speaker)
         rather = _rather(tok)
         if rather is not None:
             # "Piotr would rather we postponed it", "Elif would sooner sell the van than
@@ -319,6 +366,20 @@ def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str, view: boo
                 return _claim(doc, sent, tok, sent, me, "think", me, speaker)
         if _elided_inference(tok, sent):
             return _claim(doc, sent, tok, sent, me, "think", me, speaker)
+    return None
+
+
+def _side_taken(tok: Token) -> str | None:
+    """A side taken with the copula: "against" ("Graham is against changing suppliers")
+    gives "hate", "in favour of" ("Omar is in favour of the merger") "prefer"; None
+    otherwise ("the bike is against the wall" has a thing for its subject, which
+    :func:`_holder` refuses)."""
+    if tok.lower_ == "against" and tok.dep_ == "prep" and (
+            tok.head.lemma_ == "be" or tok.head.dep_ == "nsubj" and tok.head.head.lemma_ == "be"):
+        return "hate"  # (in a question the small parser may hang it on the subject)
+    if tok.lower_ in ("favour", "favor") and tok.dep_ == "pobj" and tok.head.lower_ == "in" \
+            and tok.head.head.lemma_ == "be" and any(c.lower_ == "of" for c in tok.children):
+        return "prefer"
     return None
 
 
@@ -528,9 +589,28 @@ def _holder(doc: Doc, subj: Token, speaker: str | None, me: str) -> str | None:
     if subj.is_lower and subj.tag_ == "NN" and subj.is_alpha and (kin or not any(
             c.dep_ in ("det", "poss", "amod", "compound") for c in subj.children)):
         return _name(subj)  # chat style: "gina reckons ...", "my mum brigitte is ..."
+    if _untagged_name(subj):
+        return _name(subj)
     return None
 
 
+def _untagged_name(subj: Token) -> bool:
+    """A name the tagger took for a common noun ("Harold at the shop is adamant ..."): a
+    capitalised singular noun with no determiner, the subject of a stance verb or adjective
+    (a view needs someone to hold it; "Art's allowed me ...", "Dancing makes me happy" and
+    "Change starts small" have things for subjects, and no stance word)."""
+    if not (subj.text[:1].isupper() and subj.tag_ == "NN" and subj.is_alpha
+            and not subj.is_stop and subj.lower_ not in _INDEFINITE) or any(
+            c.dep_ in ("det", "poss", "amod", "compound", "nummod") for c in subj.children):
+        return False
+    head = subj.head
+    return head.pos_ in ("VERB", "AUX") and _lemma(head) in VERBS or any(
+        c.dep_ == "acomp" and c.lemma_.lower() in ADJECTIVES for c in head.children)
+
+
+#: Indefinite pronouns the tagger may read as nouns ("Everybody say ..."): nobody's name.
+_INDEFINITE = frozenset({"everybody", "everyone", "somebody", "someone", "anybody", "anyone",
+                         "nobody", "noone"})
 #: Entity types of proper nouns that are not people: never the one "she" or "he" is.
 _NOT_PEOPLE = frozenset({"GPE", "LOC", "FAC", "NORP", "PRODUCT", "WORK_OF_ART", "EVENT",
                          "LANGUAGE", "LAW", "DATE", "TIME", "MONEY", "QUANTITY", "PERCENT",
@@ -737,9 +817,12 @@ def view_holder(question: str, known: Container[str] = frozenset()) -> str | Non
                 return _name(tok)  # "What does Ngozi put the mark down to?"
             if lemma in _CONSTRUING_VERBS and _construes(head):
                 return _name(tok)  # "How does Omar see the merger?", "... read it as ..."
-            if lemma in _ASKING_VERBS and not _raised(head) or lemma == "make" and any(
-                    c.lower_ == "of" for c in head.children):  # "What does X make of ..."
-                return _name(tok)
+            if lemma in _ASKING_VERBS and not _raised(head) and not _other_sense(head, lemma, asked=True) \
+                    or lemma == "make" and any(c.lower_ == "of" for c in head.children):
+                return _name(tok)  # (and "What does X make of ...")
+            if head.lemma_ == "be" and any(_side_taken(t) for c in head.children
+                                           for t in (c, *c.children)):
+                return _name(tok)  # "Is Graham against ...?", "... in favour of ...?"
             if head.pos_ == "VERB" and any(c.dep_ == "ccomp" and not _asks(c)
                                            for c in head.children):
                 # a verb with a finite clause for its object holds or reports a proposition:
@@ -814,7 +897,8 @@ def asks_whose_view(question: str) -> bool:
         if tok.lower_ not in ("who", "whom") or tok.dep_ not in ("nsubj", "nsubjpass"):
             continue
         head = tok.head
-        if head.pos_ in ("VERB", "AUX") and _lemma(head) in _ASKING_VERBS:
+        if head.pos_ in ("VERB", "AUX") and _lemma(head) in _ASKING_VERBS \
+                and not _other_sense(head, _lemma(head), asked=True):
             return True
         if any(c.dep_ == "acomp" and c.lemma_.lower() in ADJECTIVES for c in head.children):
             return True
@@ -869,7 +953,9 @@ def _inverted_subject(doc: Doc, known: Container[str] = frozenset()) -> str | No
         if j == start or j >= len(toks):
             continue
         word = toks[j].lower_
-        if word in _ASKING_VERBS or word in ADJECTIVES:
+        if word in _ASKING_VERBS and not _other_sense(toks[j], word, asked=True) \
+                or word in ADJECTIVES or word == "against" or word == "in" \
+                and j + 1 < len(toks) and toks[j + 1].lower_ in ("favour", "favor"):
             return " ".join(t.text for t in toks[start:j])
     return None
 
