@@ -22,7 +22,7 @@ from enfold.text.times import extract_times
 _COMPARISON = re.compile(r"\b(both|in common|compare|compared|difference|differ|same as|"
                          r"versus|vs\.?|while|whereas|also)\b", re.IGNORECASE)
 _ATTRIBUTION = re.compile(
-    r"\b(?:what|how|where|why|which|who)\s+(?:does|did|do)\s+(?P<holder>(?-i:[A-Z][\w.'-]+(?:\s+[A-Z][\w'-]+)?))\s+"
+    r"\b(?:what|how|where|why|which|who)\s+(?:does|did|do)\s+(?P<holder>[A-Z][\w.'-]+(?:\s+[A-Z][\w'-]+)?)\s+"
     r"(?:think|believe|feel|say|said|claim|prefer|love|hate|like|want|expect|hope|worry|view)\b"
     r"|\b(?P<holder2>[\w'-]+?)(?:'s|’s)\s+(?:opinion|view|take|thoughts?)\b"
     r"|\bwho\s+(?:said|thinks|believes|claimed|feels|prefers|argued)\b", re.IGNORECASE)
