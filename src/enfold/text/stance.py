@@ -374,8 +374,9 @@ def _side_taken(tok: Token) -> str | None:
     gives "hate", "in favour of" ("Omar is in favour of the merger") "prefer"; None
     otherwise ("the bike is against the wall" has a thing for its subject, which
     :func:`_holder` refuses)."""
+    head = tok.head
     if tok.lower_ == "against" and tok.dep_ == "prep" and (
-            tok.head.lemma_ == "be" or tok.head.dep_ == "nsubj" and tok.head.head.lemma_ == "be"):
+            head.lemma_ == "be" or head.dep_ == "nsubj" and head.head.lemma_ == "be"):
         return "hate"  # (in a question the small parser may hang it on the subject)
     if tok.lower_ in ("favour", "favor") and tok.dep_ == "pobj" and tok.head.lower_ == "in" \
             and tok.head.head.lemma_ == "be" and any(c.lower_ == "of" for c in tok.children):
@@ -817,7 +818,8 @@ def view_holder(question: str, known: Container[str] = frozenset()) -> str | Non
                 return _name(tok)  # "What does Ngozi put the mark down to?"
             if lemma in _CONSTRUING_VERBS and _construes(head):
                 return _name(tok)  # "How does Omar see the merger?", "... read it as ..."
-            if lemma in _ASKING_VERBS and not _raised(head) and not _other_sense(head, lemma, asked=True) \
+            if lemma in _ASKING_VERBS and not _raised(head) \
+                    and not _other_sense(head, lemma, asked=True) \
                     or lemma == "make" and any(c.lower_ == "of" for c in head.children):
                 return _name(tok)  # (and "What does X make of ...")
             if head.lemma_ == "be" and any(_side_taken(t) for c in head.children
