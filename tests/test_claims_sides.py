@@ -19,6 +19,8 @@ from enfold.text.stance import view_holder
     ("Yusra strongly disapproves of the late-night opening.", "Yusra", "hate"),
     ("Benedikt is against renaming the society.", "Benedikt", "hate"),
     ("Odile is firmly in favour of a second vote.", "Odile", "prefer"),
+    ("fenna is dead set against moving the match to Sunday", "Fenna", "hate"),
+    ("Bartek is all for trying the new supplier.", "Bartek", "prefer"),
     ("Hamish at the allotment is adamant the frost killed the beans.", "Hamish", "believe"),
     ("Harold is adamant that the clutch is fine.", "Harold", "believe"),  # "Harold": NOUN
 ])

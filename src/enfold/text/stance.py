@@ -303,10 +303,10 @@ def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str, view: boo
         side = _side_taken(tok)
         if side is not None:
             # "Graham is against changing suppliers", "Omar is in favour of the merger"
-            subj = _subject(tok.head if side == "hate" else tok.head.head)
+            subj = _subject(side[1])
             holder = _holder(doc, subj, speaker, me) if subj is not None else None
             if holder is not None and tok.i + 1 < sent.end:
-                return _claim(doc, sent, tok, doc[tok.i + 1:sent.end], holder, side, me,
+                return _claim(doc, sent, tok, doc[tok.i + 1:sent.end], holder, side[0], me,
                               speaker)
         rather = _rather(tok)
         if rather is not None:
@@ -369,18 +369,27 @@ def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str, view: boo
     return None
 
 
-def _side_taken(tok: Token) -> str | None:
-    """A side taken with the copula: "against" ("Graham is against changing suppliers")
-    gives "hate", "in favour of" ("Omar is in favour of the merger") "prefer"; None
-    otherwise ("the bike is against the wall" has a thing for its subject, which
-    :func:`_holder` refuses)."""
+def _side_taken(tok: Token) -> tuple[str, Token] | None:
+    """A side taken with the copula, and the word whose subject takes it: "against"
+    ("Graham is against changing suppliers", "dead set against") gives "hate", "in favour
+    of" ("Omar is in favour of the merger") and "all for" ("I'm all for moving it")
+    "prefer"; None otherwise ("the bike is against the wall" has a thing for its subject,
+    which :func:`_holder` refuses)."""
     head = tok.head
-    if tok.lower_ == "against" and tok.dep_ == "prep" and (
-            head.lemma_ == "be" or head.dep_ == "nsubj" and head.head.lemma_ == "be"):
-        return "hate"  # (in a question the small parser may hang it on the subject)
-    if tok.lower_ in ("favour", "favor") and tok.dep_ == "pobj" and tok.head.lower_ == "in" \
-            and tok.head.head.lemma_ == "be" and any(c.lower_ == "of" for c in tok.children):
-        return "prefer"
+    if tok.lower_ == "against" and tok.dep_ == "prep":
+        if head.lemma_ == "be" or head.lemma_ == "set" and (
+                head.dep_ == "acomp" and head.head.lemma_ == "be"
+                or any(c.dep_ == "auxpass" and c.lemma_ == "be" for c in head.children)):
+            return "hate", head  # ("dead set against": "set" parsed as acomp or passive)
+        if head.dep_ == "nsubj" and head.head.lemma_ == "be":
+            return "hate", head.head  # (in a question it may hang on the subject)
+    if tok.lower_ in ("favour", "favor") and tok.dep_ == "pobj" and head.lower_ == "in" \
+            and head.head.lemma_ == "be" and any(c.lower_ == "of" for c in tok.children):
+        return "prefer", head.head
+    if tok.lower_ == "for" and tok.dep_ == "prep" and head.lemma_ == "be" and any(
+            c.lower_ == "all" and c.dep_ == "advmod" and c.i == tok.i - 1
+            for c in head.children):
+        return "prefer", head
     return None
 
 
