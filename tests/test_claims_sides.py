@@ -45,8 +45,11 @@ def test_the_speaker_taking_a_side_holds_it() -> None:
     "Dancing makes me so happy these days.",  # a thing, not an untagged name
 ])
 def test_the_other_senses_hold_no_side(text: str) -> None:
-    assert not any(c.predicate in ("prefer", "hate") or c.holder in ("Dancing", "Ladder")
-                   for c in extract_claims(text, "Noor"))
+    # (view=True too: a text the classifier reads as a view goes through the reported-view
+    # reading, where a capitalised subject was first taken for a name)
+    for view in (False, True):
+        assert not any(c.predicate in ("prefer", "hate") or c.holder in ("Dancing", "Ladder")
+                       for c in extract_claims(text, "Noor", view=view))
 
 
 @pytest.mark.parametrize(("question", "holder"), [
@@ -58,7 +61,6 @@ def test_the_other_senses_hold_no_side(text: str) -> None:
     ("Did Ingrid approve the invoice?", None),
     ("Did Priya back up the photos?", None),
     ("Does Malik support Ingrid?", None),  # a person supported, not a course
-    ("Is Benedikt against the wall?", "Benedikt"),  # (the parse cannot tell the idiom)
 ])
 def test_questions_asking_for_a_side(question: str, holder: str | None) -> None:
     assert view_holder(question) == holder

@@ -199,9 +199,10 @@ def _other_sense(verb: Token, lemma: str, *, asked: bool = False) -> bool:
     kids = list(verb.children)
     if any(c.dep_ == "prt" for c in kids):
         return True
-    if lemma in ("approve", "disapprove"):
-        return lemma == "approve" and not any(c.dep_ == "prep" and c.lower_ == "of"
-                                              for c in kids)
+    if lemma == "approve":
+        return not any(c.dep_ == "prep" and c.lower_ == "of" for c in kids)
+    if lemma == "disapprove":
+        return False
     if any(c.dep_ in ("xcomp", "ccomp") and c.i > verb.i for c in kids):
         return False
     obj = next((c for c in kids if c.dep_ == "dobj" and (c.i > verb.i or not asked)), None)
@@ -827,8 +828,7 @@ def view_holder(question: str, known: Container[str] = frozenset()) -> str | Non
                 return _name(tok)  # "What does Ngozi put the mark down to?"
             if lemma in _CONSTRUING_VERBS and _construes(head):
                 return _name(tok)  # "How does Omar see the merger?", "... read it as ..."
-            if lemma in _ASKING_VERBS and not _raised(head) \
-                    and not _other_sense(head, lemma, asked=True) \
+            if _asks_with(head, lemma) and not _raised(head) \
                     or lemma == "make" and any(c.lower_ == "of" for c in head.children):
                 return _name(tok)  # (and "What does X make of ...")
             if head.lemma_ == "be" and any(_side_taken(t) for c in head.children
@@ -865,6 +865,13 @@ def view_holder(question: str, known: Container[str] = frozenset()) -> str | Non
 #: "dispute"), beside the verbs a question asks for a view with.
 _TAKING_VERBS = frozenset({"share", "echo", "support", "dispute", "reject", "question",
                            "doubt", "endorse", "buy"})
+
+
+def _asks_with(verb: Token, lemma: str) -> bool:
+    """Whether a question's verb asks for a view: one of :data:`_ASKING_VERBS` in that
+    sense (a side-taking verb over a person or with a particle does not,
+    :func:`_other_sense`)."""
+    return lemma in _ASKING_VERBS and not _other_sense(verb, lemma, asked=True)
 
 
 def _hypothetical(verb: Token) -> bool:
@@ -908,8 +915,7 @@ def asks_whose_view(question: str) -> bool:
         if tok.lower_ not in ("who", "whom") or tok.dep_ not in ("nsubj", "nsubjpass"):
             continue
         head = tok.head
-        if head.pos_ in ("VERB", "AUX") and _lemma(head) in _ASKING_VERBS \
-                and not _other_sense(head, _lemma(head), asked=True):
+        if head.pos_ in ("VERB", "AUX") and _asks_with(head, _lemma(head)):
             return True
         if any(c.dep_ == "acomp" and c.lemma_.lower() in ADJECTIVES for c in head.children):
             return True
@@ -964,8 +970,7 @@ def _inverted_subject(doc: Doc, known: Container[str] = frozenset()) -> str | No
         if j == start or j >= len(toks):
             continue
         word = toks[j].lower_
-        if word in _ASKING_VERBS and not _other_sense(toks[j], word, asked=True) \
-                or word in ADJECTIVES or word == "against" or word == "in" \
+        if _asks_with(toks[j], word) or word in ADJECTIVES or word == "against" or word == "in" \
                 and j + 1 < len(toks) and toks[j + 1].lower_ in ("favour", "favor"):
             return " ".join(t.text for t in toks[start:j])
     return None
