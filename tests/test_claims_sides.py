@@ -21,6 +21,8 @@ from enfold.text.stance import view_holder
     ("Odile is firmly in favour of a second vote.", "Odile", "prefer"),
     ("fenna is dead set against moving the match to Sunday", "Fenna", "hate"),
     ("Bartek is all for trying the new supplier.", "Bartek", "prefer"),
+    ("Wilhelmina is opposed to the longer opening hours.", "Wilhelmina", "hate"),
+    ("Cosmin is firmly opposed to merging the two clubs.", "Cosmin", "hate"),
     ("Hamish at the allotment is adamant the frost killed the beans.", "Hamish", "believe"),
     ("Harold is adamant that the clutch is fine.", "Harold", "believe"),  # "Harold": NOUN
 ])
@@ -39,6 +41,7 @@ def test_the_speaker_taking_a_side_holds_it() -> None:
     "The committee approved the extension on Monday.",  # a decision, not a view
     "Priya backed up the photos to the NAS last night.",  # another verb
     "My friends always support me when things get hard.",  # help given to a person
+    "We were never opposed to him as a person.",
     "It's been great having people who back you.",
     "The new firmware supports two displays.",  # a thing's ability
     "The ladder is against the garage wall.",  # a thing's place

@@ -83,6 +83,7 @@ ADJECTIVES = {
     **dict.fromkeys(["hopeful", "optimistic"], "hope"),
     **dict.fromkeys(["doubtful", "sceptical", "skeptical", "pessimistic", "unconvinced",
                      "unsure", "dubious"], "doubt"),
+    "opposed": "hate",  # "Cosmin is firmly opposed to merging the clubs" (a side taken)
 }
 NOUNS = {
     **dict.fromkeys([
@@ -206,6 +207,11 @@ def _other_sense(verb: Token, lemma: str, *, asked: bool = False) -> bool:
     if any(c.dep_ in ("xcomp", "ccomp") and c.i > verb.i for c in kids):
         return False
     obj = next((c for c in kids if c.dep_ == "dobj" and (c.i > verb.i or not asked)), None)
+    to = _side_to(verb)
+    if obj is None and to is not None:  # "is opposed to the new rota", "… to moving"
+        if any(g.dep_ == "pcomp" for g in to.children):
+            return False
+        obj = next((g for g in to.children if g.dep_ == "pobj"), None)
     if obj is None and asked:
         return False
     if obj is None or obj.pos_ != "NOUN" or obj.ent_type_ == "PERSON" \
@@ -213,6 +219,20 @@ def _other_sense(verb: Token, lemma: str, *, asked: bool = False) -> bool:
         return True
     marks = {c.dep_ for c in obj.children}
     return "poss" in marks or not ("det" in marks or obj.tag_ == "NNS")
+
+
+def _past_to(content: Span) -> Span:
+    """A side's content without the preposition it is taken with ("opposed to the new
+    rota": the rota; an infinitive's "to" is no preposition and stays)."""
+    if len(content) > 1 and content[0].lower_ == "to" and content[0].dep_ == "prep":
+        return content[1:]
+    return content
+
+
+def _side_to(verb: Token) -> Token | None:
+    """The "to" a side is taken with ("Priya is opposed to the new rota"), if any."""
+    return next((c for c in verb.children if c.dep_ == "prep" and c.lower_ == "to"
+                 and c.i > verb.i), None)
 
 
 def _raised(verb: Token) -> bool:
@@ -275,6 +295,8 @@ def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str, view: boo
             content = _content(tok, sent)
             if content is None:
                 continue
+            if lemma in _SIDES:
+                content = _past_to(content)
             if lemma in _NEUTRAL_SPEECH and not (view or _reports_a_view(content)):
                 continue
             if VERBS[lemma] in _DESIRES and content[0].lower_ == "to":
@@ -297,6 +319,8 @@ def _from_sentence(doc: Doc, sent: Span, speaker: str | None, me: str, view: boo
         else:
             holder = content = None
         if content is not None:
+            if lemma == "opposed":
+                content = _past_to(content)
             if ADJECTIVES[lemma] in _DESIRES and content[0].lower_ == "to":
                 continue
             if holder is not None:
