@@ -782,11 +782,13 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_sse_stream_carries_only_its_namespace_intents(api: Api) -> None:
-    """On a real uvicorn server in this process (the TestClient does not stream)."""
+def test_sse_stream_carries_only_its_namespace_intents(tmp_path: Path) -> None:
+    """On a real uvicorn server in this process (the TestClient does not stream), alone on
+    its file: a second running app on the same file (the ``api`` fixture's) may win the
+    namespace's lease and fold the event, and its notifications go to its own streams."""
     import uvicorn
 
-    memory = Memory.open(api.memory.store.url, embedder="hash", planner="local")
+    memory = _memory(tmp_path / "sse.db")
     key = create_key(memory.store, "carol")[1]
     app = create_app(memory, ServerSettings(admin_key=ADMIN, scan_interval_s=0.2,
                                             sse_ping_s=1))
