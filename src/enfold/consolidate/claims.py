@@ -110,9 +110,21 @@ def _superseded(graph: WorkingGraph, claim: Node) -> bool:
     return isinstance(by, str) and graph.resolve(by) in graph.nodes
 
 
+#: How far from 0 the polarity model's lean of a claim the reading left neutral must be
+#: before it counts against a polar claim of the same target: its probability outside
+#: [0.25, 0.75].
+_UNDECIDED = 0.5
+
+
 def reconcile_group(graph: WorkingGraph, stamp: Stamp, index: ClaimIndex, key: ClaimKey,
-                    result: ClaimResult) -> None:
-    """Merge repeats and record changes of stance among one group's current claims."""
+                    result: ClaimResult, *, embedder: str | None = None,
+                    gap: float = 1.0) -> None:
+    """Merge repeats and record changes of stance among one group's current claims.
+    A stance the reading left neutral beside a polar one is no change by itself ("coffee
+    after 3pm ruins my sleep", "confirmed again, coffee after 3 = no sleep"): the two
+    differ only when their leans (:func:`_lean`, the polarity model's for the neutral one)
+    are opposite by ``gap`` and the neutral one's lean is beyond ``±_UNDECIDED`` (the model
+    decided); otherwise the newer repeats the older."""
     members = index.members(graph, key)
     result.visited += len(members)
     current_claims = sorted((n for n in members if not _superseded(graph, n)),
@@ -125,12 +137,15 @@ def reconcile_group(graph: WorkingGraph, stamp: Stamp, index: ClaimIndex, key: C
         stance, new_stance = (current.attrs.get("stance") or "neutral",
                               nxt.attrs.get("stance") or "neutral")
         when = valid_from(graph, nxt)
-        if stance == new_stance and not nxt.attrs.get("revises"):
+        repeat = stance == new_stance or "neutral" in (stance, new_stance) and not opposite(
+            _lean(graph, current, embedder), _lean(graph, nxt, embedder), gap + _UNDECIDED)
+        if repeat and not nxt.attrs.get("revises"):
             merge_nodes(graph, current.id, nxt.id, at=stamp.at, plan_id=stamp.plan_id,
                         reasoning=f"consolidation: {key[0]} repeats a {stance} "
                                   f"{key[2]} about {key[1]!r}")
             kept = graph.nodes[current.id]
-            attrs = {**kept.attrs, "reaffirmed_at": max(
+            polar = stance if stance != "neutral" else new_stance
+            attrs = {**kept.attrs, "stance": polar, "reaffirmed_at": max(
                 when, float(kept.attrs.get("reaffirmed_at") or 0.0)),
                 "support": len(kept.grounded_in)}
             current = kept.with_changes(attrs=attrs)
@@ -331,7 +346,8 @@ def reconcile_claims(
         found = (index.add(graph, graph.resolve(c)) for c in dict.fromkeys(claims))
         keys = sorted({k for k in found if k is not None})
     for key in keys:
-        reconcile_group(graph, stamp, index, key, result)
+        reconcile_group(graph, stamp, index, key, result, embedder=embedder,
+                        gap=settings.claim_lean_gap)
     revise(graph, stamp, graph.by_kind[NodeKind.CLAIM] if claims is None else claims, result,
            settings, embedder=embedder)
     return result

@@ -257,7 +257,8 @@ _BARE_KIN = {"mum": "mom", "mom": "mom", "mummy": "mom", "mommy": "mom", "mam": 
              "dad": "dad", "daddy": "dad", "gran": "grandma", "granny": "grandma",
              "grandma": "grandma", "nan": "grandma", "nana": "grandma", "nanna": "grandma",
              "grandpa": "grandpa", "grandad": "grandpa", "granddad": "grandpa",
-             "auntie": "aunt", "aunty": "aunt", "aunt": "aunt", "uncle": "uncle"}
+             "auntie": "aunt", "aunty": "aunt", "aunt": "aunt", "uncle": "uncle",
+             "sis": "sister", "hubby": "husband"}
 # The same words as other languages and families say them, used as names ("Nonna still
 # makes the sauce", "bhaiya said", "Halmeoni watched"): a closed class, listed whole.
 _BARE_KIN |= {w: "mom" for w in ["ma", "mammy", "mamma", "mama", "mamá", "mãe", "amma", "ammi", "umma", "mutti", "maman", "mommy", "moms", "mummy"]}

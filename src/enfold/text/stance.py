@@ -546,7 +546,9 @@ def _subject(verb: Token) -> Token | None:
             subj = next((g for c in tok.children if c.dep_ in ("aux", "auxpass")
                          for g in c.children if g.dep_ in ("nsubj", "nsubjpass")), None)
         if subj is not None:
-            return subj
+            # "nah changed my mind": a chat interjection parsed as the subject stands for
+            # no one; the clause has none
+            return None if subj.lower_ in _INTERJECTIONS else subj
         if tok.dep_ in ("xcomp", "acomp", "conj") and tok.head is not tok:
             tok = tok.head
             continue
@@ -643,6 +645,11 @@ def _untagged_name(subj: Token) -> bool:
         c.dep_ == "acomp" and c.lemma_.lower() in ADJECTIVES for c in head.children)
 
 
+#: Interjections of chat the tagger may read as a lower-case subject ("nah changed my
+#: mind", "yep confirmed again"): no one's name.
+_INTERJECTIONS = frozenset({"nah", "naw", "nope", "yeah", "yep", "yup", "yes", "no", "ok",
+                            "okay", "lol", "lmao", "omg", "ugh", "meh", "hmm", "welp", "ah",
+                            "oh", "oops", "wow", "haha", "tbh", "ngl", "imo", "idk", "btw"})
 #: Indefinite pronouns the tagger may read as nouns ("Everybody say ..."): nobody's name.
 _INDEFINITE = frozenset({"everybody", "everyone", "somebody", "someone", "anybody", "anyone",
                          "nobody", "noone"})
@@ -1264,12 +1271,16 @@ def bare_view(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
         subj = _subject(root)
         if subj is None and root.pos_ != "VERB":
             continue
-        thing = _acted_on(root)
+        a_thing = subj is not None and subj.pos_ != "PRON" and subj.ent_type_ != "PERSON" \
+            and subj.lower_ not in _FIRST
+        # "The new phone is a huge upgrade": a linking verb's complement says what its
+        # subject is; the view is about the subject.
+        thing = doc[subj.left_edge.i:subj.i + 1] if a_thing and subj is not None and \
+            _lemma(root) in _LINKING else _acted_on(root)
         if subj is None:  # the writer's own doing, as notes say it ("Swapped my road bike
             if thing is None:  # for a gravel bike and it's pure joy")
                 continue
-        elif thing is None and subj.pos_ != "PRON" and subj.ent_type_ != "PERSON" \
-                and subj.lower_ not in _FIRST:
+        elif thing is None and a_thing:
             thing = doc[subj.left_edge.i:subj.i + 1]
         if thing is None:
             return None
