@@ -320,6 +320,11 @@ _CLOCK = (
     # "8:15 tonight": a clock time next to a day word needs no "at"
     r"|(?P<ck_hm>[01]?\d|2[0-3]):(?P<ck_mm>[0-5]\d)(?=\s+(?:tonight|today|tomorrow"
     r"|last\s+night|this\s+(?:morning|afternoon|evening)))"
+    # "by 4 this afternoon": a bare hour after a word of time, before a part of the day
+    r"|(?:" + "|".join(rf"(?<=\b{w}\s)" for w in ("by", "until", "till", "before", "after",
+                                                    "from", "around", "for", "about"))
+    + r")(?P<ck_hd>1[0-2]|[1-9])(?=\s+(?:tonight|this\s+(?:morning|afternoon|evening)"
+    r"|tomorrow\s+(?:morning|afternoon|evening|night)))"
     # "at 9": a bare hour after "at", not a count of something
     r"|(?<=\bat\s)(?P<ck_hb>1[0-2]|[1-9])\b(?![:.,]\d)(?!\s*(?:%|percent|[ap]\.?m\b"
     r"|years?|months?|weeks?|days?|hours?|h\b|minutes?|mins?|km|miles?|kg|lbs?|people"
@@ -394,7 +399,8 @@ _HOLIDAYS: dict[str, HolidayRule] = {
 }
 _HOLIDAY = (r"(?P<holiday>\b(?:" + "|".join(
     re.escape(h).replace("'", "['’]?").replace(r"\ ", r"\s+").replace(r"\.", r"\.?")
-    for h in sorted(_HOLIDAYS, key=len, reverse=True)) + r")(?![\w'’]))")
+    for h in sorted(_HOLIDAYS, key=len, reverse=True)) + r")(?![\w'’])"
+    r"(?:,?\s+(?P<hol_y>(?:19|20)\d\d)(?![\d:]))?)")
 
 
 def _holiday_key(phrase: str) -> str | None:
@@ -422,19 +428,27 @@ def _holiday(phrase: str, ref: date, direction: str) -> date | None:
         days += got if isinstance(got, list) else [got] if got is not None else []
     if not days:
         return None
-    if direction == "future":
-        ahead = [d for d in days if d >= ref]
-        return min(ahead) if ahead else None
-    if direction == "past":
-        back = [d for d in days if d <= ref]
-        return max(back) if back else None
+    ahead = [d for d in days if d >= ref]
+    back = [d for d in days if d <= ref]
+    if direction == "future" and ahead:
+        return _nearer(min(ahead), max(back) if back else None, ref)
+    if direction == "past" and back:
+        return _nearer(max(back), min(ahead) if ahead else None, ref)
+    if direction in ("future", "past"):
+        return None
     return min(days, key=lambda d: (abs((d - ref).days), d < ref))
 
 
-_ENDOF = (r"(?P<endof>\b(?:the\s+)?end\s+of\s+(?P<eo_mod>the|this|next)\s+"
-          r"(?P<eo_u>month|year)\b)")
+_ENDOF = (r"(?P<endof>\b(?:(?:the\s+)?end|(?:the\s+)?last\s+day)\s+of\s+"
+          r"(?P<eo_mod>the|this|next)\s+(?P<eo_u>month|year)\b)")
+_NTH_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3,
+                 "fourth": 4, "4th": 4, "last": -1}
+#: "the first Monday of next month", "the last Friday in March", "second Tuesday of the month"
+_NTHWD = (r"(?P<nthwd>\b(?:the\s+)?(?P<nw_n>first|1st|second|2nd|third|3rd|fourth|4th|last)"
+          rf"\s+(?P<nw_d>{_WEEKDAY})\s+(?:of|in)\s+(?:(?P<nw_mod>the|this|next|last)\s+month"
+          rf"|(?P<nw_m>{_MONTH_FULL}))\b)")
 _GRAMMAR = re.compile(
-    f"{_HOLIDAY}|{_ENDOF}|{_ISO}|{_DMY}|{_MDY}|{_MY}|{_AGO}|{_IN}|{_DAYWORD}|{_WEEKEND}|{_MODUNIT}|{_WEEKDAY_RE}"
+    f"{_HOLIDAY}|{_ENDOF}|{_NTHWD}|{_ISO}|{_DMY}|{_MDY}|{_MY}|{_AGO}|{_IN}|{_DAYWORD}|{_WEEKEND}|{_MODUNIT}|{_WEEKDAY_RE}"
     f"|{_MONTH_BARE}|{_YEAR}|{_ORDINAL}|{_CLOCK}|{_SLASH}",
     re.IGNORECASE,
 )
@@ -530,7 +544,7 @@ def extract_times(text: str, ref: datetime) -> list[TimeMention]:
 
 _KEEP_MODIFIER = frozenset({"last", "next", "this", "early", "late", "mid", "mid-"})
 _KINDS = (
-    "holiday", "endof", "iso", "dmy", "mdy", "my", "ago", "inn", "dayword", "weekend", "modunit", "weekday",
+    "holiday", "endof", "nthwd", "iso", "dmy", "mdy", "my", "ago", "inn", "dayword", "weekend", "modunit", "weekday",
     "mbare", "year", "ordinal", "clock", "slash",
 )
 
@@ -714,11 +728,34 @@ def _resolve(
     if kind == "dayword":
         phrase = re.sub(r"\s+", " ", g("dayword").lower())
         phrase = " ".join(_CHAT_DAYWORDS.get(w, w) for w in phrase.split())
+        if phrase in ("tonight", "tonite", "2nite", "this evening") and ref.hour < 5 \
+                and direction == "past":
+            # "just got home, tonight was the leaving do" at 00:45: the evening just gone
+            return _day(ref.date() - timedelta(days=1))
         d = _library(phrase, ref.date(), "current_period")
         return None if d is None else _day(d.date())
     if kind == "holiday":
-        holiday = _holiday(g("holiday"), ref.date(), direction)
+        name = g("holiday")
+        year = g("hol_y")
+        if year:  # "Christmas Day 2025": the year said wins
+            name = name[: m.start("hol_y") - m.start("holiday")].rstrip(" ,\t\n")
+            holiday = _holiday(name, date(int(year), 7, 2), "neutral")  # mid-year
+            return None if holiday is None or holiday.year != int(year) else _day(holiday)
+        holiday = _holiday(name, ref.date(), direction)
         return None if holiday is None else _day(holiday)
+    if kind == "nthwd":
+        today = ref.date()
+        n = _NTH_ORDINALS[g("nw_n").lower()]
+        wd = _WEEKDAYS.index(_SHORT_WEEKDAYS.get(g("nw_d").lower(), g("nw_d").lower()))
+        if g("nw_m"):
+            mo = _MONTHS[g("nw_m").lower()]
+            y = _bare_month("", mo, today, direction)[1].year
+        else:
+            step = {"next": 1, "last": -1}.get(g("nw_mod").lower(), 0)
+            y, mo = divmod(today.year * 12 + today.month - 1 + step, 12)
+            mo += 1
+        found = _nth_weekday(y, mo, wd, n)
+        return None if found is None else _day(found)
     if kind == "endof":
         today = ref.date()
         if g("eo_u").lower() == "year":
@@ -897,14 +934,36 @@ def _by_unit(unit: str, d: date, counted: bool = False) -> tuple[str, datetime, 
     return _day(d)
 
 
+#: A year-less date whose occurrence in the tense's direction is more than ``_FAR`` days
+#: away, while the other way one is within ``_NEAR`` days, means the near one: nobody names
+#: last Christmas Eve by its bare name three days before this one ("shops shut early on
+#: Christmas Eve", the tagger reading "shut" as a past), nor next year's invoice date
+#: ("the invoice from March 28 is still unpaid", written on 15 April).
+_FAR, _NEAR = 240, 45
+
+
+def _nearer(chosen: date, other: date | None, ref: date) -> date:
+    """``other`` when it is near and ``chosen`` far (see :data:`_FAR`), else ``chosen``."""
+    if other is not None and abs((chosen - ref).days) > _FAR \
+            and abs((other - ref).days) <= _NEAR:
+        return other
+    return chosen
+
+
 def _shift_year(when: date, ref: date, direction: str) -> date:
-    """Move a year-less date to the occurrence the direction asks for (see module doc)."""
+    """Move a year-less date to the occurrence the direction asks for (see module doc),
+    unless that one is far and the other way's near (:func:`_nearer`)."""
     year = when.year
     if direction == "future" and when < ref:
         year += 1
     elif direction == "past" and when > ref:
         year -= 1
-    elif direction == "neutral":  # the nearest occurrence
+    if direction in ("future", "past") and year != when.year:
+        try:
+            return _nearer(when.replace(year=year), when, ref)
+        except ValueError:  # 29 February in a non-leap year: keep the library's year
+            return when
+    if direction == "neutral":  # the nearest occurrence
         options = []
         for y in (ref.year - 1, ref.year, ref.year + 1):
             try:
@@ -974,9 +1033,9 @@ def _clock(
     if word:
         hour, minute = (12, 0) if word == "noon" else (0, 0)
     elif m.group("ck_h24") is not None or m.group("ck_hm") is not None \
-            or m.group("ck_hb") is not None:
-        if m.group("ck_hb") is not None:
-            hour, minute = int(m.group("ck_hb")), 0
+            or m.group("ck_hb") is not None or m.group("ck_hd") is not None:
+        if m.group("ck_hb") is not None or m.group("ck_hd") is not None:
+            hour, minute = int(m.group("ck_hb") or m.group("ck_hd")), 0
         elif m.group("ck_hm") is not None:
             hour, minute = int(m.group("ck_hm")), int(m.group("ck_mm"))
         else:

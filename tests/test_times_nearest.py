@@ -1,0 +1,70 @@
+"""Time expressions read as a careful reader would (session 23; sentences of our own, not
+from the bench's data files):
+
+* a year-less date or holiday whose occurrence in the tense's direction is most of a year
+  away, while the other way's is a few weeks off, is the near one;
+* a holiday with a year said is that year's;
+* "the first Monday of next month", "the last Friday in March", "last day of the month";
+* a bare hour before a part of the day ("by 4 this afternoon") is a clock time;
+* "tonight", said in the small hours of a report, is the evening just gone.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from enfold.text.times import extract_times
+
+
+def _value(text: str, at: datetime, expression: str) -> str | None:
+    start = text.index(expression)
+    end = start + len(expression)
+    return next((m.value for m in extract_times(text, at)
+                 if m.start < end and start < m.end), None)
+
+
+@pytest.mark.parametrize(("text", "at", "expression", "value"), [
+    # past-tense verbs about an occasion days ahead
+    ("Mother's Day: I've ordered the flowers already.", datetime(2026, 3, 3, 9), "Mother's Day",
+     "2026-03-15"),
+    ("Bins went out early for Christmas Eve collection, as the council said.",
+     datetime(2026, 12, 20, 18), "Christmas Eve", "2026-12-24"),
+    # present tense about a date a few weeks back
+    ("The parking fine from October 2 is still sitting on the fridge.",
+     datetime(2026, 10, 20, 8), "October 2", "2026-10-02"),
+    # and neither when both are far
+    ("We painted the shed on June 3.", datetime(2026, 2, 10, 8), "June 3", "2025-06-03"),
+])
+def test_the_near_occurrence_beats_a_far_one(text: str, at: datetime, expression: str,
+                                             value: str) -> None:
+    assert _value(text, at, expression) == value
+
+
+def test_a_holiday_with_its_year_is_that_years() -> None:
+    text = "Our first dance was on New Year's Eve 2024, in the old town hall."
+    assert _value(text, datetime(2026, 12, 10), "New Year's Eve 2024") == "2024-12-31"
+
+
+@pytest.mark.parametrize(("text", "expression", "value"), [
+    ("Choir practice moves to the first Monday of next month.",
+     "the first Monday of next month", "2026-11-02"),
+    ("The allotment AGM is the last Friday in March.", "the last Friday in March",
+     "2027-03-26"),
+    ("Timesheets close on the last day of the month.", "the last day of the month",
+     "2026-10-31"),
+])
+def test_a_weekday_or_day_counted_within_a_month(text: str, expression: str,
+                                                 value: str) -> None:
+    assert _value(text, datetime(2026, 10, 14, 10), expression) == value
+
+
+def test_a_bare_hour_before_a_part_of_the_day_is_a_clock_time() -> None:
+    text = "The garage says the car will be ready by 5 this afternoon."
+    assert _value(text, datetime(2026, 5, 6, 9), "5 this afternoon") == "2026-05-06T17:00"
+
+
+def test_tonight_in_the_small_hours_of_a_report_is_the_evening_gone() -> None:
+    text = "Back home at last, tonight was the quiz final and we came second."
+    assert _value(text, datetime(2026, 5, 9, 1, 10), "tonight") == "2026-05-08"
