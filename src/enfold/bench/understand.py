@@ -35,7 +35,7 @@ PARTS = ("tune", "measure")
 #: The sets and the parts each has.
 #: (A part named "measure-x" or "tune-x" is a further measure or tune part, by another
 #: author: ``--part measure`` or ``--part tune`` runs it too.)
-SETS = {"people": (*PARTS, "measure-g", "tune-h", "measure-h"),
+SETS = {"people": (*PARTS, "measure-g", "tune-h", "measure-h", "tune-k", "measure-k"),
         "time": (*PARTS, "measure-g", "tune-h", "measure-h", "tune-j", "measure-j"),
         "supersede": (*PARTS, "tune-i", "measure-e", "measure-f", "measure-i"),
         "questions": ("measure",)}
