@@ -75,3 +75,15 @@ def test_bare_kinship_words_of_chat_name_a_relation(text: str, relation: str) ->
 
     found = [p for p in extract_people(text, "Ana") if p.role == "mentioned"]
     assert [p.relation for p in found] == [relation]
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("Can't come Friday, my nonna is moving house.", "Ana's grandma"),
+    ("Our abuelo still drives to the market every morning.", "Ana's grandpa"),
+])
+def test_kin_words_of_other_languages_after_my_are_the_speakers_relation(text: str,
+                                                                           name: str) -> None:
+    from enfold.text.people import extract_people
+
+    found = [p for p in extract_people(text, "Ana") if p.role == "mentioned"]
+    assert [p.name for p in found] == [name]

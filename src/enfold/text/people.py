@@ -412,11 +412,13 @@ def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention]
             out[(tok.idx, end)] = mention
         elif (low in _ROLES and tok.tag_ == "NN" or low in _KIN_PLURALS or (
                 low in _BARE_KIN or canonical_relation(low)) and owner is not None
-                and owner.lower_ not in _OWNERS) and owner is not None and tok.dep_ != "attr" \
+                and (owner.lower_ not in _OWNERS or low not in _RELATIONS
+                     and owner.lower_ in ("my", "our"))) \
+                and owner is not None and tok.dep_ != "attr" \
                 and (owner.lower_ in _OWNERS or _named_owner(owner, out)) \
                 and tok.pos_ in ("NOUN", "PROPN"):
             start, end = owner.idx, tok.idx + len(tok.text)
-            rel = canonical_relation(low) or low
+            rel = canonical_relation(low) or _BARE_KIN.get(low) or low  # "my abuela"
             if any(s < end and start < e for s, e in out if not s <= owner.idx < e) or any(
                     m.relation == rel for m in out.values()):
                 continue  # "Dana, my boss": the rules bound it to the name
