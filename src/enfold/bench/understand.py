@@ -36,7 +36,8 @@ PARTS = ("tune", "measure")
 #: (A part named "measure-x" or "tune-x" is a further measure or tune part, by another
 #: author: ``--part measure`` or ``--part tune`` runs it too.)
 SETS = {"people": (*PARTS, "measure-g", "tune-h", "measure-h", "tune-k", "measure-k"),
-        "time": (*PARTS, "measure-g", "tune-h", "measure-h", "tune-j", "measure-j"),
+        "time": (*PARTS, "measure-g", "tune-h", "measure-h", "tune-j", "measure-j", "tune-k",
+                 "measure-k"),
         "supersede": (*PARTS, "tune-i", "measure-e", "measure-f", "measure-i"),
         "questions": ("measure",)}
 _DETERMINERS = re.compile(r"^(?:my|our|the|his|her|their|your|a|an)\s+", re.IGNORECASE)
