@@ -68,3 +68,18 @@ def test_a_bare_hour_before_a_part_of_the_day_is_a_clock_time() -> None:
 def test_tonight_in_the_small_hours_of_a_report_is_the_evening_gone() -> None:
     text = "Back home at last, tonight was the quiz final and we came second."
     assert _value(text, datetime(2026, 5, 9, 1, 10), "tonight") == "2026-05-08"
+
+
+@pytest.mark.parametrize(("text", "at", "expression", "value"), [
+    # a diary's subjectless past, which the tagger reads as a present or an imperative
+    ("Found the spare key on the 4th, under the mat all along.", datetime(2026, 5, 20, 9),
+     "the 4th", "2026-05-04"),
+    ("Broke my toe on Saturday at the climbing wall.", datetime(2026, 5, 20, 9),
+     "Saturday", "2026-05-16"),
+    # a base form that is also its past ("put") stays as the tense reads it
+    ("Put the bins out on Thursday, please.", datetime(2026, 5, 20, 9), "Thursday",
+     "2026-05-21"),
+])
+def test_a_subjectless_past_points_back(text: str, at: datetime,
+                                        expression: str, value: str) -> None:
+    assert _value(text, at, expression) == value

@@ -583,6 +583,16 @@ def _arranges(tok: Any) -> bool:
 _EVENT_NOUNS_AHEAD = _words("appointment deadline delivery due booking reservation")
 
 
+def _past_form(word: str) -> bool:
+    """Whether ``word`` is only a past form of a verb ("got", "lost", "went"), not also its
+    base ("put", "set", "read")."""
+    from lemminflect import getAllLemmas, getInflection
+
+    lemmas = getAllLemmas(word).get("VERB", ())
+    return bool(lemmas) and all(
+        lemma != word and word in getInflection(lemma, "VBD") for lemma in lemmas)
+
+
 def _parsed_direction(text: str, start: int, end: int) -> str | None:
     """The direction from the parse: the tense of the verb the expression hangs from.
 
@@ -642,6 +652,9 @@ def _parsed_direction(text: str, start: int, end: int) -> str | None:
             or span.root.head in chain and span.root.dep_ in ("npadvmod", "dobj", "attr",
                                                               "nummod")):
         return "future"  # "booked 20/8", "pushed it to Friday", "flights for May 14"
+    if verb.tag_ in ("VB", "VBP") and not aux and _past_form(verb.lower_):
+        return "past"  # a diary's subjectless past the tagger took for a present or an
+        # imperative: "Got back on the 2nd", "Lost my keys on Friday night"
     if verb.tag_ == "VB" and verb.dep_ == "ROOT" and not any(
             c.dep_ in ("nsubj", "aux") for c in verb.children):
         return "future"  # an imperative: "see you at Christmas", "send it Friday"
