@@ -757,18 +757,7 @@ def _resolve(
         holiday = _holiday(name, ref.date(), direction)
         return None if holiday is None else _day(holiday)
     if kind == "nthwd":
-        today = ref.date()
-        n = _NTH_ORDINALS[g("nw_n").lower()]
-        wd = _WEEKDAYS.index(_SHORT_WEEKDAYS.get(g("nw_d").lower(), g("nw_d").lower()))
-        if g("nw_m"):
-            mo = _MONTHS[g("nw_m").lower()]
-            y = _bare_month("", mo, today, direction)[1].year
-        else:
-            step = {"next": 1, "last": -1}.get(g("nw_mod").lower(), 0)
-            y, mo = divmod(today.year * 12 + today.month - 1 + step, 12)
-            mo += 1
-        found = _nth_weekday(y, mo, wd, n)
-        return None if found is None else _day(found)
+        return _nth_weekday_of(m, ref.date(), direction)
     if kind == "endof":
         today = ref.date()
         if g("eo_u").lower() == "year":
@@ -1037,6 +1026,22 @@ def _ordinal_day(day: int, ref: date, direction: str) -> date | None:
         elif m == 13:
             y, m = y + 1, 1
     return None
+
+
+def _nth_weekday_of(m: re.Match[str], today: date, direction: str
+                    ) -> tuple[str, datetime, datetime, str] | None:
+    """"The first Monday of next month", "the last Friday in March"."""
+    nth = _NTH_ORDINALS[m.group("nw_n").lower()]
+    name = m.group("nw_d").lower()
+    weekday = _WEEKDAYS.index(_SHORT_WEEKDAYS.get(name, name))
+    if m.group("nw_m"):
+        month = _MONTHS[m.group("nw_m").lower()]
+        year = _bare_month("", month, today, direction)[1].year
+    else:
+        step = {"next": 1, "last": -1}.get(m.group("nw_mod").lower(), 0)
+        year, month = divmod(today.year * 12 + today.month - 1 + step, 12)
+        month += 1
+    return _day(_nth_weekday(year, month, weekday, nth))
 
 
 def _clock(
