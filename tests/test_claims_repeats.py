@@ -87,3 +87,14 @@ def test_kin_words_of_other_languages_after_my_are_the_speakers_relation(text: s
 
     found = [p for p in extract_people(text, "Ana") if p.role == "mentioned"]
     assert [p.name for p in found] == [name]
+
+
+@pytest.mark.parametrize("text", [
+    "Gran says the new bakery's bread is nothing like it used to be.",   # the cue pattern
+    "Sis finally sold the campervan, says it was never worth the hassle.",  # no subject
+])
+def test_a_kinship_word_used_as_a_name_holds_the_view_of_that_relation(text: str) -> None:
+    from enfold.text.claims import extract_claims
+
+    claims = extract_claims(text, "Ana")
+    assert claims and claims[0].holder.startswith("Ana's ")

@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 
 from enfold.text.people import (
     RELATION_NOUNS,
+    bare_kin,
     canonical_relation,
     looks_like_name,
     relation_holder,
@@ -333,6 +334,9 @@ def _holder(m: re.Match[str], me: str) -> str | None:
         # Short "-ly" words are names far more often than sentence-opening adverbs
         # ("Emily said ...", "Lily thinks ..."; "Really" and "Totally" are stop words).
         return None
+    if name and " " not in name.strip() and bare_kin(name.strip()):
+        # "Gran says ...", "Sis reckons ...": the speaker's relation, as "my gran" is
+        return relation_holder(None if me == "speaker" else me, bare_kin(name.strip()) or "")
     if name and looks_like_name(name):
         return " ".join(name.split())
     return None

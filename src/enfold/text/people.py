@@ -271,6 +271,12 @@ _BARE_KIN |= {w: "brother" for w in ["bhaiya", "bhai", "kuya", "anna"] if w != "
 _BARE_KIN |= {w: "sister" for w in ["didi", "ate"] if w != "ate"}
 _BARE_KIN |= {"jiju": "brother-in-law", "bhabhi": "sister-in-law", "sogra": "mother-in-law",
               "sogro": "father-in-law"}
+def bare_kin(word: str) -> str | None:
+    """The canonical relation of a kinship word used as a name ("Gran", "Sis", "Nonna"), or
+    None."""
+    return _BARE_KIN.get(word.lower())
+
+
 # Roles that are people with any determiner ("the landlord", "our accountant").
 _ROLES = frozenset([
     "landlord", "landlady", "vet", "physio", "physiotherapist", "dentist", "accountant",
