@@ -83,3 +83,25 @@ def test_tonight_in_the_small_hours_of_a_report_is_the_evening_gone() -> None:
 def test_a_subjectless_past_points_back(text: str, at: datetime,
                                         expression: str, value: str) -> None:
     assert _value(text, at, expression) == value
+
+
+@pytest.mark.parametrize(("text", "at", "expression", "value"), [
+    # a day something was set for, whatever the verb's tense
+    ("Got the electrician in for Thursday, fingers crossed.", datetime(2026, 5, 18, 9),
+     "Thursday", "2026-05-21"),
+    ("The tribunal listed the hearing for 9 June.", datetime(2026, 5, 18, 9), "9 June",
+     "2026-06-09"),
+    # but not a thanks, a stay, or a holiday spent
+    ("Thanks for Saturday, the kids loved it.", datetime(2026, 5, 18, 9), "Saturday",
+     "2026-05-16"),
+    ("Went back to Cork for Easter and ate far too much.", datetime(2026, 5, 18, 9),
+     "Easter", "2026-04-05"),
+    # a weekday's possessive is that day; "day after tomorrow" needs no "the"
+    ("Sunday's match is off if the pitch floods.", datetime(2026, 5, 18, 9), "Sunday",
+     "2026-05-24"),
+    ("Parcel arrives day after tomorrow, apparently.", datetime(2026, 5, 18, 9),
+     "day after tomorrow", "2026-05-20"),
+])
+def test_a_day_set_for_and_a_weekdays_possessive(text: str, at: datetime, expression: str,
+                                                 value: str) -> None:
+    assert _value(text, at, expression) == value

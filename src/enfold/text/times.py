@@ -270,7 +270,7 @@ _AGO = (rf"(?P<ago>\b(?P<ago_n>{_NUM})\s+(?P<ago_u>{_UNIT})s?\s+(?P<ago_dir>ago|
         r"(?P<ago_today>\s+today\b)?)")
 _IN = rf"(?P<inn>\bin\s+(?P<in_n>{_NUM})\s+(?P<in_u>{_UNIT})s?\b)"
 _DAYWORD = (
-    r"(?P<dayword>\b(?:the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow"
+    r"(?P<dayword>\b(?:(?:the\s+)?day\s+before\s+yesterday|(?:the\s+)?day\s+after\s+tomorrow"
     r"|yesterday|today|tonight|tomorrow|last\s+night|this\s+(?:morning|afternoon|evening)"
     r"|tmrw|tmr|tmw|tomoz|2moro(?:w|rrow)?|2morrow|tomorow|2day|2nite|tonite|yday|yest)\b"
     r"(?:\s+(?:morning|afternoon|evening|night)\b)?)"
@@ -294,7 +294,7 @@ _MODUNIT = (r"(?P<modunit>\b(?:(?P<mu_mod>this|next|last|coming)\s+(?P<mu_u>week
 _WEEKDAY_RE = (
     rf"(?P<weekday>\b(?P<wd_pre>a\s+week\s+(?:on|from|after)\s+)?"
     rf"(?:(?P<wd_mod>this\s+coming|this|next|last|coming)\s+)?"
-    rf"(?P<wd>{_WEEKDAY})\b(?(wd_mod)|(?!['’]?s\b))(?P<wd_post>\s+week\b|\s+after\s+next\b)?)"
+    rf"(?P<wd>{_WEEKDAY})\b(?(wd_mod)|(?!s\b))(?P<wd_post>\s+week\b|\s+after\s+next\b)?)"
 )
 _MONTH_BARE = (
     r"(?P<mbare>\b(?P<mb_mod>in|since|until|till|by|before|after|during|last|next|this|early"
@@ -583,6 +583,10 @@ def _arranges(tok: Any) -> bool:
 _EVENT_NOUNS_AHEAD = _words("appointment deadline delivery due booking reservation")
 
 
+def _lemma_of(tok: Any) -> str:
+    return str(tok.lemma_).lower()
+
+
 def _past_form(word: str) -> bool:
     """Whether ``word`` is only a past form of a verb ("got", "lost", "went"), not also its
     base ("put", "set", "read")."""
@@ -652,6 +656,10 @@ def _parsed_direction(text: str, start: int, end: int) -> str | None:
             or span.root.head in chain and span.root.dep_ in ("npadvmod", "dobj", "attr",
                                                               "nummod")):
         return "future"  # "booked 20/8", "pushed it to Friday", "flights for May 14"
+    if span.root.dep_ == "pobj" and span.root.head.lower_ == "for" \
+            and span.root.head.head in chain and _holiday_key(span.text) is None \
+            and not any(_lemma_of(t) in ("thank", "be") for t in chain):
+        return "future"  # "got the plumber in for Thursday": a day something is set for
     if verb.tag_ in ("VB", "VBP") and not aux and _past_form(verb.lower_):
         return "past"  # a diary's subjectless past the tagger took for a present or an
         # imperative: "Got back on the 2nd", "Lost my keys on Friday night"
@@ -741,6 +749,8 @@ def _resolve(
     if kind == "dayword":
         phrase = re.sub(r"\s+", " ", g("dayword").lower())
         phrase = " ".join(_CHAT_DAYWORDS.get(w, w) for w in phrase.split())
+        if phrase.startswith("day "):  # "parcel arrives day after tomorrow"
+            phrase = "the " + phrase
         if phrase in ("tonight", "tonite", "2nite", "this evening") and ref.hour < 5 \
                 and direction == "past":
             # "just got home, tonight was the leaving do" at 00:45: the evening just gone
