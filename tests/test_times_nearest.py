@@ -105,3 +105,17 @@ def test_a_subjectless_past_points_back(text: str, at: datetime,
 def test_a_day_set_for_and_a_weekdays_possessive(text: str, at: datetime, expression: str,
                                                  value: str) -> None:
     assert _value(text, at, expression) == value
+
+
+@pytest.mark.parametrize(("text", "at", "expression", "value"), [
+    ("The confirmation is on Pentecost Sunday at St Brigid's.", datetime(2026, 4, 20, 9),
+     "Pentecost Sunday", "2026-05-24"),
+    ("We fly out the day after Boxing Day.", datetime(2026, 6, 1, 9),
+     "the day after Boxing Day", "2026-12-27"),
+    ("Palm Sunday service starts at ten.", datetime(2026, 6, 1, 9), "Palm Sunday",
+     "2027-03-21"),
+])
+def test_moveable_feasts_and_a_day_either_side_of_a_holiday(text: str, at: datetime,
+                                                            expression: str,
+                                                            value: str) -> None:
+    assert _value(text, at, expression) == value

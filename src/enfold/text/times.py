@@ -248,7 +248,7 @@ _PREFILTER = re.compile(
     r"|afternoon|evening|fortnight|hour|minute|xmas|christmas|halloween|valentine|new\s+year"
     r"|boxing|bonfire|guy|patrick|paddy|independence|fourth|canada|anzac|australia|burns"
     r"|juneteenth|cinco|remembrance|veteran|andrew|david|george|easter|good\s+friday|maundy"
-    r"|shrove|pancake|ash|mother|father|thanksgiving|black|memorial|labou?r|luther|mlk"
+    r"|shrove|pancake|ash|mother|father|thanksgiving|pentecost|whit|palm|ascension|holy|black|memorial|labou?r|luther|mlk"
     r"|president|lunar|chinese|hogmanay|tmrw|tmr|tmw|tomoz|2moro|2mor|2day|2nite|tonite|yday"
     r"|yest)",
     re.IGNORECASE,
@@ -381,6 +381,14 @@ _HOLIDAYS: dict[str, HolidayRule] = {
     "shrove tuesday": lambda y: _easter(y) - timedelta(days=47),
     "pancake day": lambda y: _easter(y) - timedelta(days=47),
     "ash wednesday": lambda y: _easter(y) - timedelta(days=46),
+    "palm sunday": lambda y: _easter(y) - timedelta(days=7),
+    "holy saturday": lambda y: _easter(y) - timedelta(days=1),
+    "ascension day": lambda y: _easter(y) + timedelta(days=39),
+    "pentecost sunday": lambda y: _easter(y) + timedelta(days=49),
+    "pentecost": lambda y: _easter(y) + timedelta(days=49),
+    "whit sunday": lambda y: _easter(y) + timedelta(days=49),
+    "whitsunday": lambda y: _easter(y) + timedelta(days=49),
+    "whit monday": lambda y: _easter(y) + timedelta(days=50),
     "mothering sunday": lambda y: _easter(y) - timedelta(days=21),
     "mother's day": lambda y: [_easter(y) - timedelta(days=21), _nth_weekday(y, 5, 6, 2)],
     "father's day": lambda y: _nth_weekday(y, 6, 6, 3),
@@ -397,7 +405,7 @@ _HOLIDAYS: dict[str, HolidayRule] = {
     "chinese new year": lambda y: date(y, *_LUNAR_NEW_YEAR[y]) if y in _LUNAR_NEW_YEAR
     else None,
 }
-_HOLIDAY = (r"(?P<holiday>\b(?:" + "|".join(
+_HOLIDAY = (r"(?P<holiday>(?P<hol_rel>\b(?:the\s+)?day\s+(?:after|before)\s+)?\b(?:" + "|".join(
     re.escape(h).replace("'", "['’]?").replace(r"\ ", r"\s+").replace(r"\.", r"\.?")
     for h in sorted(_HOLIDAYS, key=len, reverse=True)) + r")(?![\w'’])"
     r"(?:,?\s+(?P<hol_y>(?:19|20)\d\d)(?![\d:]))?)")
@@ -758,14 +766,12 @@ def _resolve(
         d = _library(phrase, ref.date(), "current_period")
         return None if d is None else _day(d.date())
     if kind == "holiday":
-        name = g("holiday")
-        year = g("hol_y")
-        if year:  # "Christmas Day 2025": the year said wins
-            name = name[: m.start("hol_y") - m.start("holiday")].rstrip(" ,\t\n")
-            holiday = _holiday(name, date(int(year), 7, 2), "neutral")  # mid-year
-            return None if holiday is None or holiday.year != int(year) else _day(holiday)
-        holiday = _holiday(name, ref.date(), direction)
-        return None if holiday is None else _day(holiday)
+        found = _holiday_named(m, ref, direction)
+        if found is None or not g("hol_rel"):
+            return found
+        # "the day after Thanksgiving": the holiday's occurrence, then a day on
+        shift = 1 if "after" in g("hol_rel").lower() else -1
+        return _day(found[1].date() + timedelta(days=shift))
     if kind == "nthwd":
         return _nth_weekday_of(m, ref.date(), direction)
     if kind == "endof":
@@ -1036,6 +1042,20 @@ def _ordinal_day(day: int, ref: date, direction: str) -> date | None:
         elif m == 13:
             y, m = y + 1, 1
     return None
+
+
+def _holiday_named(m: re.Match[str], ref: datetime, direction: str
+                   ) -> tuple[str, datetime, datetime, str] | None:
+    """The day of a holiday's name ("Easter", "Christmas Day 2025": the year said wins)."""
+    name = m.group("holiday")[m.end("hol_rel") - m.start("holiday") if m.group("hol_rel")
+                              else 0:]
+    year = m.group("hol_y")
+    if year:
+        name = name[: m.start("hol_y") - m.end("holiday")].rstrip(" ,\t\n")
+        holiday = _holiday(name, date(int(year), 7, 2), "neutral")  # mid-year
+        return None if holiday is None or holiday.year != int(year) else _day(holiday)
+    holiday = _holiday(name, ref.date(), direction)
+    return None if holiday is None else _day(holiday)
 
 
 def _nth_weekday_of(m: re.Match[str], today: date, direction: str
