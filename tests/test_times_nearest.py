@@ -119,3 +119,8 @@ def test_moveable_feasts_and_a_day_either_side_of_a_holiday(text: str, at: datet
                                                             expression: str,
                                                             value: str) -> None:
     assert _value(text, at, expression) == value
+
+
+def test_a_far_date_said_to_be_ahead_in_so_many_words_stays_ahead() -> None:
+    text = "We'll host Christmas at ours this time, Mum's decided."
+    assert _value(text, datetime(2026, 1, 9, 9), "Christmas") == "2026-12-25"

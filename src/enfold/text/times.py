@@ -420,7 +420,7 @@ def _holiday_key(phrase: str) -> str | None:
                  == key.replace("'", "").replace(".", "")), None)
 
 
-def _holiday(phrase: str, ref: date, direction: str) -> date | None:
+def _holiday(phrase: str, ref: date, direction: str, firm: bool = False) -> date | None:
     """The day a holiday's name means: its occurrence the direction asks for (the next one
     ahead, the last one back, or the nearest), among last year's, this year's and next's."""
     key = _holiday_key(phrase)
@@ -439,7 +439,7 @@ def _holiday(phrase: str, ref: date, direction: str) -> date | None:
     ahead = [d for d in days if d >= ref]
     back = [d for d in days if d <= ref]
     if direction == "future" and ahead:
-        return _nearer(min(ahead), max(back) if back else None, ref)
+        return _nearer(min(ahead), max(back) if back else None, ref, firm)
     if direction == "past" and back:
         return _nearer(max(back), min(ahead) if ahead else None, ref)
     if direction in ("future", "past"):
@@ -533,7 +533,8 @@ def extract_times(text: str, ref: datetime) -> list[TimeMention]:
             deadline = True
         direction = _direction(text, start, end, deadline)
         try:
-            resolved = _resolve(kind, m, local_ref, direction)
+            resolved = _resolve(kind, m, local_ref, direction,
+                                firm=bool(_FIRM.search(_clause(text, start, end))))
         except (OverflowError, ValueError):  # past the calendar's ends: "9999-12-31"
             resolved = None
         if resolved is not None:
@@ -692,12 +693,22 @@ def _parsed_direction(text: str, start: int, end: int) -> str | None:
     return None
 
 
-def _direction(text: str, start: int, end: int, deadline: bool) -> str:
-    """Which way the clause around text[start:end] points: "future", "past" or "neutral"."""
+#: Words that put a time ahead in so many words (:func:`_nearer` keeps a far date ahead).
+_FIRM = re.compile(r"\b(?:will|shall|gonna|going\s+to|can't\s+wait|cannot\s+wait"
+                   r"|looking\s+forward|upcoming)\b|['’]ll\b", re.IGNORECASE)
+
+
+def _clause(text: str, start: int, end: int) -> str:
+    """The words of the clause around text[start:end], less the expression itself."""
     left = max((m.end() for m in _CLAUSE_BREAK.finditer(text, 0, start)), default=0)
     right_m = _CLAUSE_BREAK.search(text, end)
     right = right_m.start() if right_m else len(text)
-    clause = text[left:start] + " " + text[end:right]
+    return text[left:start] + " " + text[end:right]
+
+
+def _direction(text: str, start: int, end: int, deadline: bool) -> str:
+    """Which way the clause around text[start:end] points: "future", "past" or "neutral"."""
+    clause = _clause(text, start, end)
     # A past verb wins over a deadline cue: "Filed three updates before noon" reports work
     # done, it sets no deadline (the clause rules below had the same order).
     parsed = _parsed_direction(text, start, end)
@@ -711,9 +722,11 @@ def _direction(text: str, start: int, end: int, deadline: bool) -> str:
 
 
 def _resolve(
-    kind: str, m: re.Match[str], ref: datetime, direction: str
+    kind: str, m: re.Match[str], ref: datetime, direction: str, *, firm: bool = False
 ) -> tuple[str, datetime, datetime, str] | None:
-    """Resolve one grammar match to (granularity, start, end, value) in ref's wall clock."""
+    """Resolve one grammar match to (granularity, start, end, value) in ref's wall clock
+    (``firm``: the clause says in so many words that the time is ahead, see
+    :func:`_nearer`)."""
     g = m.group
     if kind == "iso":
         try:  # the standard library is exact for ISO 8601
@@ -730,7 +743,7 @@ def _resolve(
             return None
         when = d.date()
         if not year:
-            when = _shift_year(when, ref.date(), direction)
+            when = _shift_year(when, ref.date(), direction, firm)
         return _day(when)
     if kind == "my":
         return _month(int(g("my_y")), _MONTHS[g("my_m").lower()])
@@ -766,7 +779,7 @@ def _resolve(
         d = _library(phrase, ref.date(), "current_period")
         return None if d is None else _day(d.date())
     if kind == "holiday":
-        found = _holiday_named(m, ref, direction)
+        found = _holiday_named(m, ref, direction, firm)
         if found is None or not g("hol_rel"):
             return found
         # "the day after Thanksgiving": the holiday's occurrence, then a day on
@@ -825,11 +838,11 @@ def _resolve(
     if kind == "clock":
         return _clock(m, ref, direction)
     if kind == "slash":
-        return _slashed(m, ref.date(), direction)
+        return _slashed(m, ref.date(), direction, firm)
     raise AssertionError(kind)
 
 
-def _slashed(m: re.Match[str], ref: date, direction: str
+def _slashed(m: re.Match[str], ref: date, direction: str, firm: bool = False
              ) -> tuple[str, datetime, datetime, str] | None:
     """A numeric day and month (see :data:`_SLASH`): the larger number is the day."""
     a, b, sep = int(m.group("sl_a")), int(m.group("sl_b")), m.group("sl_sep")
@@ -847,7 +860,7 @@ def _slashed(m: re.Match[str], ref: date, direction: str
         if year_text:
             year = int(year_text) + (2000 if len(year_text) == 2 else 0)
             return _day(date(year, month, day))
-        return _day(_shift_year(date(ref.year, month, day), ref, direction))
+        return _day(_shift_year(date(ref.year, month, day), ref, direction, firm))
     except ValueError:
         return None
 
@@ -960,15 +973,19 @@ def _by_unit(unit: str, d: date, counted: bool = False) -> tuple[str, datetime, 
 _FAR, _NEAR = 240, 45
 
 
-def _nearer(chosen: date, other: date | None, ref: date) -> date:
-    """``other`` when it is near and ``chosen`` far (see :data:`_FAR`), else ``chosen``."""
+def _nearer(chosen: date, other: date | None, ref: date, firm: bool = False) -> date:
+    """``other`` when it is near and ``chosen`` far (see :data:`_FAR`), else ``chosen``;
+    ``firm``: the text says the time is ahead in so many words ("we'll do Christmas at
+    ours", written in January), so a far ``chosen`` ahead stays."""
+    if firm and chosen > ref:
+        return chosen
     if other is not None and abs((chosen - ref).days) > _FAR \
             and abs((other - ref).days) <= _NEAR:
         return other
     return chosen
 
 
-def _shift_year(when: date, ref: date, direction: str) -> date:
+def _shift_year(when: date, ref: date, direction: str, firm: bool = False) -> date:
     """Move a year-less date to the occurrence the direction asks for (see module doc),
     unless that one is far and the other way's near (:func:`_nearer`)."""
     year = when.year
@@ -978,7 +995,7 @@ def _shift_year(when: date, ref: date, direction: str) -> date:
         year -= 1
     if direction in ("future", "past") and year != when.year:
         try:
-            return _nearer(when.replace(year=year), when, ref)
+            return _nearer(when.replace(year=year), when, ref, firm)
         except ValueError:  # 29 February in a non-leap year: keep the library's year
             return when
     if direction == "neutral":  # the nearest occurrence
@@ -1044,7 +1061,7 @@ def _ordinal_day(day: int, ref: date, direction: str) -> date | None:
     return None
 
 
-def _holiday_named(m: re.Match[str], ref: datetime, direction: str
+def _holiday_named(m: re.Match[str], ref: datetime, direction: str, firm: bool = False
                    ) -> tuple[str, datetime, datetime, str] | None:
     """The day of a holiday's name ("Easter", "Christmas Day 2025": the year said wins)."""
     name = m.group("holiday")[m.end("hol_rel") - m.start("holiday") if m.group("hol_rel")
@@ -1054,7 +1071,7 @@ def _holiday_named(m: re.Match[str], ref: datetime, direction: str
         name = name[: m.start("hol_y") - m.end("holiday")].rstrip(" ,\t\n")
         holiday = _holiday(name, date(int(year), 7, 2), "neutral")  # mid-year
         return None if holiday is None or holiday.year != int(year) else _day(holiday)
-    holiday = _holiday(name, ref.date(), direction)
+    holiday = _holiday(name, ref.date(), direction, firm)
     return None if holiday is None else _day(holiday)
 
 
