@@ -124,3 +124,22 @@ def test_moveable_feasts_and_a_day_either_side_of_a_holiday(text: str, at: datet
 def test_a_far_date_said_to_be_ahead_in_so_many_words_stays_ahead() -> None:
     text = "We'll host Christmas at ours this time, Mum's decided."
     assert _value(text, datetime(2026, 1, 9, 9), "Christmas") == "2026-12-25"
+
+
+@pytest.mark.parametrize(("text", "expression", "value"), [
+    ("Boiler service is booked for the fifteenth.", "the fifteenth", "2026-03-15"),
+    ("Bloods on the twentieth at 9, fasting from midnight.", "the twentieth at 9",
+     "2026-03-20T09:00"),
+    ("Quiz night Thursday 7:45, table for six.", "Thursday 7:45", "2026-03-05T19:45"),
+])
+def test_a_spelled_ordinal_day_and_a_clock_time_after_a_days_name(text: str, expression: str,
+                                                                  value: str) -> None:
+    assert _value(text, datetime(2026, 3, 1, 10), expression) == value
+
+
+@pytest.mark.parametrize("text", [
+    "The first time I went climbing I was terrified.",
+    "That was the third and final round of interviews.",
+])
+def test_a_spelled_ordinal_that_counts_something_is_no_day(text: str) -> None:
+    assert not extract_times(text, datetime(2026, 3, 1, 10))

@@ -250,7 +250,8 @@ _PREFILTER = re.compile(
     r"|juneteenth|cinco|remembrance|veteran|andrew|david|george|easter|good\s+friday|maundy"
     r"|shrove|pancake|ash|mother|father|thanksgiving|pentecost|whit|palm|ascension|holy|black|memorial|labou?r|luther|mlk"
     r"|president|lunar|chinese|hogmanay|tmrw|tmr|tmw|tomoz|2moro|2mor|2day|2nite|tonite|yday"
-    r"|yest)",
+    r"|yest)|(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh"
+    r"|twelfth|teenth|tieth)\b",
     re.IGNORECASE,
 )
 
@@ -309,9 +310,20 @@ _YEAR = (
 _ORD_INTRO = "(?:" + "|".join(f"(?<=\\b{w}\\s)" for w in (
     "on", "by", "is", "until", "till", "from", "before", "after", "day", "day,", "Mon", "Tue",
     "Tues", "Wed", "Thu", "Thur", "Thurs", "Fri", "Sat", "Sun")).replace("\\bday", "day") + ")"
+_SPELLED_ORDINALS = {w: n for n, w in enumerate((
+    "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+    "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth",
+    "seventeenth", "eighteenth", "nineteenth", "twentieth"), 1)}
+_SPELLED_ORDINALS |= {f"twenty-{w}": 20 + n for w, n in list(_SPELLED_ORDINALS.items())[:9]}
+_SPELLED_ORDINALS |= {"thirtieth": 30, "thirty-first": 31}
 _ORDINAL = (
-    rf"(?P<ordinal>(?<!\bin\s)(?:\bthe\s+|{_ORD_INTRO})(?P<od>\d{{1,2}})(?:st|nd|rd|th)\b"
-    rf"(?!\s+{_ORDINAL_NOUNS}))"
+    rf"(?P<ordinal>(?<!\bin\s)(?:\bthe\s+|{_ORD_INTRO})(?:(?P<od>\d{{1,2}})(?:st|nd|rd|th)\b"
+    rf"(?!\s+{_ORDINAL_NOUNS})"
+    # "booked for the fifteenth": a spelled ordinal only where nothing it could count follows
+    rf"|(?P<odw>(?:twenty-)?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)"
+    rf"|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth"
+    rf"|eighteenth|nineteenth|twentieth|thirtieth|thirty-first)"
+    rf"(?=\s*(?:$|[.,;:!?)]|[-–—]\s|(?:at|by|for|then|please)\b))))"
 )
 _CLOCK = (
     r"(?P<clock>\b(?:at\s+)?(?:(?P<ck_h>\d{1,2})(?:[:.](?P<ck_m>[0-5]\d))?\s*"
@@ -320,6 +332,9 @@ _CLOCK = (
     # "8:15 tonight": a clock time next to a day word needs no "at"
     r"|(?P<ck_hm>[01]?\d|2[0-3]):(?P<ck_mm>[0-5]\d)(?=\s+(?:tonight|today|tomorrow"
     r"|last\s+night|this\s+(?:morning|afternoon|evening)))"
+    # "Sunday 8:10", "Fri 7:30": a clock time right after a day's name needs no "at"
+    r"|(?:(?<=day\s)|(?<=\b(?-i:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s))"
+    r"(?P<ck_hw>[01]?\d|2[0-3]):(?P<ck_mw>[0-5]\d)\b"
     # "by 4 this afternoon": a bare hour after a word of time, before a part of the day
     r"|(?:" + "|".join(rf"(?<=\b{w}\s)" for w in ("by", "until", "till", "before", "after",
                                                     "from", "around", "for", "about"))
@@ -833,7 +848,8 @@ def _resolve(
     if kind == "year":
         return _year(int(g("yr")))
     if kind == "ordinal":
-        nth = _ordinal_day(int(g("od")), ref.date(), direction)
+        day = int(g("od")) if g("od") else _SPELLED_ORDINALS[g("odw").lower()]
+        nth = _ordinal_day(day, ref.date(), direction)
         return None if nth is None else _day(nth)
     if kind == "clock":
         return _clock(m, ref, direction)
@@ -1098,9 +1114,12 @@ def _clock(
     if word:
         hour, minute = (12, 0) if word == "noon" else (0, 0)
     elif m.group("ck_h24") is not None or m.group("ck_hm") is not None \
-            or m.group("ck_hb") is not None or m.group("ck_hd") is not None:
+            or m.group("ck_hb") is not None or m.group("ck_hd") is not None \
+            or m.group("ck_hw") is not None:
         if m.group("ck_hb") is not None or m.group("ck_hd") is not None:
             hour, minute = int(m.group("ck_hb") or m.group("ck_hd")), 0
+        elif m.group("ck_hw") is not None:
+            hour, minute = int(m.group("ck_hw")), int(m.group("ck_mw"))
         elif m.group("ck_hm") is not None:
             hour, minute = int(m.group("ck_hm")), int(m.group("ck_mm"))
         else:
