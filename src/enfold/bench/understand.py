@@ -37,7 +37,7 @@ PARTS = ("tune", "measure")
 #: author: ``--part measure`` or ``--part tune`` runs it too.)
 SETS = {"people": (*PARTS, "measure-g", "tune-h", "measure-h", "tune-k", "measure-k"),
         "time": (*PARTS, "measure-g", "tune-h", "measure-h", "tune-j", "measure-j", "tune-k",
-                 "measure-k"),
+                 "measure-k", "tune-m", "measure-m"),
         "supersede": (*PARTS, "tune-i", "measure-e", "measure-f", "measure-i"),
         "questions": ("measure",)}
 _DETERMINERS = re.compile(r"^(?:my|our|the|his|her|their|your|a|an)\s+", re.IGNORECASE)
