@@ -143,3 +143,27 @@ def test_a_spelled_ordinal_day_and_a_clock_time_after_a_days_name(text: str, exp
 ])
 def test_a_spelled_ordinal_that_counts_something_is_no_day(text: str) -> None:
     assert not extract_times(text, datetime(2026, 3, 1, 10))
+
+
+@pytest.mark.parametrize(("text", "at", "expression", "value"), [
+    ("the surgery reopens on January fifth after the break", datetime(2026, 12, 18, 16),
+     "January fifth", "2027-01-05"),
+    ("Coach leaves Fri 06:40 from the depot", datetime(2025, 11, 20, 21), "Fri 06:40",
+     "2025-11-21T06:40"),
+    ("remind me at eleven thirty tonite to take the tablets", datetime(2027, 11, 28, 20),
+     "at eleven thirty tonite", "2027-11-28T23:30"),
+    ("wake me tomorrow at six a m please", datetime(2025, 8, 29, 22), "tomorrow at six",
+     "2025-08-30T06:00"),
+])
+def test_spelled_and_spoken_dates_and_clock_times(text: str, at: datetime, expression: str,
+                                                  value: str) -> None:
+    assert _value(text, at, expression) == value
+
+
+@pytest.mark.parametrize("text", [
+    "I have two this afternoon and one tomorrow, then I'm free.",
+    "We march first, then the speeches.",
+])
+def test_a_spoken_number_or_a_verb_is_no_clock_time_or_month(text: str) -> None:
+    assert all(":" not in m.value and "-03-01" not in m.value
+               for m in extract_times(text, datetime(2026, 2, 10, 9)))

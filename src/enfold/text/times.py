@@ -250,7 +250,7 @@ _PREFILTER = re.compile(
     r"|juneteenth|cinco|remembrance|veteran|andrew|david|george|easter|good\s+friday|maundy"
     r"|shrove|pancake|ash|mother|father|thanksgiving|pentecost|whit|palm|ascension|holy|black|memorial|labou?r|luther|mlk"
     r"|president|lunar|chinese|hogmanay|tmrw|tmr|tmw|tomoz|2moro|2mor|2day|2nite|tonite|yday"
-    r"|yest)|(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh"
+    r"|yest|[ap]\.?\s?m|o['’]clock)|(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh"
     r"|twelfth|teenth|tieth)\b",
     re.IGNORECASE,
 )
@@ -258,12 +258,18 @@ _PREFILTER = re.compile(
 # One alternative per kind of expression; the order matters where two start at the same place
 # ("the 15th of May" before "the 15th", "May 2023" after "May 8").
 _ISO = r"(?P<iso>\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?(?![\d:])|\b\d{4}/\d{2}/\d{2}\b)"
+#: A day of the month spelled out ("fifth", "twenty-third").
+_SPELLED_DAY = (r"(?:(?:twenty-)?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)"
+                r"|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth"
+                r"|seventeenth|eighteenth|nineteenth|twentieth|thirtieth|thirty-first)")
 _DMY = (
-    rf"(?P<dmy>\b(?:the\s+)?(?P<dmy_d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?"
+    rf"(?P<dmy>\b(?:the\s+)?(?P<dmy_d>\d{{1,2}}(?=st|nd|rd|th|\s)(?:st|nd|rd|th)?"
+    rf"|{_SPELLED_DAY}(?=\s+of\s))\s+(?:of\s+)?"
     rf"(?P<dmy_m>{_MONTH_ANY})\b\.?(?:,?\s+(?P<dmy_y>\d{{4}})\b)?)"
 )
 _MDY = (
-    rf"(?P<mdy>\b(?P<mdy_m>{_MONTH_ANY})\.?\s+(?:the\s+)?(?P<mdy_d>\d{{1,2}})(?:st|nd|rd|th)?\b"
+    rf"(?P<mdy>\b(?P<mdy_m>{_MONTH_ANY})\.?\s+(?:the\s+)?(?P<mdy_d>\d{{1,2}}(?:st|nd|rd|th)?"
+    rf"|{_SPELLED_DAY})\b"
     rf"(?!:)(?:,?\s+(?P<mdy_y>\d{{4}})\b)?)"
 )
 _MY = rf"(?P<my>\b(?P<my_m>{_MONTH_FULL})\s+(?:of\s+)?(?P<my_y>\d{{4}})\b)"
@@ -320,9 +326,7 @@ _ORDINAL = (
     rf"(?P<ordinal>(?<!\bin\s)(?:\bthe\s+|{_ORD_INTRO})(?:(?P<od>\d{{1,2}})(?:st|nd|rd|th)\b"
     rf"(?!\s+{_ORDINAL_NOUNS})"
     # "booked for the fifteenth": a spelled ordinal only where nothing it could count follows
-    rf"|(?P<odw>(?:twenty-)?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)"
-    rf"|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth"
-    rf"|eighteenth|nineteenth|twentieth|thirtieth|thirty-first)"
+    rf"|(?P<odw>{_SPELLED_DAY})"
     rf"(?=\s*(?:$|[.,;:!?)]|[-–—]\s|(?:at|by|for|then|please)\b))))"
 )
 _CLOCK = (
@@ -335,6 +339,13 @@ _CLOCK = (
     # "Sunday 8:10", "Fri 7:30": a clock time right after a day's name needs no "at"
     r"|(?:(?<=day\s)|(?<=\b(?-i:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s))"
     r"(?P<ck_hw>[01]?\d|2[0-3]):(?P<ck_mw>[0-5]\d)\b"
+    # "at six a m", "seven thirty this morning", "eleven thirty tonite": spoken clock times
+    r"|(?P<ck_sp>(?:" + "|".join(rf"(?<=\b{w}\s)" for w in (
+        "at", "for", "by", "around", "about", "until", "till", "from", "before", "after"))
+    + r")?\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))"
+    r"(?:\s+(?P<ck_spm>o['’]clock|oh\s+five|(?:twenty|thirty|forty|fifty)(?:[-\s]five)?"
+    r"|fifteen|ten))?(?:(?=\s+(?:(?P<ck_spap>[ap])\.?\s?m\b|(?:this\s+)?(?:morning|afternoon"
+    r"|evening)|tonight|tonite|tomorrow))|(?<=clock))"
     # "by 4 this afternoon": a bare hour after a word of time, before a part of the day
     r"|(?:" + "|".join(rf"(?<=\b{w}\s)" for w in ("by", "until", "till", "before", "after",
                                                     "from", "around", "for", "about"))
@@ -751,7 +762,13 @@ def _resolve(
         return _minute(stamp) if len(g("iso")) > 10 else _day(stamp.date())
     if kind in ("dmy", "mdy"):
         p = kind + "_"
-        month, day, year = _MONTHS[g(p + "m").lower().rstrip(".")], int(g(p + "d")), g(p + "y")
+        said = g(p + "d").lower()
+        month, year = _MONTHS[g(p + "m").lower().rstrip(".")], g(p + "y")
+        if said in _SPELLED_ORDINALS and g(p + "m").islower() and g(p + "m") in ("march",
+                                                                               "may"):
+            return None  # "we march first": a verb, not a month
+        day = _SPELLED_ORDINALS[said] if said in _SPELLED_ORDINALS else int(
+            re.sub(r"\D", "", said))
         phrase = f"{calendar.month_name[month]} {day}" + (f", {year}" if year else "")
         d = _library(phrase, ref.date(), "current_period")
         if d is None:
@@ -1107,12 +1124,33 @@ def _nth_weekday_of(m: re.Match[str], today: date, direction: str
     return _day(_nth_weekday(year, month, weekday, nth))
 
 
+_CLOCK_INTRO = re.compile(r"\b(?:at|for|by|around|about|until|till|from|before|after)\s+$",
+                          re.IGNORECASE)
+_NUMBER_WORDS_CLOCK = {w: n for n, w in enumerate((
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve"), 1)}
+_MINUTE_WORDS = {"o'clock": 0, "oh five": 5, "ten": 10, "fifteen": 15, "twenty": 20,
+                 "twenty five": 25, "thirty": 30, "thirty five": 35, "forty": 40,
+                 "forty five": 45, "fifty": 50, "fifty five": 55}
+
+
 def _clock(
     m: re.Match[str], ref: datetime, direction: str
 ) -> tuple[str, datetime, datetime, str] | None:
     word = (m.group("ck_word") or "").lower()
     if word:
         hour, minute = (12, 0) if word == "noon" else (0, 0)
+    elif m.group("ck_sp") is not None:
+        ap = (m.group("ck_spap") or "").lower()
+        if not ap and not _CLOCK_INTRO.search(m.string, 0, m.start("ck_sp")):
+            return None  # "I have two this afternoon": a count, not a time
+        hour = _NUMBER_WORDS_CLOCK[m.group("ck_sp").lower()]
+        said = re.sub(r"[-\s]+", " ", (m.group("ck_spm") or "").lower().replace("’", "'"))
+        minute = _MINUTE_WORDS.get(said, 0)
+        if ap:
+            hour = hour % 12 + (12 if ap == "p" else 0)
+        else:
+            hour = _half_day(hour, m.string, m.start("clock"), m.end("clock"))
     elif m.group("ck_h24") is not None or m.group("ck_hm") is not None \
             or m.group("ck_hb") is not None or m.group("ck_hd") is not None \
             or m.group("ck_hw") is not None:
@@ -1124,7 +1162,8 @@ def _clock(
             hour, minute = int(m.group("ck_hm")), int(m.group("ck_mm"))
         else:
             hour, minute = int(m.group("ck_h24")), int(m.group("ck_m24"))
-        hour = _half_day(hour, m.string, m.start("clock"), m.end("clock"))
+        if not (m.group("ck_hw") or m.group("ck_hm") or "").startswith("0"):
+            hour = _half_day(hour, m.string, m.start("clock"), m.end("clock"))  # "06:40": 24h
     else:
         hour, minute = int(m.group("ck_h")), int(m.group("ck_m") or 0)
         if not 1 <= hour <= 12:
@@ -1138,7 +1177,7 @@ def _clock(
     return _minute(when)
 
 
-_EVENING = re.compile(r"\b(?:tonight|night|evening|dinner|supper|drinks|pub|pm)\b", re.IGNORECASE)
+_EVENING = re.compile(r"\b(?:tonight|tonite|night|evening|dinner|supper|drinks|pub|pm)\b", re.IGNORECASE)
 _MORNING = re.compile(r"\b(?:morning|breakfast|am|dawn)\b", re.IGNORECASE)
 
 
