@@ -242,6 +242,10 @@ _ORDINAL_NOUNS = (
     r"|daughter|wedding|date)\b"
 )
 
+#: A day of the month spelled out ("fifth", "twenty-third").
+_SPELLED_DAY = (r"(?:(?:twenty-)?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)"
+                r"|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth"
+                r"|seventeenth|eighteenth|nineteenth|twentieth|thirtieth|thirty-first)")
 _PREFILTER = re.compile(
     r"\d|\b(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
     r"|yesterday|today|tonight|tomorrow|day|week|month|year|ago|noon|midnight|night|morning"
@@ -250,21 +254,17 @@ _PREFILTER = re.compile(
     r"|juneteenth|cinco|remembrance|veteran|andrew|david|george|easter|good\s+friday|maundy"
     r"|shrove|pancake|ash|mother|father|thanksgiving|pentecost|whit|palm|ascension|holy|black|memorial|labou?r|luther|mlk"
     r"|president|lunar|chinese|hogmanay|tmrw|tmr|tmw|tomoz|2moro|2mor|2day|2nite|tonite|yday"
-    r"|yest|[ap]\.?\s?m|o['’]clock)|(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh"
-    r"|twelfth|teenth|tieth)\b",
+    r"|yest|o['’]clock|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+    r"(?:\s+[a-z'-]+)?\s+[ap]\.?\s?m\b)|\b" + _SPELLED_DAY + r"\b",
     re.IGNORECASE,
 )
 
 # One alternative per kind of expression; the order matters where two start at the same place
 # ("the 15th of May" before "the 15th", "May 2023" after "May 8").
 _ISO = r"(?P<iso>\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?(?![\d:])|\b\d{4}/\d{2}/\d{2}\b)"
-#: A day of the month spelled out ("fifth", "twenty-third").
-_SPELLED_DAY = (r"(?:(?:twenty-)?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)"
-                r"|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth"
-                r"|seventeenth|eighteenth|nineteenth|twentieth|thirtieth|thirty-first)")
 _DMY = (
     rf"(?P<dmy>\b(?:the\s+)?(?P<dmy_d>\d{{1,2}}(?=st|nd|rd|th|\s)(?:st|nd|rd|th)?"
-    rf"|{_SPELLED_DAY}(?=\s+of\s))\s+(?:of\s+)?"
+    rf"|(?<=the\s){_SPELLED_DAY}(?=\s+of\s))\s+(?:of\s+)?"
     rf"(?P<dmy_m>{_MONTH_ANY})\b\.?(?:,?\s+(?P<dmy_y>\d{{4}})\b)?)"
 )
 _MDY = (
@@ -337,17 +337,16 @@ _CLOCK = (
     r"|(?P<ck_hm>[01]?\d|2[0-3]):(?P<ck_mm>[0-5]\d)(?=\s+(?:tonight|today|tomorrow"
     r"|last\s+night|this\s+(?:morning|afternoon|evening)))"
     # "Sunday 8:10", "Fri 7:30": a clock time right after a day's name needs no "at"
-    r"|(?:(?<=day\s)|(?<=\b(?-i:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s))"
+    r"|(?=\d)(?:(?<=day\s)|(?<=\b(?-i:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s))"
     r"(?P<ck_hw>[01]?\d|2[0-3]):(?P<ck_mw>[0-5]\d)\b"
     # "at six a m", "seven thirty this morning", "eleven thirty tonite": spoken clock times
-    r"|(?P<ck_sp>(?:" + "|".join(rf"(?<=\b{w}\s)" for w in (
-        "at", "for", "by", "around", "about", "until", "till", "from", "before", "after"))
-    + r")?\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))"
+    # (after at / for / by … unless am or pm follows: checked by _clock, _CLOCK_INTRO)
+    r"|(?P<ck_sp>\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))"
     r"(?:\s+(?P<ck_spm>o['’]clock|oh\s+five|(?:twenty|thirty|forty|fifty)(?:[-\s]five)?"
     r"|fifteen|ten))?(?:(?=\s+(?:(?P<ck_spap>[ap])\.?\s?m\b|(?:this\s+)?(?:morning|afternoon"
     r"|evening)|tonight|tonite|tomorrow))|(?<=clock))"
     # "by 4 this afternoon": a bare hour after a word of time, before a part of the day
-    r"|(?:" + "|".join(rf"(?<=\b{w}\s)" for w in ("by", "until", "till", "before", "after",
+    r"|(?=\d)(?:" + "|".join(rf"(?<=\b{w}\s)" for w in ("by", "until", "till", "before", "after",
                                                     "from", "around", "for", "about"))
     + r")(?P<ck_hd>1[0-2]|[1-9])(?=\s+(?:tonight|this\s+(?:morning|afternoon|evening)"
     r"|tomorrow\s+(?:morning|afternoon|evening|night)))"
