@@ -167,3 +167,8 @@ def test_spelled_and_spoken_dates_and_clock_times(text: str, at: datetime, expre
 def test_a_spoken_number_or_a_verb_is_no_clock_time_or_month(text: str) -> None:
     assert all(":" not in m.value and "-03-01" not in m.value
                for m in extract_times(text, datetime(2026, 2, 10, 9)))
+
+
+@pytest.mark.parametrize("text", ["See you at Easter, then!", "Let's do Easter at Gran's."])
+def test_a_leave_taking_or_a_proposal_puts_a_far_holiday_ahead(text: str) -> None:
+    assert _value(text, datetime(2026, 4, 10, 9), "Easter") == "2027-03-28"

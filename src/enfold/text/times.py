@@ -720,7 +720,8 @@ def _parsed_direction(text: str, start: int, end: int) -> str | None:
 
 #: Words that put a time ahead in so many words (:func:`_nearer` keeps a far date ahead).
 _FIRM = re.compile(r"\b(?:will|shall|gonna|going\s+to|can't\s+wait|cannot\s+wait"
-                   r"|looking\s+forward|upcoming)\b|['’]ll\b", re.IGNORECASE)
+                   r"|looking\s+forward|upcoming|see\s+you|let['’]s|remind\s+me)\b|['’]ll\b",
+                   re.IGNORECASE)
 
 
 def _clause(text: str, start: int, end: int) -> str:
