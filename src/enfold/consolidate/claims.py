@@ -137,8 +137,8 @@ def reconcile_group(graph: WorkingGraph, stamp: Stamp, index: ClaimIndex, key: C
         stance, new_stance = (current.attrs.get("stance") or "neutral",
                               nxt.attrs.get("stance") or "neutral")
         when = valid_from(graph, nxt)
-        repeat = stance == new_stance or "neutral" in (stance, new_stance) and not opposite(
-            _lean(graph, current, embedder), _lean(graph, nxt, embedder), gap + _UNDECIDED)
+        repeat = stance == new_stance or ("neutral" in (stance, new_stance) and not opposite(
+            _lean(graph, current, embedder), _lean(graph, nxt, embedder), gap + _UNDECIDED))
         if repeat and not nxt.attrs.get("revises"):
             merge_nodes(graph, current.id, nxt.id, at=stamp.at, plan_id=stamp.plan_id,
                         reasoning=f"consolidation: {key[0]} repeats a {stance} "

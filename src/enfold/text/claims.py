@@ -334,9 +334,10 @@ def _holder(m: re.Match[str], me: str) -> str | None:
         # Short "-ly" words are names far more often than sentence-opening adverbs
         # ("Emily said ...", "Lily thinks ..."; "Really" and "Totally" are stop words).
         return None
-    if name and " " not in name.strip() and bare_kin(name.strip()):
+    kin = bare_kin(name.strip()) if name else None
+    if kin is not None:
         # "Gran says ...", "Sis reckons ...": the speaker's relation, as "my gran" is
-        return relation_holder(None if me == "speaker" else me, bare_kin(name.strip()) or "")
+        return relation_holder(None if me == "speaker" else me, kin)
     if name and looks_like_name(name):
         return " ".join(name.split())
     return None

@@ -271,6 +271,8 @@ _BARE_KIN |= {w: "brother" for w in ["bhaiya", "bhai", "kuya", "anna"] if w != "
 _BARE_KIN |= {w: "sister" for w in ["didi", "ate"] if w != "ate"}
 _BARE_KIN |= {"jiju": "brother-in-law", "bhabhi": "sister-in-law", "sogra": "mother-in-law",
               "sogro": "father-in-law"}
+
+
 def bare_kin(word: str) -> str | None:
     """The canonical relation of a kinship word used as a name ("Gran", "Sis", "Nonna"), or
     None."""
@@ -424,7 +426,7 @@ def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention]
                 and (owner.lower_ in _OWNERS or _named_owner(owner, out)) \
                 and tok.pos_ in ("NOUN", "PROPN"):
             start, end = owner.idx, tok.idx + len(tok.text)
-            rel = canonical_relation(low) or _BARE_KIN.get(low) or low  # "my abuela"
+            rel = canonical_relation(low) or bare_kin(low) or low  # "my abuela"
             if any(s < end and start < e for s, e in out if not s <= owner.idx < e) or any(
                     m.relation == rel for m in out.values()):
                 continue  # "Dana, my boss": the rules bound it to the name

@@ -1275,17 +1275,18 @@ def bare_view(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
         subj = _subject(root)
         if subj is None and root.pos_ != "VERB":
             continue
-        a_thing = subj is not None and subj.pos_ != "PRON" and subj.ent_type_ != "PERSON" \
-            and subj.lower_ not in _FIRST
+        # the subject when it is a thing ("that sunscreen", not "she", "I" or a name)
+        subject = doc[subj.left_edge.i:subj.i + 1] if subj is not None and subj.pos_ != "PRON" \
+            and subj.ent_type_ != "PERSON" and subj.lower_ not in _FIRST else None
         # "The new phone is a huge upgrade": a linking verb's complement says what its
         # subject is; the view is about the subject.
-        thing = doc[subj.left_edge.i:subj.i + 1] if a_thing and subj is not None and \
-            _lemma(root) in _LINKING else _acted_on(root)
+        thing = subject if subject is not None and _lemma(root) in _LINKING \
+            else _acted_on(root)
         if subj is None:  # the writer's own doing, as notes say it ("Swapped my road bike
             if thing is None:  # for a gravel bike and it's pure joy")
                 continue
-        elif thing is None and a_thing:
-            thing = doc[subj.left_edge.i:subj.i + 1]
+        elif thing is None:
+            thing = subject
         if thing is None:
             return None
         return _own_view(text, me, thing.text, doc)

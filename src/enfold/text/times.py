@@ -242,10 +242,15 @@ _ORDINAL_NOUNS = (
     r"|daughter|wedding|date)\b"
 )
 
-#: A day of the month spelled out ("fifth", "twenty-third").
-_SPELLED_DAY = (r"(?:(?:twenty-)?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)"
-                r"|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth"
-                r"|seventeenth|eighteenth|nineteenth|twentieth|thirtieth|thirty-first)")
+#: The days of a month spelled out ("fifth", "twenty-third"), and a pattern of them.
+_SPELLED_ORDINALS = {w: n for n, w in enumerate((
+    "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+    "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth",
+    "seventeenth", "eighteenth", "nineteenth", "twentieth"), 1)}
+_SPELLED_ORDINALS |= {f"twenty-{w}": 20 + n for w, n in list(_SPELLED_ORDINALS.items())[:9]}
+_SPELLED_ORDINALS |= {"thirtieth": 30, "thirty-first": 31}
+_SPELLED_DAY = "(?:" + "|".join(
+    re.escape(w) for w in sorted(_SPELLED_ORDINALS, key=len, reverse=True)) + ")"
 _PREFILTER = re.compile(
     r"\d|\b(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
     r"|yesterday|today|tonight|tomorrow|day|week|month|year|ago|noon|midnight|night|morning"
@@ -316,12 +321,6 @@ _YEAR = (
 _ORD_INTRO = "(?:" + "|".join(f"(?<=\\b{w}\\s)" for w in (
     "on", "by", "is", "until", "till", "from", "before", "after", "day", "day,", "Mon", "Tue",
     "Tues", "Wed", "Thu", "Thur", "Thurs", "Fri", "Sat", "Sun")).replace("\\bday", "day") + ")"
-_SPELLED_ORDINALS = {w: n for n, w in enumerate((
-    "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
-    "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth",
-    "seventeenth", "eighteenth", "nineteenth", "twentieth"), 1)}
-_SPELLED_ORDINALS |= {f"twenty-{w}": 20 + n for w, n in list(_SPELLED_ORDINALS.items())[:9]}
-_SPELLED_ORDINALS |= {"thirtieth": 30, "thirty-first": 31}
 _ORDINAL = (
     rf"(?P<ordinal>(?<!\bin\s)(?:\bthe\s+|{_ORD_INTRO})(?:(?P<od>\d{{1,2}})(?:st|nd|rd|th)\b"
     rf"(?!\s+{_ORDINAL_NOUNS})"
@@ -430,7 +429,8 @@ _HOLIDAYS: dict[str, HolidayRule] = {
     "chinese new year": lambda y: date(y, *_LUNAR_NEW_YEAR[y]) if y in _LUNAR_NEW_YEAR
     else None,
 }
-_HOLIDAY = (r"(?P<holiday>(?P<hol_rel>\b(?:the\s+)?day\s+(?:after|before)\s+)?\b(?:" + "|".join(
+_HOLIDAY = (r"(?P<holiday>(?P<hol_rel>\b(?:the\s+)?day\s+(?:after|before)\s+)?\b(?P<hol_name>"
+    + "|".join(
     re.escape(h).replace("'", "['’]?").replace(r"\ ", r"\s+").replace(r"\.", r"\.?")
     for h in sorted(_HOLIDAYS, key=len, reverse=True)) + r")(?![\w'’])"
     r"(?:,?\s+(?P<hol_y>(?:19|20)\d\d)(?![\d:]))?)")
@@ -474,8 +474,8 @@ def _holiday(phrase: str, ref: date, direction: str, firm: bool = False) -> date
 
 _ENDOF = (r"(?P<endof>\b(?:(?:the\s+)?end|(?:the\s+)?last\s+day)\s+of\s+"
           r"(?P<eo_mod>the|this|next)\s+(?P<eo_u>month|year)\b)")
-_NTH_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3,
-                 "fourth": 4, "4th": 4, "last": -1}
+_NTH_ORDINALS = {w: n for w, n in _SPELLED_ORDINALS.items() if n <= 4} | {
+    "1st": 1, "2nd": 2, "3rd": 3, "4th": 4, "last": -1}
 #: "the first Monday of next month", "the last Friday in March", "second Tuesday of the month"
 _NTHWD = (r"(?P<nthwd>\b(?:the\s+)?(?P<nw_n>first|1st|second|2nd|third|3rd|fourth|4th|last)"
           rf"\s+(?P<nw_d>{_WEEKDAY})\s+(?:of|in)\s+(?:(?P<nw_mod>the|this|next|last)\s+month"
@@ -556,10 +556,10 @@ def extract_times(text: str, ref: datetime) -> list[TimeMention]:
             start, deadline = before.start(), True
         elif _DEADLINE_AFTER.match(text, end):
             deadline = True
-        direction = _direction(text, start, end, deadline)
+        clause = _clause(text, start, end)
+        direction = _direction(text, start, end, deadline, clause)
         try:
-            resolved = _resolve(kind, m, local_ref, direction,
-                                firm=bool(_FIRM.search(_clause(text, start, end))))
+            resolved = _resolve(kind, m, local_ref, direction, firm=bool(_FIRM.search(clause)))
         except (OverflowError, ValueError):  # past the calendar's ends: "9999-12-31"
             resolved = None
         if resolved is not None:
@@ -615,10 +615,6 @@ def _arranges(tok: Any) -> bool:
     # the lemmatiser guesses at words it does not know ("rebooked" -> "rebooke")
     return any(f in _ARRANGE or f.removeprefix("re").lstrip("-") in _ARRANGE for f in forms)
 _EVENT_NOUNS_AHEAD = _words("appointment deadline delivery due booking reservation")
-
-
-def _lemma_of(tok: Any) -> str:
-    return str(tok.lemma_).lower()
 
 
 def _past_form(word: str) -> bool:
@@ -692,7 +688,7 @@ def _parsed_direction(text: str, start: int, end: int) -> str | None:
         return "future"  # "booked 20/8", "pushed it to Friday", "flights for May 14"
     if span.root.dep_ == "pobj" and span.root.head.lower_ == "for" \
             and span.root.head.head in chain and _holiday_key(span.text) is None \
-            and not any(_lemma_of(t) in ("thank", "be") for t in chain):
+            and not any(t.lemma_.lower() in ("thank", "be") for t in chain):
         return "future"  # "got the plumber in for Thursday": a day something is set for
     if verb.tag_ in ("VB", "VBP") and not aux and _past_form(verb.lower_):
         return "past"  # a diary's subjectless past the tagger took for a present or an
@@ -732,9 +728,9 @@ def _clause(text: str, start: int, end: int) -> str:
     return text[left:start] + " " + text[end:right]
 
 
-def _direction(text: str, start: int, end: int, deadline: bool) -> str:
-    """Which way the clause around text[start:end] points: "future", "past" or "neutral"."""
-    clause = _clause(text, start, end)
+def _direction(text: str, start: int, end: int, deadline: bool, clause: str) -> str:
+    """Which way the clause around text[start:end] points: "future", "past" or "neutral"
+    (``clause``: its words, :func:`_clause`)."""
     # A past verb wins over a deadline cue: "Filed three updates before noon" reports work
     # done, it sets no deadline (the clause rules below had the same order).
     parsed = _parsed_direction(text, start, end)
@@ -764,9 +760,6 @@ def _resolve(
         p = kind + "_"
         said = g(p + "d").lower()
         month, year = _MONTHS[g(p + "m").lower().rstrip(".")], g(p + "y")
-        if said in _SPELLED_ORDINALS and g(p + "m").islower() and g(p + "m") in ("march",
-                                                                               "may"):
-            return None  # "we march first": a verb, not a month
         day = _SPELLED_ORDINALS[said] if said in _SPELLED_ORDINALS else int(
             re.sub(r"\D", "", said))
         phrase = f"{calendar.month_name[month]} {day}" + (f", {year}" if year else "")
@@ -1097,11 +1090,8 @@ def _ordinal_day(day: int, ref: date, direction: str) -> date | None:
 def _holiday_named(m: re.Match[str], ref: datetime, direction: str, firm: bool = False
                    ) -> tuple[str, datetime, datetime, str] | None:
     """The day of a holiday's name ("Easter", "Christmas Day 2025": the year said wins)."""
-    name = m.group("holiday")[m.end("hol_rel") - m.start("holiday") if m.group("hol_rel")
-                              else 0:]
-    year = m.group("hol_y")
+    name, year = m.group("hol_name"), m.group("hol_y")
     if year:
-        name = name[: m.start("hol_y") - m.end("holiday")].rstrip(" ,\t\n")
         holiday = _holiday(name, date(int(year), 7, 2), "neutral")  # mid-year
         return None if holiday is None or holiday.year != int(year) else _day(holiday)
     holiday = _holiday(name, ref.date(), direction, firm)
@@ -1126,9 +1116,6 @@ def _nth_weekday_of(m: re.Match[str], today: date, direction: str
 
 _CLOCK_INTRO = re.compile(r"\b(?:at|for|by|around|about|until|till|from|before|after)\s+$",
                           re.IGNORECASE)
-_NUMBER_WORDS_CLOCK = {w: n for n, w in enumerate((
-    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-    "twelve"), 1)}
 _MINUTE_WORDS = {"o'clock": 0, "oh five": 5, "ten": 10, "fifteen": 15, "twenty": 20,
                  "twenty five": 25, "thirty": 30, "thirty five": 35, "forty": 40,
                  "forty five": 45, "fifty": 50, "fifty five": 55}
@@ -1144,7 +1131,7 @@ def _clock(
         ap = (m.group("ck_spap") or "").lower()
         if not ap and not _CLOCK_INTRO.search(m.string, 0, m.start("ck_sp")):
             return None  # "I have two this afternoon": a count, not a time
-        hour = _NUMBER_WORDS_CLOCK[m.group("ck_sp").lower()]
+        hour = _NUMBER_WORDS[m.group("ck_sp").lower()]
         said = re.sub(r"[-\s]+", " ", (m.group("ck_spm") or "").lower().replace("’", "'"))
         minute = _MINUTE_WORDS.get(said, 0)
         if ap:
