@@ -172,3 +172,10 @@ def test_a_spoken_number_or_a_verb_is_no_clock_time_or_month(text: str) -> None:
 @pytest.mark.parametrize("text", ["See you at Easter, then!", "Let's do Easter at Gran's."])
 def test_a_leave_taking_or_a_proposal_puts_a_far_holiday_ahead(text: str) -> None:
     assert _value(text, datetime(2026, 4, 10, 9), "Easter") == "2027-03-28"
+
+
+def test_the_near_occurrence_wins_whether_or_not_the_year_moved() -> None:
+    # the tense points ahead (December 20 of this year, 344 days off) and the library's
+    # year needs no shift: the occurrence 21 days back is still the one meant
+    text = "The plumber's invoice from December 20 is still unpaid."
+    assert _value(text, datetime(2026, 1, 10, 9), "December 20") == "2025-12-20"

@@ -1015,13 +1015,13 @@ def _shift_year(when: date, ref: date, direction: str, firm: bool = False) -> da
     """Move a year-less date to the occurrence the direction asks for (see module doc),
     unless that one is far and the other way's near (:func:`_nearer`)."""
     year = when.year
-    if direction == "future" and when < ref:
-        year += 1
-    elif direction == "past" and when > ref:
-        year -= 1
-    if direction in ("future", "past") and year != when.year:
+    if direction in ("future", "past"):
+        step = 1 if direction == "future" else -1
         try:
-            return _nearer(when.replace(year=year), when, ref, firm)
+            chosen = when if (when - ref).days * step >= 0 else when.replace(year=year + step)
+            # the occurrence a year the other way, whether or not the year moved: "the
+            # invoice from December 20 is still unpaid", written on 10 January
+            return _nearer(chosen, chosen.replace(year=chosen.year - step), ref, firm)
         except ValueError:  # 29 February in a non-leap year: keep the library's year
             return when
     if direction == "neutral":  # the nearest occurrence
