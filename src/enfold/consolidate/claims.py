@@ -243,6 +243,48 @@ def _held(graph: WorkingGraph, holder: str, claims: Iterable[str]) -> list[str]:
             if e.type is EdgeType.HOLDS and e.dst in kinds]
 
 
+def turned_view(graph: WorkingGraph, event: Node, vector: Any, speaker: str | None,
+                settings: Settings, *, embedder: str | None = None,
+                limit: int = 200) -> tuple[Node, str] | None:
+    """A view the speaker reverses by what they report, not by what they say they think
+    ("Linux on the work laptop is the best setup I've had", later "went back to Windows,
+    done fighting it"): the speaker's current claim, among their ``limit`` most recent,
+    that ``event`` (which holds no claim of its own) turns against, and the stance it now
+    takes; None when there is none.
+
+    The event must lean one way by the polarity model's own calibrated reading
+    (:func:`enfold.text.polarity.polarity`), that lean must be opposite to the claim's
+    (:func:`_lean`, ``claim_lean_gap`` apart), and the two utterances as alike as an
+    opposite claim must be to supersede (``claim_opposite_similarity``): the same bars a
+    change of stance between two claims meets, so an account that merely leans is no view."""
+    from enfold.text.polarity import polarity
+
+    if speaker is None or vector is None:
+        return None
+    side = polarity(vector, embedder)
+    if side is None:
+        return None
+    lean = _SIGN[side]
+    claims = graph.by_kind[NodeKind.CLAIM]
+    held = [c for c in _held(graph, speaker, claims) if c in graph.nodes]
+    held.sort(key=lambda c: -valid_from(graph, graph.nodes[c]))
+    norm = float(np.linalg.norm(vector)) or 1.0
+    best: tuple[float, Node] | None = None
+    for cid in held[:limit]:
+        claim = graph.nodes[cid]
+        if _superseded(graph, claim) or valid_from(graph, claim) >= event.ts \
+                or not opposite(lean, _lean(graph, claim, embedder), settings.claim_lean_gap):
+            continue
+        for e in graph.out_edges(cid):
+            v = graph.event_vectors.get(e.dst) if e.type is EdgeType.SUPPORTED_BY else None
+            if v is None:
+                continue
+            sim = float(v @ vector) / ((float(np.linalg.norm(v)) or 1.0) * norm)
+            if sim >= settings.claim_opposite_similarity and (best is None or sim > best[0]):
+                best = (sim, claim)
+    return None if best is None else (best[1], side)
+
+
 def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
            result: ClaimResult, settings: Settings, *, embedder: str | None = None) -> None:
     """Changes of mind across targets and wordings: a newer claim that says the view

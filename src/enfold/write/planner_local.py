@@ -22,18 +22,19 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from enfold.consolidate.claims import turned_view
 from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, Node, NodeKind
 from enfold.plan import AddEdge, AddNode, Operation, UpdateNode, UpdatePlan
 from enfold.settings import Settings
 from enfold.text.annotate import Annotation, annotate
-from enfold.text.claims import target_key
+from enfold.text.claims import ClaimCandidate, target_key
 from enfold.text.goals import obligation_label
 from enfold.text.people import name_key, same_person
 from enfold.text.phrases import TermStats, terms, tokens
@@ -115,6 +116,8 @@ class LocalPlanner:
             known_keys=PeopleIndex.of(graph).known.keys(),
             vector=vec, embedder=self.embedder_name,
         )
+        if not ann.claims and vec is not None:
+            ann = self._turned(event, vec, graph, ann)
         b = _Builder(event, graph)
         people = annotation_ops(b, ann)
         ctx = ContextAssembler.of(graph, self.s).assemble(event, vec, tiers=False,
@@ -127,6 +130,26 @@ class LocalPlanner:
                 b.edge(claim_ref, EdgeType.ABOUT, about, "what the claim is about")
         return UpdatePlan(event_id=event.id, namespace=graph.namespace, planner=self.name,
                           reasoning="local rules and statistics", operations=b.ops)
+
+    def _turned(self, event: Node, vec: Any, graph: WorkingGraph, ann: Annotation
+                ) -> Annotation:
+        """An event of no view that turns against a view its speaker holds (see
+        :func:`enfold.consolidate.claims.turned_view`) is a view: the speaker's new stance
+        on the same target, marked as a change (``revises``) so consolidation supersedes
+        the old one."""
+        speaker = event.attrs.get("source")
+        pid = _find_person(graph, str(speaker)) if speaker else None
+        found = turned_view(graph, event, vec, pid, self.s, embedder=self.embedder_name)
+        if found is None:
+            return ann
+        old, side = found
+        a = old.attrs
+        claim = ClaimCandidate(
+            holder=str(a.get("holder") or speaker), holder_is_speaker=True,
+            predicate=str(a.get("predicate") or "think"), content=event.text[:400],
+            target=str(a.get("target") or ""), stance=side, reported=False,
+            start=0, end=len(event.text))
+        return replace(ann, claims=(claim,), revises=True)
 
     def after_apply(self, event: Node, graph: WorkingGraph, result: ApplyResult) -> None:
         """Keep planner and context state in step with what was applied."""

@@ -1,0 +1,57 @@
+"""A view turned by what its holder did, not by what they said they think (session 24;
+sentences of our own, not from the probe's data files): a later event of the same speaker
+that holds no view of its own but leans, by the polarity model's calibrated reading, the
+other way about the same thing (renewing the membership of a gym once called overpriced)
+is the speaker's new stance, and it supersedes the old one, history kept. A plain notice
+about the same thing, or another person's account, changes nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from enfold import Memory
+from enfold.model import NodeKind
+
+TS = 1_768_000_000
+DAY = 86_400
+VIEW = "I think the climbing gym on Dock Street is overpriced and way too crowded."
+
+
+def _claims(m: Memory) -> list[Any]:
+    g = m.graph()
+    return sorted((g.nodes[c] for c in g.of_kind(NodeKind.CLAIM)),
+                  key=lambda n: n.attrs.get("valid_from") or 0)
+
+
+def _fold(minilm: Any, later: str, speaker: str) -> list[Any]:
+    m = Memory.open("memory:", embedder=minilm, planner="local")
+    try:
+        m.add(VIEW, source="Ivo", ts=TS)
+        m.add(later, source=speaker, ts=TS + 50 * DAY)
+        m.consolidate()
+        return _claims(m)
+    finally:
+        m.close()
+
+
+def test_an_account_that_turns_against_a_view_supersedes_it(minilm: Any) -> None:
+    old, new = _fold(minilm, "Renewed my Dock Street climbing membership for another year, "
+                             "already booked Thursday's session.", "Ivo")
+    assert old.attrs["stance"] == "negative"
+    assert new.attrs["holder"] == "Ivo" and new.attrs["stance"] == "positive"
+    assert new.attrs["target"] == old.attrs["target"]
+    assert old.attrs["superseded_by"] == new.id and new.attrs["supersedes"] == old.id
+
+
+@pytest.mark.parametrize(("later", "speaker"), [
+    ("Reminder: the Dock Street climbing gym is closed on Monday for the holiday.", "Ivo"),
+    ("Renewed my Dock Street climbing membership for another year, already booked "
+     "Thursday's session.", "Sam"),
+])
+def test_a_notice_or_another_persons_account_changes_nothing(minilm: Any, later: str,
+                                                             speaker: str) -> None:
+    claims = _fold(minilm, later, speaker)
+    assert all(not c.attrs.get("superseded_by") for c in claims)
+    assert [c.attrs["holder"] for c in claims if c.attrs.get("holder") == "Ivo"] == ["Ivo"]
