@@ -55,3 +55,40 @@ def test_a_notice_or_another_persons_account_changes_nothing(minilm: Any, later:
     claims = _fold(minilm, later, speaker)
     assert all(not c.attrs.get("superseded_by") for c in claims)
     assert [c.attrs["holder"] for c in claims if c.attrs.get("holder") == "Ivo"] == ["Ivo"]
+
+
+CHANGE = "Changed my mind about the kitchen: yellow would be far too loud, we're keeping it white."
+
+
+def _fold_change(minilm: Any, earlier: list[tuple[str, str]]) -> tuple[list[str], list[Any]]:
+    m = Memory.open("memory:", embedder=minilm, planner="local")
+    try:
+        ids = [m.add(text, source=who, ts=TS + i * DAY) for i, (who, text) in enumerate(earlier)]
+        ids.append(m.add(CHANGE, source="Tomás", ts=TS + 20 * DAY))
+        m.consolidate()
+        return ids, _claims(m)
+    finally:
+        m.close()
+
+
+def _resting_on(claim: Any, m_ids: list[str]) -> int:
+    return m_ids.index(claim.grounded_in[0])
+
+
+def test_a_change_of_mind_ends_the_wish_it_changes(minilm: Any) -> None:
+    """A wish is no view by itself, so no claim was read from it; the change of mind that
+    ends it finds it among its holder's earlier words (and not in an unrelated note)."""
+    ids, claims = _fold_change(minilm, [
+        ("Tomás", "I want to paint the kitchen a bright yellow this spring."),
+        ("Tomás", "Fixed the bike chain this morning before work.")])
+    old, new = claims
+    assert _resting_on(old, ids) == 0 and _resting_on(new, ids) == 2
+    assert old.attrs["holder"] == "Tomás" and old.attrs["target_key"] == new.attrs["target_key"]
+    assert old.attrs["superseded_by"] == new.id and new.attrs["supersedes"] == old.id
+
+
+def test_a_change_of_mind_does_not_end_another_persons_wish(minilm: Any) -> None:
+    ids, claims = _fold_change(minilm, [
+        ("Ines", "I want to paint the kitchen a bright yellow this spring.")])
+    assert [_resting_on(c, ids) for c in claims] == [1]
+    assert not claims[0].attrs.get("supersedes")

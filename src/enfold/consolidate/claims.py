@@ -33,7 +33,7 @@ import numpy as np
 
 from enfold.consolidate.clock import Stamp
 from enfold.graph import WorkingGraph
-from enfold.model import EdgeType, Node, NodeKind
+from enfold.model import ONTOLOGY, Edge, EdgeType, Node, NodeKind, new_id
 from enfold.settings import Settings
 from enfold.text.claims import predicate_family, target_key
 from enfold.text.polarity import positive_probability
@@ -285,6 +285,80 @@ def turned_view(graph: WorkingGraph, event: Node, vector: Any, speaker: str | No
     return None if best is None else (best[1], side)
 
 
+def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Settings, *,
+                 embedder: str | None = None, limit: int = 200
+                 ) -> tuple[float, Node] | None:
+    """The view a change of mind ends when no claim of its holder was read from it: the
+    holder's earlier words ("Jo wants to do Japan in cherry blossom season", later "Jo's
+    gone off Japan in spring") that the reading took for no view, a wish or plan being no
+    opinion by itself. Among the ``limit`` most recent events the holder said or is named
+    in, before ``new`` and holding no claim of that holder, the one whose words are most
+    alike to ``new``'s, at least ``claim_opposite_similarity`` (the bar of a change told
+    by an opposite stance alone, higher than that of a claim that says it changed,
+    because these words were not read as a view), becomes a claim of the holder on
+    ``new``'s target: the stance the polarity model reads in it when that is not
+    ``new``'s own, else the opposite of ``new``'s. The claim is returned with the
+    similarity (None: no such words); the caller supersedes it."""
+    from enfold.text.polarity import polarity
+
+    holder = holder_of(graph, new)
+    if holder.startswith("name:") or holder not in graph.nodes:
+        return None
+    when = valid_from(graph, new)
+    own = {e.dst for e in graph.out_edges(new.id) if e.type is EdgeType.SUPPORTED_BY}
+    said = [e.dst for e in graph.out_edges(holder) if e.type is EdgeType.PARTICIPATES]
+    named = [e.src for e in graph.in_edges(holder) if e.type is EdgeType.MENTIONS]
+    events = [e for e in dict.fromkeys([*said, *named]) if e in graph.nodes and e not in own
+              and graph.nodes[e].kind is NodeKind.EVENT and graph.nodes[e].ts < when]
+    events = sorted(events, key=lambda e: -graph.nodes[e].ts)[:limit]
+    mine = [graph.event_vectors.get(e) for e in own]
+    claims = graph.by_kind[NodeKind.CLAIM]
+    best: tuple[float, str] | None = None
+    for ev in events:
+        if any(e.type is EdgeType.SUPPORTED_BY and e.src in claims
+               and holder_of(graph, graph.nodes[e.src]) == holder
+               for e in graph.in_edges(ev)):
+            continue
+        v = graph.event_vectors.get(ev)
+        if v is None:
+            continue
+        nv = float(np.linalg.norm(v)) or 1.0
+        sim = max((float(u @ v) / ((float(np.linalg.norm(u)) or 1.0) * nv)
+                   for u in mine if u is not None), default=-1.0)
+        if sim >= settings.claim_opposite_similarity and (best is None or sim > best[0]):
+            best = (sim, ev)
+    if best is None:
+        return None
+    ev = best[1]
+    event = graph.nodes[ev]
+    a = new.attrs
+    read = polarity(graph.event_vectors.get(ev), embedder)
+    now = a.get("stance") or "neutral"
+    stance = read if read is not None and read != now else \
+        {"positive": "negative", "negative": "positive"}.get(str(now), "neutral")
+    attrs: dict[str, Any] = {
+        "holder": a.get("holder"), "predicate": a.get("predicate") or "think",
+        "stance": stance, "target": a.get("target"), "target_key": a.get("target_key"),
+        "reported": event.attrs.get("source") != graph.nodes[holder].text,
+        "valid_from": event.ts, "superseded_by": None, "revises": False,
+        "states_facts": False}
+    at = stamp.at
+    claim = Node(new_id(NodeKind.CLAIM), graph.namespace, NodeKind.CLAIM, event.text[:4000],
+                 attrs, (ev,), at, at, at, 0, stamp.plan_id)
+    graph.put_node(claim)
+    for src, type_, dst in ((claim.id, EdgeType.SUPPORTED_BY, ev),
+                            (holder, EdgeType.HOLDS, claim.id)):
+        graph.put_edge(Edge(graph.namespace, src, dst, type_, ONTOLOGY[type_].prior, at, at,
+                            stamp.plan_id))
+    v = graph.event_vectors.get(ev)
+    if v is not None:
+        graph.set_vector(claim.id, v)
+    stamp.op(graph, "ADD_NODE", claim.id, None, claim.to_dict(),
+             f"consolidation: the view a later claim of {a.get('holder')!r} says changed, "
+             f"read from their earlier words (similarity {best[0]:.2f})")
+    return best[0], claim
+
+
 def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
            result: ClaimResult, settings: Settings, *, embedder: str | None = None) -> None:
     """Changes of mind across targets and wordings: a newer claim that says the view
@@ -345,6 +419,8 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
             need = revision if revises or same_head else opposite_need
             if sim >= need and (best is None or sim > best[0]):
                 best = (sim, other)
+        if best is None and revises:
+            best = earlier_view(graph, stamp, new, settings, embedder=embedder)
         if best is not None:
             why = "says the view changed" if revises else "takes the opposite stance"
             ended = best[1]
