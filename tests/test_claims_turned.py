@@ -17,6 +17,8 @@ from enfold.model import NodeKind
 TS = 1_768_000_000
 DAY = 86_400
 VIEW = "I think the climbing gym on Dock Street is overpriced and way too crowded."
+RENEWED = ("Renewed my Dock Street climbing membership for another year, already booked "
+           "Thursday's session.")
 
 
 def _claims(m: Memory) -> list[Any]:
@@ -37,8 +39,7 @@ def _fold(minilm: Any, later: str, speaker: str) -> list[Any]:
 
 
 def test_an_account_that_turns_against_a_view_supersedes_it(minilm: Any) -> None:
-    old, new = _fold(minilm, "Renewed my Dock Street climbing membership for another year, "
-                             "already booked Thursday's session.", "Ivo")
+    old, new = _fold(minilm, RENEWED, "Ivo")
     assert old.attrs["stance"] == "negative"
     assert new.attrs["holder"] == "Ivo" and new.attrs["stance"] == "positive"
     assert new.attrs["target"] == old.attrs["target"]
@@ -47,8 +48,7 @@ def test_an_account_that_turns_against_a_view_supersedes_it(minilm: Any) -> None
 
 @pytest.mark.parametrize(("later", "speaker"), [
     ("Reminder: the Dock Street climbing gym is closed on Monday for the holiday.", "Ivo"),
-    ("Renewed my Dock Street climbing membership for another year, already booked "
-     "Thursday's session.", "Sam"),
+    (RENEWED, "Sam"),
 ])
 def test_a_notice_or_another_persons_account_changes_nothing(minilm: Any, later: str,
                                                              speaker: str) -> None:
