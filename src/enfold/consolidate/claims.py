@@ -36,7 +36,7 @@ from enfold.graph import WorkingGraph
 from enfold.model import ONTOLOGY, Edge, EdgeType, Node, NodeKind, new_id
 from enfold.settings import Settings
 from enfold.text.claims import predicate_family, target_key
-from enfold.text.polarity import positive_probability
+from enfold.text.polarity import polarity, positive_probability
 from enfold.write.apply import merge_nodes, node_diff
 
 ClaimKey = tuple[str, str, str]  # (holder, target key, predicate family)
@@ -247,8 +247,8 @@ def turned_view(graph: WorkingGraph, event: Node, vector: Any, speaker: str | No
                 settings: Settings, *, embedder: str | None = None,
                 limit: int = 200) -> tuple[Node, str] | None:
     """A view the speaker reverses by what they report, not by what they say they think
-    ("Linux on the work laptop is the best setup I've had", later "went back to Windows,
-    done fighting it"): the speaker's current claim, among their ``limit`` most recent,
+    ("I think the climbing gym on Dock Street is overpriced", later "renewed my Dock Street
+    membership for another year"): the speaker's current claim, among their ``limit`` most recent,
     that ``event`` (which holds no claim of its own) turns against, and the stance it now
     takes; None when there is none.
 
@@ -257,8 +257,6 @@ def turned_view(graph: WorkingGraph, event: Node, vector: Any, speaker: str | No
     (:func:`_lean`, ``claim_lean_gap`` apart), and the two utterances as alike as an
     opposite claim must be to supersede (``claim_opposite_similarity``): the same bars a
     change of stance between two claims meets, so an account that merely leans is no view."""
-    from enfold.text.polarity import polarity
-
     if speaker is None or vector is None:
         return None
     side = polarity(vector, embedder)
@@ -289,8 +287,8 @@ def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Setting
                  embedder: str | None = None, limit: int = 200
                  ) -> tuple[float, Node] | None:
     """The view a change of mind ends when no claim of its holder was read from it: the
-    holder's earlier words ("Jo wants to do Japan in cherry blossom season", later "Jo's
-    gone off Japan in spring") that the reading took for no view, a wish or plan being no
+    holder's earlier words ("I want to paint the kitchen yellow", later "changed my mind
+    about the kitchen: yellow would be too loud") that the reading took for no view, a wish or plan being no
     opinion by itself. Among the ``limit`` most recent events the holder said or is named
     in, before ``new`` and holding no claim of that holder, the one whose words are most
     alike to ``new``'s, at least ``claim_opposite_similarity`` (the bar of a change told
@@ -299,8 +297,6 @@ def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Setting
     ``new``'s target: the stance the polarity model reads in it when that is not
     ``new``'s own, else the opposite of ``new``'s. The claim is returned with the
     similarity (None: no such words); the caller supersedes it."""
-    from enfold.text.polarity import polarity
-
     holder = holder_of(graph, new)
     if holder.startswith("name:") or holder not in graph.nodes:
         return None
@@ -311,7 +307,8 @@ def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Setting
     events = [e for e in dict.fromkeys([*said, *named]) if e in graph.nodes and e not in own
               and graph.nodes[e].kind is NodeKind.EVENT and graph.nodes[e].ts < when]
     events = sorted(events, key=lambda e: -graph.nodes[e].ts)[:limit]
-    mine = [graph.event_vectors.get(e) for e in own]
+    mine = [u / (float(np.linalg.norm(u)) or 1.0)
+            for u in (graph.event_vectors.get(e) for e in own) if u is not None]
     claims = graph.by_kind[NodeKind.CLAIM]
     best: tuple[float, str] | None = None
     for ev in events:
@@ -323,8 +320,7 @@ def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Setting
         if v is None:
             continue
         nv = float(np.linalg.norm(v)) or 1.0
-        sim = max((float(u @ v) / ((float(np.linalg.norm(u)) or 1.0) * nv)
-                   for u in mine if u is not None), default=-1.0)
+        sim = max((float(u @ v) / nv for u in mine), default=-1.0)
         if sim >= settings.claim_opposite_similarity and (best is None or sim > best[0]):
             best = (sim, ev)
     if best is None:
