@@ -36,8 +36,12 @@ from enfold.graph import WorkingGraph
 from enfold.model import ONTOLOGY, Edge, EdgeType, Node, NodeKind, new_id
 from enfold.settings import Settings
 from enfold.text.claims import predicate_family, target_key
-from enfold.text.polarity import polarity, positive_probability
+from enfold.text.polarity import polarity
 from enfold.write.apply import merge_nodes, node_diff
+from enfold.write.views import held as _held
+from enfold.write.views import holder_of, opposite, valid_from
+from enfold.write.views import lean as _lean
+from enfold.write.views import superseded as _superseded
 
 ClaimKey = tuple[str, str, str]  # (holder, target key, predicate family)
 
@@ -49,29 +53,11 @@ class ClaimResult:
     visited: int = 0  # claims examined
 
 
-def holder_of(graph: WorkingGraph, claim: Node) -> str:
-    """The holder's person id, or ``"name:<holder>"`` when no HOLDS edge names one."""
-    people = sorted(e.src for e in graph.in_edges(claim.id) if e.type is EdgeType.HOLDS)
-    if people:
-        return people[0]
-    return "name:" + " ".join(str(claim.attrs.get("holder") or "").lower().split())
-
-
 def claim_key(graph: WorkingGraph, claim: Node) -> ClaimKey:
     a = claim.attrs
     tkey = a.get("target_key") or target_key(str(a.get("target") or claim.text))
     return (holder_of(graph, claim), str(tkey),
             predicate_family(str(a.get("predicate") or "think")))
-
-
-def valid_from(graph: WorkingGraph, claim: Node) -> float:
-    """When the claim was made, on the stream's clock."""
-    value = claim.attrs.get("valid_from")
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    times = [graph.nodes[e.dst].ts for e in graph.out_edges(claim.id)
-             if e.type is EdgeType.SUPPORTED_BY and e.dst in graph.nodes]
-    return min(times) if times else claim.created_at
 
 
 @dataclass
@@ -103,11 +89,6 @@ class ClaimIndex:
         found = [n for n in found if claim_key(graph, n) == key]
         self.groups[key] = [n.id for n in found]
         return found
-
-
-def _superseded(graph: WorkingGraph, claim: Node) -> bool:
-    by = claim.attrs.get("superseded_by")
-    return isinstance(by, str) and graph.resolve(by) in graph.nodes
 
 
 #: How far from 0 the polarity model's lean of a claim the reading left neutral must be
@@ -202,85 +183,9 @@ def _utterance_similarity(graph: WorkingGraph, a: Node, b: Node) -> float:
     return best
 
 
-#: The lean of a stance the reading gave.
-_SIGN = {"positive": 1.0, "negative": -1.0}
-
-
-def _lean(graph: WorkingGraph, claim: Node, embedder: str | None) -> float:
-    """The claim's lean in [-1, 1]: +1 or -1 for the stance the reading gave it; for one it
-    left neutral, ``2p - 1`` with ``p`` the polarity model's probability that its utterance
-    leans for its target (:func:`enfold.text.polarity.positive_probability`), 0 without
-    a model for this embedder or a vector."""
-    stance = claim.attrs.get("stance") or "neutral"
-    if stance in _SIGN:
-        return _SIGN[stance]
-    probabilities = [p for p in (
-        positive_probability(graph.event_vectors.get(e.dst), embedder)
-        for e in graph.out_edges(claim.id) if e.type is EdgeType.SUPPORTED_BY)
-        if p is not None]
-    if not probabilities:
-        return 0.0
-    return 2.0 * float(np.mean(probabilities)) - 1.0
-
-
-def opposite(lean: float, other: float, gap: float) -> bool:
-    """Whether two leans are opposite stances: of opposite signs, ``gap`` or more apart."""
-    return lean * other < 0 and abs(lean - other) >= gap
-
-
 def _head(claim: Node) -> str:
     key = str(claim.attrs.get("target_key") or target_key(str(claim.attrs.get("target") or "")))
     return key.split()[-1] if key.split() else ""
-
-
-def _held(graph: WorkingGraph, holder: str, claims: Iterable[str]) -> list[str]:
-    """The claims of ``holder`` (a person id: through its HOLDS edges, so the cost follows
-    the holder's claims, not the namespace's; a bare name: by scanning)."""
-    if holder.startswith("name:"):
-        return [c for c in claims if holder_of(graph, graph.nodes[c]) == holder]
-    kinds = graph.by_kind[NodeKind.CLAIM]
-    return [e.dst for e in graph.out_edges(holder)
-            if e.type is EdgeType.HOLDS and e.dst in kinds]
-
-
-def turned_view(graph: WorkingGraph, event: Node, vector: Any, speaker: str | None,
-                settings: Settings, *, embedder: str | None = None,
-                limit: int = 200) -> tuple[Node, str] | None:
-    """A view the speaker reverses by what they report, not by what they say they think
-    ("I think the climbing gym on Dock Street is overpriced", later "renewed my Dock Street
-    membership for another year"): the speaker's current claim, among their ``limit`` most recent,
-    that ``event`` (which holds no claim of its own) turns against, and the stance it now
-    takes; None when there is none.
-
-    The event must lean one way by the polarity model's own calibrated reading
-    (:func:`enfold.text.polarity.polarity`), that lean must be opposite to the claim's
-    (:func:`_lean`, ``claim_lean_gap`` apart), and the two utterances as alike as an
-    opposite claim must be to supersede (``claim_opposite_similarity``): the same bars a
-    change of stance between two claims meets, so an account that merely leans is no view."""
-    if speaker is None or vector is None:
-        return None
-    side = polarity(vector, embedder)
-    if side is None:
-        return None
-    lean = _SIGN[side]
-    claims = graph.by_kind[NodeKind.CLAIM]
-    held = [c for c in _held(graph, speaker, claims) if c in graph.nodes]
-    held.sort(key=lambda c: -valid_from(graph, graph.nodes[c]))
-    norm = float(np.linalg.norm(vector)) or 1.0
-    best: tuple[float, Node] | None = None
-    for cid in held[:limit]:
-        claim = graph.nodes[cid]
-        if _superseded(graph, claim) or valid_from(graph, claim) >= event.ts \
-                or not opposite(lean, _lean(graph, claim, embedder), settings.claim_lean_gap):
-            continue
-        for e in graph.out_edges(cid):
-            v = graph.event_vectors.get(e.dst) if e.type is EdgeType.SUPPORTED_BY else None
-            if v is None:
-                continue
-            sim = float(v @ vector) / ((float(np.linalg.norm(v)) or 1.0) * norm)
-            if sim >= settings.claim_opposite_similarity and (best is None or sim > best[0]):
-                best = (sim, claim)
-    return None if best is None else (best[1], side)
 
 
 def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Settings, *,

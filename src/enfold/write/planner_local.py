@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from enfold.consolidate.claims import turned_view
 from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, Node, NodeKind
 from enfold.plan import AddEdge, AddNode, Operation, UpdateNode, UpdatePlan
@@ -44,6 +43,7 @@ from enfold.write.calibration import thresholds_for
 from enfold.write.context import ContextAssembler
 from enfold.write.naming import ThemeNamer, due_rename
 from enfold.write.people_index import PeopleIndex
+from enfold.write.views import turned_view
 
 if TYPE_CHECKING:
     from enfold.embed import Embedder
@@ -134,7 +134,7 @@ class LocalPlanner:
     def _turned(self, event: Node, vec: Any, graph: WorkingGraph, ann: Annotation
                 ) -> Annotation:
         """An event of no view that turns against a view its speaker holds (see
-        :func:`enfold.consolidate.claims.turned_view`) is a view: the speaker's new stance
+        :func:`enfold.write.views.turned_view`) is a view: the speaker's new stance
         on the same target, marked as a change (``revises``) so consolidation supersedes
         the old one."""
         speaker = event.attrs.get("source")
