@@ -92,3 +92,14 @@ def test_a_change_of_mind_does_not_end_another_persons_wish(minilm: Any) -> None
         ("Ines", "I want to paint the kitchen a bright yellow this spring.")])
     assert [_resting_on(c, ids) for c in claims] == [1]
     assert not claims[0].attrs.get("supersedes")
+
+
+@pytest.mark.parametrize(("text", "target"), [
+    (CHANGE, "the kitchen"),
+    ("Dana changed her mind on the allotment: the waiting list is too long.", "the allotment"),
+])
+def test_a_change_of_mind_is_about_its_thing_not_the_mind(text: str, target: str) -> None:
+    from enfold.text.stance import revision
+
+    found = revision(text, "Tomás", "Tomás")
+    assert found is not None and found.target == target

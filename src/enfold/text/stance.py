@@ -783,10 +783,10 @@ _HANDLE = re.compile(r"[^\W\d_][^\W_]*(?:[_.][^\W_]+)+")
 
 
 def _claim(doc: Doc, sent: Span, cue: Token, content: Span, holder: str, pred: str, me: str,
-           speaker: str | None) -> ClaimCandidate:
+           speaker: str | None, skip: frozenset[int] = frozenset()) -> ClaimCandidate:
     words = [t.text for t in content if not t.is_punct]
     negated = any(c.dep_ == "neg" for c in cue.children)
-    target = _target(content) or " ".join(words[:5])
+    target = _target(content, skip) or " ".join(words[:5])
     is_me = holder == me or (speaker is not None and same_person(holder, speaker))
     start = min(sent.start_char, content.start_char)
     return ClaimCandidate(
@@ -796,15 +796,17 @@ def _claim(doc: Doc, sent: Span, cue: Token, content: Span, holder: str, pred: s
         start=start, end=max(sent.end_char, content.end_char))
 
 
-def _target(content: Span) -> str | None:
+def _target(content: Span, skip: frozenset[int] = frozenset()) -> str | None:
     """What the view is about: the clause's subject noun phrase, else its first noun
-    phrase that is not a pronoun."""
+    phrase that is not a pronoun; a phrase headed at a token of ``skip`` (the words that
+    say the view changed: "my mind" of "changed my mind about the kitchen") is passed
+    over."""
     root = content.root
     subj = next((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass")), None)
-    if subj is not None and subj.pos_ != "PRON":
+    if subj is not None and subj.pos_ != "PRON" and subj.i not in skip:
         return content.doc[subj.left_edge.i:subj.i + 1].text
     for chunk in content.noun_chunks:
-        if chunk.root.pos_ != "PRON":
+        if chunk.root.pos_ != "PRON" and chunk.root.i not in skip:
             return chunk.text
     return None
 
@@ -1076,7 +1078,11 @@ def revision(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
     if holder is None:
         return None
     sent = cue.sent
-    return _claim(cue.doc, sent, cue, sent, holder, "think", me, speaker)
+    # the cue's own words and whoever changed are how the change is said, not what it is
+    # about ("Dana changed her mind on the allotment")
+    said = frozenset({cue.i, *(c.i for c in cue.children
+                               if c.dep_ in ("dobj", "nsubj", "nsubjpass"))})
+    return _claim(cue.doc, sent, cue, sent, holder, "think", me, speaker, said)
 
 
 #: Revision cues whose object, not their subject, is the one whose view changed.
