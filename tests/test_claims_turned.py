@@ -103,3 +103,22 @@ def test_a_change_of_mind_is_about_its_thing_not_the_mind(text: str, target: str
 
     found = revision(text, "Tomás", "Tomás")
     assert found is not None and found.target == target
+
+
+def test_the_supersede_benchmark_measures_the_settings_given(minilm: Any, tmp_path: Any
+                                                             ) -> None:
+    """``enfold --set NAME=VALUE bench understand --only supersede`` folds with that setting
+    (it folded with the defaults whatever was set)."""
+    import json
+
+    from enfold.bench.understand import run
+    from enfold.settings import Settings
+
+    rows = tmp_path / "supersede.jsonl"
+    rows.write_text(json.dumps({"id": "s1", "events": [
+        {"speaker": "Ivo", "text": VIEW, "ts": "2026-01-10T18:00:00"},
+        {"speaker": "Ivo", "text": RENEWED, "ts": "2026-03-02T18:00:00"}],
+        "pairs": [{"old": 0, "new": 1, "supersedes": True}]}) + "\n", encoding="utf-8")
+    assert run("supersede", rows, embedder=minilm)["recall"] == 1.0
+    unreachable = Settings(claim_opposite_similarity=1.0)
+    assert run("supersede", rows, embedder=minilm, settings=unreachable)["recall"] == 0.0

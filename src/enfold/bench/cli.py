@@ -185,7 +185,8 @@ def understand(ctx: click.Context, only: str, part: str, embedder_name: str, err
         for p in ub.SETS[kind]:
             if part != "both" and p.split("-")[0] != part:  # "measure-e": a measure part
                 continue
-            scores = ub.run(kind, ub.bundled(kind, p), embedder=embedder)
+            scores = ub.run(kind, ub.bundled(kind, p), embedder=embedder,
+                            settings=getattr(ctx.find_root().obj, "settings", None))
             wrong = scores.pop("errors")
             if p.split("-")[0] == "tune":
                 listed += [{"set": f"{kind}/{p}", **e} for e in wrong]

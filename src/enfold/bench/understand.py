@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from enfold.errors import InputError
+from enfold.settings import Settings
 
 PARTS = ("tune", "measure")
 #: The sets and the parts each has.
@@ -154,7 +155,11 @@ def run_time(path: Path) -> dict[str, Any]:
             "errors": misses}
 
 
-def run_supersede(path: Path, *, embedder: Any) -> dict[str, Any]:
+def run_supersede(path: Path, *, embedder: Any, settings: Settings | None = None
+                  ) -> dict[str, Any]:
+    """Supersession precision and recall on one set, folded with ``settings`` (None: the
+    defaults), so a setting tried on the benchmark (``enfold --set NAME=VALUE bench
+    understand --only supersede``) is the one measured."""
     from enfold.memory import Memory
     from enfold.model import EdgeType, NodeKind
     from enfold.store import open_store
@@ -164,7 +169,7 @@ def run_supersede(path: Path, *, embedder: Any) -> dict[str, Any]:
     misses: list[dict[str, Any]] = []
     for row in _rows(path):
         mem = Memory(open_store("memory:"), namespace="probe", embedder=embedder,
-                     planners=[LocalPlanner(None, embedder)])
+                     settings=settings, planners=[LocalPlanner(settings, embedder)])
         try:
             ids = [mem.add(str(e["text"]), source=e.get("speaker"), ts=str(e["ts"]))
                    for e in row["events"]]
@@ -220,8 +225,10 @@ def run_questions(path: Path) -> dict[str, Any]:
             "questions": tp + fp + fn + tn, "views": tp + fn, "errors": misses}
 
 
-def run(kind: str, path: Path, *, embedder: Any = None) -> dict[str, Any]:
-    """One set's scores (``errors`` lists what was missed, for the tune part's reader)."""
+def run(kind: str, path: Path, *, embedder: Any = None,
+        settings: Settings | None = None) -> dict[str, Any]:
+    """One set's scores (``errors`` lists what was missed, for the tune part's reader).
+    ``settings`` are the folding's for changes of mind (the other sets read text alone)."""
     if kind == "people":
         return run_people(path)
     if kind == "time":
@@ -229,5 +236,5 @@ def run(kind: str, path: Path, *, embedder: Any = None) -> dict[str, Any]:
     if kind == "questions":
         return run_questions(path)
     if kind == "supersede":
-        return run_supersede(path, embedder=embedder)
+        return run_supersede(path, embedder=embedder, settings=settings)
     raise InputError(f"unknown set {kind!r} (one of {', '.join(SETS)})")
