@@ -179,12 +179,12 @@ class Settings:
         0.45, "utterance cosine at which a claim of the opposite stance alone supersedes the "
         "same holder's earlier claim", "consolidation", hi=1)
     claim_lean_gap: float = _s(
-        1.0, "difference of two claims' leans at which they take opposite stances (a lean is "
+        0.8, "difference of two claims' leans at which they take opposite stances (a lean is "
         "in [-1, 1]: +1 or -1 for a stance the reading gave, 2p - 1 by the polarity model "
         "over the utterance for one it left neutral; 2 asks for two read stances)",
         "consolidation", lo=0, hi=2)
     claim_restatement_similarity: float = _s(
-        0.6, "utterance cosine to the claim a change of mind ends at which an earlier claim "
+        0.5, "utterance cosine to the claim a change of mind ends at which an earlier claim "
         "of the same stance counts as its restatement, ended too", "consolidation", hi=1)
     pass_clock_samples: int = _s(1024, "(wall, stream) times of past passes kept to age edges "
                                  "by; past it the older half is thinned, which can only decay "
