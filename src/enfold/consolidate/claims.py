@@ -193,8 +193,8 @@ def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Setting
                  ) -> tuple[float, Node] | None:
     """The view a change of mind ends when no claim of its holder was read from it: the
     holder's earlier words ("I want to paint the kitchen yellow", later "changed my mind
-    about the kitchen: yellow would be too loud") that the reading took for no view, a wish or plan being no
-    opinion by itself. Among the ``limit`` most recent events the holder said or is named
+    about the kitchen: yellow would be too loud") that the reading took for no view, a
+    wish or a plan being no opinion by itself. Among the ``limit`` most recent events the holder said or is named
     in, before ``new`` and holding no claim of that holder, the one whose words are most
     alike to ``new``'s, at least ``claim_opposite_similarity`` (the bar of a change told
     by an opposite stance alone, higher than that of a claim that says it changed,

@@ -84,14 +84,14 @@ def turned_view(graph: WorkingGraph, event: Node, vector: Any, speaker: str | No
                 settings: Settings, *, embedder: str | None = None,
                 limit: int = 200) -> tuple[Node, str] | None:
     """A view the speaker reverses by what they report, not by what they say they think
-    ("I think the climbing gym on Dock Street is overpriced", later "renewed my Dock Street
-    membership for another year"): the speaker's current claim, among their ``limit`` most recent,
-    that ``event`` (which holds no claim of its own) turns against, and the stance it now
-    takes; None when there is none.
+    ("I think the climbing gym on Dock Street is overpriced", later "renewed my Dock
+    Street membership for another year"): the speaker's current claim, among their
+    ``limit`` most recent, that ``event`` (which holds no claim of its own) turns against,
+    and the stance it now takes; None when there is none.
 
     The event must lean one way by the polarity model's own calibrated reading
     (:func:`enfold.text.polarity.polarity`), that lean must be opposite to the claim's
-    (:func:`_lean`, ``claim_lean_gap`` apart), and the two utterances as alike as an
+    (:func:`lean`, ``claim_lean_gap`` apart), and the two utterances as alike as an
     opposite claim must be to supersede (``claim_opposite_similarity``): the same bars a
     change of stance between two claims meets, so an account that merely leans is no view."""
     if speaker is None or vector is None:
