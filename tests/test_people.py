@@ -348,3 +348,25 @@ def test_animals_storms_and_works_are_not_people(text: str) -> None:
 
 def test_a_title_after_a_relation_stays_with_its_name() -> None:
     assert mentioned("My neighbour Mrs. Quayle fed the cat.") == ["Mrs. Quayle"]
+
+
+def test_a_kinship_word_as_a_name_is_the_speakers_relation_in_the_graph() -> None:
+    """"Dad" said by Maya is "Maya's dad": the one person "my dad" and "Dad reckons ..."
+    name (the graph held a "Dad" beside "Maya's dad"). Sentences of our own."""
+    from enfold import Memory
+    from enfold.model import EdgeType, NodeKind
+
+    m = Memory.open("memory:", embedder="hash", planner="local")
+    try:
+        for i, text in enumerate(["Dad reckons the new boiler is a waste of money.",
+                                  "Drove Dad to the garden centre on Saturday.",
+                                  "Called my dad about the boiler again."]):
+            m.add(text, source="Maya", ts=1_768_000_000 + i * 86_400)
+        g = m.graph()
+        people = {g.nodes[p].text: p for p in g.of_kind(NodeKind.PERSON)}
+        assert sorted(people) == ["Maya", "Maya's dad"]
+        dad = people["Maya's dad"]
+        named = {e.src for e in g.in_edges(dad) if e.type is EdgeType.MENTIONS}
+        assert len(named) == 3  # every event names the one person
+    finally:
+        m.close()

@@ -35,7 +35,7 @@ from enfold.settings import Settings
 from enfold.text.annotate import Annotation, annotate
 from enfold.text.claims import ClaimCandidate, target_key
 from enfold.text.goals import obligation_label
-from enfold.text.people import name_key, same_person
+from enfold.text.people import bare_kin, name_key, relation_holder, same_person
 from enfold.text.phrases import TermStats, terms, tokens
 from enfold.text.themes import entity_words
 from enfold.write.apply import label_similarity
@@ -409,6 +409,14 @@ def _find_time(graph: WorkingGraph, value: str) -> str | None:
     return _TimeIndex.of(graph).find(value)
 
 
+def _kin_named(name: str, speaker: Any) -> str:
+    """A kinship word used as a name is the speaker's relation: "Dad", said by Maya, is
+    "Maya's dad", the person "my dad" and a view "Dad reckons ..." name (one person, not
+    two)."""
+    kin = bare_kin(name) if speaker else None
+    return name if kin is None else relation_holder(str(speaker), kin)
+
+
 def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
     """Operations for the people, times, claims, obligations and causal links of an event.
 
@@ -442,7 +450,8 @@ def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
             b.edge(person(name.strip()), EdgeType.PARTICIPATES, ev.id, "present at the event")
     for pm in ann.people:
         if pm.role == "mentioned" and not (speaker and same_person(pm.name, str(speaker))):
-            b.edge(ev.id, EdgeType.MENTIONS, person(pm.name), "named in the event")
+            b.edge(ev.id, EdgeType.MENTIONS, person(_kin_named(pm.name, speaker)),
+                   "named in the event")
     times: dict[str, str] = {}
     for tm in ann.times:
         tid = times.get(tm.value) or _find_time(g, tm.value)
