@@ -1,18 +1,19 @@
 """Fit the stance-polarity classifier over sentence embeddings (``enfold bench
 train-polarity``).
 
-The training sentences are three sets. The first (``polarity-train.jsonl``, 286) was written
-for this model by the session that built it, after reading only the tune parts of the
-probes, in other words and domains than theirs (transport, health care, shops and trades, schools, software,
-venues, travel, culture, local politics; prose and chat): each evaluation is put once for and
-once against the same thing ("The new bus route saves me twenty minutes ..." / "The new bus
-route is a disaster ..."), so what the model can learn is the lean, not the topic. The other two
-(``polarity-train-b.jsonl``, 520; ``polarity-train-c.jsonl``, 480) were written later by two
-helpers with briefs of their own who read no project file: twelve registers (texting, diary,
-e-mail, reviews, voice notes, board minutes, ...), and leans shown by an action or a decision
-("went back to driving after the first week", "renewed my membership for another full
-year"), reported of another
-person, or hedged, besides stated ones. No probe sentence is read here.
+The training sentences are three sets. The first (``polarity-train.jsonl``, 286) was
+written for this model by the session that built it, after reading only the tune parts of
+the probes, in other words and domains than theirs (transport, health care, shops and
+trades, schools, software, venues, travel, culture, local politics; prose and chat): each
+evaluation is put once for and once against the same thing ("The new bus route saves me
+twenty minutes ..." / "The new bus route is a disaster ..."), so what the model can learn is
+the lean, not the topic. The other two (``polarity-train-b.jsonl``, 520;
+``polarity-train-c.jsonl``, 480) were written later by two helpers with briefs of their own
+who read no project file (one listed the output folder): twelve registers (texting, diary,
+e-mail, reviews, voice notes, board minutes, ...), and leans shown by an action or a
+decision ("went back to driving after the first week", "renewed my membership for another
+full year"), reported of another person, or hedged, besides stated ones. No probe sentence
+is read here.
 
 The threshold is symmetric (positive at p ≥ t, negative at p ≤ 1 − t, no reading between)
 and is the lowest one whose cross-validated accuracy on the sentences it reads reaches

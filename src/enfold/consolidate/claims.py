@@ -25,6 +25,7 @@ the supersession (``SUPERSEDE``), so ``history()`` tells the story of the change
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -194,8 +195,8 @@ def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Setting
     """The view a change of mind ends when no claim of its holder was read from it: the
     holder's earlier words ("I want to paint the kitchen yellow", later "changed my mind
     about the kitchen: yellow would be too loud") that the reading took for no view, a
-    wish or a plan being no opinion by itself. Among the ``limit`` most recent events the holder said or is named
-    in, before ``new`` and holding no claim of that holder, the one whose words are most
+    wish or a plan being no opinion by itself. Among the ``limit`` most recent events the
+    holder said or is named in, before ``new`` and holding no claim of that holder, the one whose words are most
     alike to ``new``'s, at least ``claim_opposite_similarity`` (the bar of a change told
     by an opposite stance alone, higher than that of a claim that says it changed,
     because these words were not read as a view), becomes a claim of the holder on
@@ -209,9 +210,10 @@ def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Setting
     own = {e.dst for e in graph.out_edges(new.id) if e.type is EdgeType.SUPPORTED_BY}
     said = [e.dst for e in graph.out_edges(holder) if e.type is EdgeType.PARTICIPATES]
     named = [e.src for e in graph.in_edges(holder) if e.type is EdgeType.MENTIONS]
-    events = [e for e in dict.fromkeys([*said, *named]) if e in graph.nodes and e not in own
-              and graph.nodes[e].kind is NodeKind.EVENT and graph.nodes[e].ts < when]
-    events = sorted(events, key=lambda e: -graph.nodes[e].ts)[:limit]
+    events = heapq.nlargest(limit, (
+        e for e in dict.fromkeys([*said, *named]) if e in graph.nodes and e not in own
+        and graph.nodes[e].kind is NodeKind.EVENT and graph.nodes[e].ts < when),
+        key=lambda e: graph.nodes[e].ts)
     mine = [u / (float(np.linalg.norm(u)) or 1.0)
             for u in (graph.event_vectors.get(e) for e in own) if u is not None]
     claims = graph.by_kind[NodeKind.CLAIM]

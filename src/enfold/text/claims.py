@@ -38,8 +38,8 @@ from dataclasses import dataclass, replace
 
 from enfold.text.people import (
     RELATION_NOUNS,
-    bare_kin,
     canonical_relation,
+    kin_holder,
     looks_like_name,
     relation_holder,
     same_person,
@@ -334,10 +334,9 @@ def _holder(m: re.Match[str], me: str) -> str | None:
         # Short "-ly" words are names far more often than sentence-opening adverbs
         # ("Emily said ...", "Lily thinks ..."; "Really" and "Totally" are stop words).
         return None
-    kin = bare_kin(name.strip()) if name else None
+    kin = kin_holder(name, None if me == "speaker" else me) if name else None
     if kin is not None:
-        # "Gran says ...", "Sis reckons ...": the speaker's relation, as "my gran" is
-        return relation_holder(None if me == "speaker" else me, kin)
+        return kin  # "Gran says ...", "Sis reckons ...": the speaker's relation
     if name and looks_like_name(name):
         return " ".join(name.split())
     return None

@@ -279,6 +279,14 @@ def bare_kin(word: str) -> str | None:
     return _BARE_KIN.get(word.lower())
 
 
+def kin_holder(word: str, speaker: str | None) -> str | None:
+    """Whom a kinship word used as a name means: the speaker's relation ("Gran", said by
+    Beth, is "Beth's grandma", as "my gran" is; :func:`relation_holder`), or None when
+    the word is none."""
+    kin = bare_kin(word.strip())
+    return None if kin is None else relation_holder(speaker, kin)
+
+
 # Roles that are people with any determiner ("the landlord", "our accountant").
 _ROLES = frozenset([
     "landlord", "landlady", "vet", "physio", "physiotherapist", "dentist", "accountant",

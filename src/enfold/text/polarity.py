@@ -6,8 +6,9 @@ overhyped", "it's draining the life out of me"), and that lean is what tells a c
 mind from a repeat. The model (``data/polarity_model.json``, fitted by ``enfold bench
 train-polarity`` on ``polarity-train*.jsonl``: 1,286 sentences written for the purpose,
 each evaluation put once for and once against the same thing, in domains and words the
-probes do not use, stated, shown by an action, reported or hedged) reads the lean from the meaning. It belongs to one embedder: with any other,
-:func:`polarity` gives None and the lexicon alone decides.
+probes do not use, stated, shown by an action, reported or hedged) reads the lean from the
+meaning. It belongs to one embedder: with any other, :func:`polarity` gives None and the
+lexicon alone decides.
 """
 
 from __future__ import annotations

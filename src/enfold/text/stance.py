@@ -30,7 +30,13 @@ from collections.abc import Container
 from typing import TYPE_CHECKING
 
 from enfold.text.claims import _NEGATIVE, _POSITIVE, ClaimCandidate, _stance
-from enfold.text.people import bare_kin, canonical_relation, relation_holder, same_person
+from enfold.text.people import (
+    bare_kin,
+    canonical_relation,
+    kin_holder,
+    relation_holder,
+    same_person,
+)
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -680,10 +686,10 @@ def _antecedent(doc: Doc, at: Token, speaker: str | None, *, near: bool = True
         return near and start <= t.i < sent.start and t.dep_ in _NOUN_PHRASE_DEPS
 
     for t in reversed(doc[:at.i]):
-        kin = bare_kin(t.lower_)
+        kin = kin_holder(t.lower_, speaker)
         if kin is not None and t.dep_ in ("nsubj", "poss") and (
                 t.i >= sent.start or near) and not any(c.dep_ == "poss" for c in t.children):
-            return relation_holder(speaker, kin)  # "Sis just cancelled it, says ..."
+            return kin  # "Sis just cancelled it, says ..."
         if t.ent_type_ == "PERSON" or t.tag_ == "NNP" and t.dep_ in ("nsubj", "poss") \
                 or before(t) and t.tag_ == "NNP" and t.ent_type_ not in _NOT_PEOPLE \
                 and canonical_relation(t.lower_) is None:

@@ -201,6 +201,9 @@ _NUMBER_WORDS = {
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15,
     "twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45, "fifty": 50,
 }
+#: The hours of a clock in words ("one" … "twelve"), as a pattern.
+_HOUR_WORDS = "(?:" + "|".join(w for w, n in _NUMBER_WORDS.items()
+                               if w not in ("a", "an") and n <= 12) + ")"
 
 # "May" and "March" are verbs too: they only count capitalized. Other months are unambiguous.
 _MONTH_ANY = (
@@ -257,10 +260,11 @@ _PREFILTER = re.compile(
     r"|afternoon|evening|fortnight|hour|minute|xmas|christmas|halloween|valentine|new\s+year"
     r"|boxing|bonfire|guy|patrick|paddy|independence|fourth|canada|anzac|australia|burns"
     r"|juneteenth|cinco|remembrance|veteran|andrew|david|george|easter|good\s+friday|maundy"
-    r"|shrove|pancake|ash|mother|father|thanksgiving|pentecost|whit|palm|ascension|holy|black|memorial|labou?r|luther|mlk"
+    r"|shrove|pancake|ash|mother|father|thanksgiving|pentecost|whit|palm|ascension|holy"
+    r"|black|memorial|labou?r|luther|mlk"
     r"|president|lunar|chinese|hogmanay|tmrw|tmr|tmw|tomoz|2moro|2mor|2day|2nite|tonite|yday"
-    r"|yest|o['’]clock|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
-    r"(?:\s+[a-z'-]+)?\s+[ap]\.?\s?m\b)|\b" + _SPELLED_DAY + r"\b",
+    r"|yest|o['’]clock|" + _HOUR_WORDS
+    + r"(?:\s+[a-z'-]+)?\s+[ap]\.?\s?m\b)|\b" + _SPELLED_DAY + r"\b",
     re.IGNORECASE,
 )
 
@@ -340,7 +344,7 @@ _CLOCK = (
     r"(?P<ck_hw>[01]?\d|2[0-3]):(?P<ck_mw>[0-5]\d)\b"
     # "at six a m", "seven thirty this morning", "eleven thirty tonite": spoken clock times
     # (after at / for / by … unless am or pm follows: checked by _clock, _CLOCK_INTRO)
-    r"|(?P<ck_sp>\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))"
+    r"|(?P<ck_sp>\b" + _HOUR_WORDS + ")"
     r"(?:\s+(?P<ck_spm>o['’]clock|oh\s+five|(?:twenty|thirty|forty|fifty)(?:[-\s]five)?"
     r"|fifteen|ten))?(?:(?=\s+(?:(?P<ck_spap>[ap])\.?\s?m\b|(?:this\s+)?(?:morning|afternoon"
     r"|evening)|tonight|tonite|tomorrow))|(?<=clock))"
@@ -477,7 +481,7 @@ _ENDOF = (r"(?P<endof>\b(?:(?:the\s+)?end|(?:the\s+)?last\s+day)\s+of\s+"
 _NTH_ORDINALS = {w: n for w, n in _SPELLED_ORDINALS.items() if n <= 4} | {
     "1st": 1, "2nd": 2, "3rd": 3, "4th": 4, "last": -1}
 #: "the first Monday of next month", "the last Friday in March", "second Tuesday of the month"
-_NTHWD = (r"(?P<nthwd>\b(?:the\s+)?(?P<nw_n>first|1st|second|2nd|third|3rd|fourth|4th|last)"
+_NTHWD = (r"(?P<nthwd>\b(?:the\s+)?(?P<nw_n>" + "|".join(_NTH_ORDINALS) + ")"
           rf"\s+(?P<nw_d>{_WEEKDAY})\s+(?:of|in)\s+(?:(?P<nw_mod>the|this|next|last)\s+month"
           rf"|(?P<nw_m>{_MONTH_FULL}))\b)")
 _GRAMMAR = re.compile(
@@ -1164,7 +1168,8 @@ def _clock(
     return _minute(when)
 
 
-_EVENING = re.compile(r"\b(?:tonight|tonite|night|evening|dinner|supper|drinks|pub|pm)\b", re.IGNORECASE)
+_EVENING = re.compile(r"\b(?:tonight|tonite|night|evening|dinner|supper|drinks|pub|pm)\b",
+                      re.IGNORECASE)
 _MORNING = re.compile(r"\b(?:morning|breakfast|am|dawn)\b", re.IGNORECASE)
 
 

@@ -35,7 +35,7 @@ from enfold.settings import Settings
 from enfold.text.annotate import Annotation, annotate
 from enfold.text.claims import ClaimCandidate, target_key
 from enfold.text.goals import obligation_label
-from enfold.text.people import bare_kin, name_key, relation_holder, same_person
+from enfold.text.people import kin_holder, name_key, same_person
 from enfold.text.phrases import TermStats, terms, tokens
 from enfold.text.themes import entity_words
 from enfold.write.apply import label_similarity
@@ -413,8 +413,7 @@ def _kin_named(name: str, speaker: Any) -> str:
     """A kinship word used as a name is the speaker's relation: "Dad", said by Maya, is
     "Maya's dad", the person "my dad" and a view "Dad reckons ..." name (one person, not
     two)."""
-    kin = bare_kin(name) if speaker else None
-    return name if kin is None else relation_holder(str(speaker), kin)
+    return (kin_holder(name, str(speaker)) if speaker else None) or name
 
 
 def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:

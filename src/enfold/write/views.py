@@ -7,6 +7,7 @@ claim reconciliation (:mod:`enfold.consolidate.claims`), so they live below both
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 from typing import Any
 
@@ -101,11 +102,11 @@ def turned_view(graph: WorkingGraph, event: Node, vector: Any, speaker: str | No
         return None
     mine = SIGN[side]
     claims = graph.by_kind[NodeKind.CLAIM]
-    views = [c for c in held(graph, speaker, claims) if c in graph.nodes]
-    views.sort(key=lambda c: -valid_from(graph, graph.nodes[c]))
+    recent = heapq.nlargest(limit, (c for c in held(graph, speaker, claims) if c in graph.nodes),
+                            key=lambda c: valid_from(graph, graph.nodes[c]))
     norm = float(np.linalg.norm(vector)) or 1.0
     best: tuple[float, Node] | None = None
-    for cid in views[:limit]:
+    for cid in recent:
         claim = graph.nodes[cid]
         if superseded(graph, claim) or valid_from(graph, claim) >= event.ts \
                 or not opposite(mine, lean(graph, claim, embedder), settings.claim_lean_gap):
