@@ -314,7 +314,7 @@ def test_wipe_takes_one_namespace_and_nothing_else(world: Memory) -> None:
             "namespace"
     if not db.startswith("postgresql://"):  # SQLite keeps its search index in a table apart
         with sqlite3.connect(db) as raw:
-            assert raw.execute("SELECT COUNT(*) FROM node_fts WHERE namespace = 'default'"
+            assert raw.execute("SELECT COUNT(*) FROM node_text WHERE namespace = 'default'"
                                ).fetchone()[0] == 0
     assert export_text(m, "B") == b_before and export_text(m, "C") == c_before
     assert m.graph().nodes == {}

@@ -136,7 +136,7 @@ def test_a_node_whose_text_did_not_change_keeps_its_text_index_row(tmp_path: Pat
     store._db.set_trace_callback(statements.append)  # type: ignore[attr-defined]
 
     def fts_writes() -> int:
-        n = sum("INSERT INTO node_fts" in s for s in statements)
+        n = sum("INSERT INTO node_text" in s for s in statements)
         statements.clear()
         return n
 

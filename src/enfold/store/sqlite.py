@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
+from itertools import islice
 from pathlib import Path
 from sys import intern
 from typing import Any
@@ -47,6 +48,14 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _LABEL_CHUNK = 256  # index rows whose stored columns search_text reads at a time
 _LABELS_KEPT = 100_000  # index rows whose stored columns it keeps at most (~15 MB)
 _SCORED_FIRST = 1_024  # best rows search_text takes first (all of them if these fall short)
+#: The text index's rows carry their node's kind in the low bits of their rowid (rowid = n ×
+#: 16 + code, n in the order the rows were written): a search keeps the rows of the kinds it
+#: asks for without reading their stored columns. Code 0: unknown (the columns say).
+#: Migration 0009 writes the same codes; they never change.
+KIND_BITS = 4
+KIND_CODES: dict[str, int] = {"event": 1, "concept": 2, "intent": 3, "time": 4, "person": 5,
+                              "claim": 6, "fact": 7}
+_KIND_MASK = (1 << KIND_BITS) - 1
 
 
 def query_words(text: str) -> list[str]:
@@ -98,7 +107,7 @@ class SQLiteStore(SqlStore):
         self._fences = Fences()
         self._vocab_ready = False  # the scratch tables of _word_counts exist
         self._df: dict[str, int] = {}  # word -> index rows matching it (see _word_counts)
-        self._df_from = self._df_until = 0  # the index's largest rowid the cache is good for
+        self._df_from = self._df_until = 0  # the index's largest row number it is good for
         # What search_text read, kept while the text index is unchanged: the last query's
         # scored rows, and the stored columns of the index rows read (see _text_hits).
         self._text_writes = 0  # this connection's transactions that may write the index
@@ -476,7 +485,7 @@ class SQLiteStore(SqlStore):
                 reindex.append(node)
                 if not (known and old is None):  # a node new to the store has no row yet
                     stale.append((namespace, node_id))
-        db.executemany("DELETE FROM node_fts WHERE rowid IN (SELECT fts_rowid FROM fts_rows "
+        db.executemany("DELETE FROM node_text WHERE rowid IN (SELECT fts_rowid FROM fts_rows "
                        "WHERE namespace = ? AND node_id = ?)", stale)
         db.executemany("DELETE FROM fts_rows WHERE namespace = ? AND node_id = ?", stale)
         db.executemany("DELETE FROM nodes WHERE namespace = ? AND id = ?",
@@ -517,14 +526,16 @@ class SQLiteStore(SqlStore):
         postings and length (namespace, kind and node id are UNINDEXED columns, and reading
         them for each of some thousands of rows cost more than scoring them), and only the
         best :data:`_SCORED_FIRST` (or 8 × ``limit``) are taken, all of them if those hold
-        too few of ``kinds``; then the stored columns are read for the best rows only, a
-        chunk at a time, until ``limit`` rows of ``kinds`` are found. The scored rows are kept for the next call with the
-        same words, and the columns read for any later query, while the text index is
+        too few of ``kinds``; rows of other kinds are passed over by their rowids
+        (:data:`KIND_CODES`); then the stored columns are read for the best rows only, a
+        chunk at a time, until ``limit`` rows of ``kinds`` in ``namespace`` are found. The
+        scored rows are kept for the next call with the same words, and the columns read for any later query, while the text index is
         unchanged (no transaction of this connection that may write it, no commit by any
         other): recall asks for events and for derived nodes with the same query, and
         queries about one topic meet the same rows.
         :meth:`_search_text_reference` is the one-statement version it equals."""
         wanted = None if kinds is None else {k.value for k in kinds}
+        codes = None if wanted is None else {KIND_CODES.get(k, 0) for k in wanted} - {0}
         out: list[tuple[str, float]] = []
         with self._lock:
             first: int | None = max(_SCORED_FIRST, 8 * limit)
@@ -533,16 +544,19 @@ class SQLiteStore(SqlStore):
                 if hits is None or limit <= 0:
                     return out
                 rows, complete, labels = hits
+                # the other kinds' rows are passed over by their rowids alone
+                left = iter(rows) if codes is None else (
+                    x for x in rows if x[0] & _KIND_MASK in codes or not x[0] & _KIND_MASK)
                 try:
-                    for lo in range(0, len(rows), _LABEL_CHUNK):
-                        chunk = rows[lo:lo + _LABEL_CHUNK]
+                    # (the rows left are of the asked kinds: mostly as many as are wanted)
+                    while chunk := list(islice(left, min(_LABEL_CHUNK, limit - len(out)))):
                         missing = [r for r, _ in chunk if r not in labels]
                         if missing:
                             # (namespaces and kinds are few: one string each is kept)
                             labels.update((r, (intern(ns), intern(kind), node_id))
                                           for r, ns, kind, node_id in self._db.execute(
                                               "SELECT rowid, namespace, kind, node_id FROM "
-                                              "node_fts WHERE rowid IN "
+                                              "node_text WHERE rowid IN "
                                               f"({','.join('?' * len(missing))})", missing))
                         for r, score in chunk:
                             label = labels.get(r)
@@ -595,7 +609,7 @@ class SQLiteStore(SqlStore):
                 if kept is not None and kept[0] == (match, floor) and (
                         kept[2] or (first is not None and len(kept[1]) >= first)):
                     return kept[1], kept[2], self._labels
-                sql = "SELECT rowid, bm25(node_fts) AS s FROM node_fts WHERE node_fts MATCH ?"
+                sql = "SELECT rowid, bm25(node_text) AS s FROM node_text WHERE node_text MATCH ?"
                 args: list[Any] = [match]
                 if floor is not None:
                     sql += " AND rowid >= ?"
@@ -620,8 +634,8 @@ class SQLiteStore(SqlStore):
         match, floor = self._match(query, max_rows)
         if match is None:
             return []
-        sql = ("SELECT node_id, bm25(node_fts) AS s FROM node_fts "
-               "WHERE node_fts MATCH ? AND namespace = ?")
+        sql = ("SELECT node_id, bm25(node_text) AS s FROM node_text "
+               "WHERE node_text MATCH ? AND namespace = ?")
         args: list[Any] = [match, namespace]
         if floor is not None:
             sql += " AND rowid >= ?"
@@ -664,7 +678,7 @@ class SQLiteStore(SqlStore):
                 floor = None
                 if total > max_rows:
                     row = self._db.execute(
-                        "SELECT rowid FROM node_fts WHERE node_fts MATCH ? "
+                        "SELECT rowid FROM node_text WHERE node_text MATCH ? "
                         "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
                         (fts_query(kept), max_rows - 1)).fetchone()
                     floor = None if row is None else int(row[0])
@@ -682,7 +696,8 @@ class SQLiteStore(SqlStore):
         rowid says how much was written, by any process): they only decide which words a
         bounded query leaves out."""
         db = self._db
-        top = int(db.execute("SELECT COALESCE(MAX(rowid), 0) FROM node_fts").fetchone()[0])
+        top = int(db.execute("SELECT COALESCE(MAX(rowid), 0) FROM node_text").fetchone()[0]
+                  ) >> KIND_BITS
         if top > self._df_until or top < self._df_from:
             self._df.clear()
             self._df_from, self._df_until = top, top + max(500, top // 10)
@@ -697,7 +712,7 @@ class SQLiteStore(SqlStore):
             db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.enfold_qterms USING "
                        "fts5vocab(temp, enfold_qwords, 'instance')")
             db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.enfold_vocab USING "
-                       "fts5vocab(main, node_fts, 'row')")
+                       "fts5vocab(main, node_text, 'row')")
             self._vocab_ready = True
         db.execute("DELETE FROM temp.enfold_qwords")
         db.executemany("INSERT INTO temp.enfold_qwords (rowid, text) VALUES (?, ?)",
@@ -744,7 +759,7 @@ class SQLiteStore(SqlStore):
             for table in ("nodes", "provenance", "events", "edges", "vectors", "aliases",
                           "oplog", "cursors", "meta", "embed_cache"):
                 db.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))
-            db.execute("DELETE FROM node_fts WHERE namespace = ?", (namespace,))
+            db.execute("DELETE FROM node_text WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM fts_rows WHERE namespace = ?", (namespace,))
 
     def erase_deleted(self) -> bool:
@@ -768,7 +783,7 @@ class SQLiteStore(SqlStore):
             return True
         with self._lock:
             with self._tx() as db:
-                db.execute("INSERT INTO node_fts (node_fts) VALUES ('optimize')")
+                db.execute("INSERT INTO node_text (node_text) VALUES ('optimize')")
             try:
                 self._db.execute("VACUUM")
             except sqlite3.OperationalError as exc:
@@ -795,7 +810,7 @@ class SQLiteStore(SqlStore):
             try:
                 for word in words:
                     rows = self._db.execute(
-                        "SELECT node_id, text FROM node_fts WHERE node_fts MATCH ? "
+                        "SELECT node_id, text FROM node_text WHERE node_text MATCH ? "
                         "AND namespace = ? AND kind = 'event'", (f'"{word}"', namespace))
                     try:
                         if any(nid != exclude and word in {w.lower() for w in
@@ -937,10 +952,13 @@ class SQLiteStore(SqlStore):
 
 def _fts_put(db: sqlite3.Connection, namespace: str, node_id: str, kind: str, text: str
              ) -> None:
-    cur = db.execute("INSERT INTO node_fts (text, namespace, node_id, kind) VALUES (?,?,?,?)",
-                     (text, namespace, node_id, kind))
+    """Index a node's text: the next row number, with the kind's code in the low bits."""
+    top = int(db.execute("SELECT COALESCE(MAX(rowid), 0) FROM node_text").fetchone()[0])
+    rowid = ((top >> KIND_BITS) + 1) << KIND_BITS | KIND_CODES.get(kind, 0)
+    db.execute("INSERT INTO node_text (rowid, text, namespace, node_id, kind) "
+               "VALUES (?,?,?,?,?)", (rowid, text, namespace, node_id, kind))
     db.execute("INSERT OR REPLACE INTO fts_rows (namespace, node_id, fts_rowid) VALUES (?,?,?)",
-               (namespace, node_id, cur.lastrowid))
+               (namespace, node_id, rowid))
 
 
 def _split_sql(script: str) -> list[str]:
