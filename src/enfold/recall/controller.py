@@ -16,7 +16,7 @@ is a signal too (the event happened then or speaks of it), not a filter.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from functools import partial
 
 import numpy as np
@@ -27,6 +27,7 @@ from enfold.recall.analyze import QueryAnalysis
 from enfold.recall.operators import (
     Scores,
     anchor,
+    anchor_dense,
     ground,
     in_window,
     intersect,
@@ -54,6 +55,41 @@ def lexical_calls(settings: Settings) -> list[tuple[tuple[NodeKind, ...], int]]:
     return [((NodeKind.EVENT,), settings.lex_depth), (_DERIVED, DERIVED_DEPTH)]
 
 
+def _people(graph: WorkingGraph, analysis: QueryAnalysis, settings: Settings, sig: Signals,
+            events: Container[str]) -> list[dict[str, object]]:
+    """The events of the people the query names (``sig.person``), those they said
+    (``sig.speaker``), and the steps taken."""
+    steps: list[dict[str, object]] = []
+    people = [p for p in (_person(graph, name) for name in analysis.people) if p]
+    if not people:
+        return steps
+    seeds = {p: 1.0 for p in people}
+    reach = traverse(graph, seeds, edge_types=(EdgeType.PARTICIPATES, EdgeType.MENTIONS),
+                     hops=1, decay=settings.traverse_decay, ppr_blend=settings.ppr_blend,
+                     hub_scan=settings.traverse_hub_scan)
+    sig.person = {e: s for e, s in reach.items() if e in events}
+    steps.append({"op": "traverse", "from": list(analysis.people), "events": len(sig.person)})
+    if analysis.comparison and len(people) >= 2:
+        shared = intersect(graph, {people[0]: 1.0}, {people[1]: 1.0})
+        steps.append({"op": "intersect", "between": list(analysis.people[:2]),
+                      "found": len(shared)})
+        for e, s in shared.items():
+            if e in events:
+                sig.person[e] = max(sig.person.get(e, 0.0), s)
+    names = [graph.nodes[p].text for p in people]
+    said: dict[str, bool] = {}  # by source: the events' speakers are few
+    for e in sig.person:
+        source = graph.nodes[e].attrs.get("source")
+        if not isinstance(source, str):
+            continue
+        by = said.get(source)
+        if by is None:
+            by = said[source] = _said_by(source, names)
+        if by:
+            sig.speaker.add(e)
+    return steps
+
+
 def _seq_index(graph: WorkingGraph) -> dict[int, str]:
     # (speed, issue 23: the graph keeps this index as events come and go, where a rebuild
     # over every event followed each new one)
@@ -77,7 +113,9 @@ def gather(
     sig = Signals(asks_latest=analysis.asks_latest)
     events = graph.by_kind[NodeKind.EVENT]
 
-    sig.lex = {i: s for i, s in lexical(q, [NodeKind.EVENT], settings.lex_depth) if i in events}
+    # (speed: what needs no lexical result first, the dense searches and the people's
+    # traversal, while the lexical searches started ahead run on their worker; the results
+    # and the steps' order are those of the order the steps are listed in)
     if qvec is not None:
         hits = graph.event_vectors.search(qvec, settings.dense_depth, accept=lambda i: i in events)
         if hits:
@@ -90,11 +128,15 @@ def gather(
             sig.dense.update(graph.event_vectors.nearest_among(
                 qvec, _Times.of(graph).within(win), settings.window_depth))
         sig.dense_hits = set(sig.dense)
+    derived_dense = anchor_dense(graph, qvec, _DERIVED, depth=DERIVED_DEPTH)
+    person_steps = _people(graph, analysis, settings, sig, events)
+
+    sig.lex = {i: s for i, s in lexical(q, [NodeKind.EVENT], settings.lex_depth) if i in events}
     steps.append({"op": "anchor", "kinds": ["event"], "lexical": len(sig.lex),
                   "dense": len(sig.dense)})
 
     derived = anchor(graph, lexical, q, qvec, _DERIVED, depth=DERIVED_DEPTH,
-                     rrf_k=settings.rrf_k)
+                     rrf_k=settings.rrf_k, dense=derived_dense)
     steps.append({"op": "anchor", "kinds": [k.value for k in _DERIVED], "found": len(derived)})
     top_derived = dict(sorted(derived.items(), key=lambda x: -x[1])[:10])
     grounding = partial(ground, per_node=settings.ground_per_node, scan=settings.ground_scan,
@@ -102,34 +144,7 @@ def gather(
     sig.ground = {e: s for e, s in grounding(graph, top_derived, qvec=qvec).items()
                   if e in events}
     steps.append({"op": "ground", "from": len(top_derived), "events": len(sig.ground)})
-
-    people = [p for p in (_person(graph, name) for name in analysis.people) if p]
-    if people:
-        seeds = {p: 1.0 for p in people}
-        reach = traverse(graph, seeds, edge_types=(EdgeType.PARTICIPATES, EdgeType.MENTIONS),
-                         hops=1, decay=settings.traverse_decay, ppr_blend=settings.ppr_blend,
-                         hub_scan=settings.traverse_hub_scan)
-        sig.person = {e: s for e, s in reach.items() if e in events}
-        steps.append({"op": "traverse", "from": list(analysis.people),
-                      "events": len(sig.person)})
-        if analysis.comparison and len(people) >= 2:
-            shared = intersect(graph, {people[0]: 1.0}, {people[1]: 1.0})
-            steps.append({"op": "intersect", "between": list(analysis.people[:2]),
-                          "found": len(shared)})
-            for e, s in shared.items():
-                if e in events:
-                    sig.person[e] = max(sig.person.get(e, 0.0), s)
-        names = [graph.nodes[p].text for p in people]
-        said: dict[str, bool] = {}  # by source: the events' speakers are few
-        for e in sig.person:
-            source = graph.nodes[e].attrs.get("source")
-            if not isinstance(source, str):
-                continue
-            by = said.get(source)
-            if by is None:
-                by = said[source] = _said_by(source, names)
-            if by:
-                sig.speaker.add(e)
+    steps.extend(person_steps)
 
     claims = _claims(graph, analysis, derived)
     if claims:

@@ -56,10 +56,21 @@ def anchor(
     depth: int = 50,
     rrf_k: int = 60,
     lexical_weight: float = 1.0,
+    dense: list[str] | None = None,
 ) -> Scores:
-    """Hybrid search restricted to ``kinds``: BM25 and dense rankings fused by RRF."""
+    """Hybrid search restricted to ``kinds``: BM25 and dense rankings fused by RRF.
+    ``dense``: the dense ranking when already found (:func:`anchor_dense`)."""
     kinds = frozenset(kinds)
+    if dense is None:
+        dense = anchor_dense(graph, qvec, kinds, depth=depth)
     lex = [i for i, _ in lexical(query, kinds, depth) if i in graph.nodes]
+    return rrf([lex, dense], k=rrf_k, weights=(lexical_weight, 1.0))
+
+
+def anchor_dense(graph: WorkingGraph, qvec: np.ndarray | None, kinds: Iterable[NodeKind], *,
+                 depth: int = 50) -> list[str]:
+    """:func:`anchor`'s dense ranking: the nodes of ``kinds`` nearest to ``qvec``."""
+    kinds = frozenset(kinds)
     dense: list[str] = []
     if qvec is not None:
         def accept(node_id: str) -> bool:
@@ -72,7 +83,7 @@ def anchor(
         if derived:  # each kind's own index, best first across kinds
             hits = [h for k in derived for h in graph.nearest(qvec, k, depth)]
             dense += [i for i, _ in sorted(hits, key=lambda h: -h[1])[:depth]]
-    return rrf([lex, dense], k=rrf_k, weights=(lexical_weight, 1.0))
+    return dense
 
 
 def in_window(graph: WorkingGraph, node_id: str, window: tuple[float, float] | None) -> bool:
