@@ -36,7 +36,8 @@ PARTS = ("tune", "measure")
 #: The sets and the parts each has.
 #: (A part named "measure-x" or "tune-x" is a further measure or tune part, by another
 #: author: ``--part measure`` or ``--part tune`` runs it too.)
-SETS = {"people": (*PARTS, "measure-g", "tune-h", "measure-h", "tune-k", "measure-k"),
+SETS = {"people": (*PARTS, "measure-g", "tune-h", "measure-h", "tune-k", "measure-k",
+                   "measure-n"),
         "time": (*PARTS, "measure-g", "tune-h", "measure-h", "tune-j", "measure-j", "tune-k",
                  "measure-k", "tune-m", "measure-m"),
         "supersede": (*PARTS, "tune-i", "measure-e", "measure-f", "measure-i"),
