@@ -243,6 +243,24 @@ def train_polarity(out: Path | None) -> None:
         click.echo(f"wrote {out}")
 
 
+@bench.command("train-people")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the model here (default: print its summary). The packaged model is "
+                   "src/enfold/data/person_screen.json.")
+def train_people(out: Path | None) -> None:
+    """Fit the person screen over the parse of each mention the people rules find (see
+    enfold.bench.train_people); prints each tune set's numbers when left out."""
+    from enfold.bench import train_people as tp
+
+    model = tp.train()
+    click.echo(f"examples {model['examples']}  threshold {model['threshold']}")
+    for part, row in model["left_out"].items():
+        click.echo(f"  {part} left out: rules {row['rules']}  screened {row['screened']}")
+    if out is not None:
+        tp.save(model, out)
+        click.echo(f"wrote {out}")
+
+
 @bench.command("train-recall")
 @click.option("--locomo", "locomo_file", type=click.Path(exists=True, dir_okay=False,
                                                          path_type=Path), default=None,

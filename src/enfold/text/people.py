@@ -198,7 +198,7 @@ def canonical_relation(word: str, best: bool = False) -> str | None:
 
 def extract_people(
     text: str, speaker: str | None, known: Iterable[str] = (),
-    known_keys: Container[str] = frozenset(),
+    known_keys: Container[str] = frozenset(), *, screen: bool = True,
 ) -> list[PersonMention]:
     """The speaker (first, when given) and every person mentioned in ``text``, in text order.
 
@@ -206,7 +206,8 @@ def extract_people(
     when they collide with the stoplist ("Will", "Grace"); ``known_keys`` are more of them,
     already through :func:`name_key` (a caller's index of the namespace's people). Mentions
     of the speaker's own name set the speaker's offsets instead of producing a second
-    mention.
+    mention. ``screen``: drop the mentions :mod:`enfold.text.person_screen` holds unlikely
+    to be people (not those of known names).
     """
     extra = {name_key(k) for k in known if k.strip()}
     if speaker:
@@ -236,6 +237,8 @@ def extract_people(
     doc = parse(text)
     if doc is not None:
         found = _with_parse(text, doc, found, speaker, known_keys)
+        if screen:
+            found = _screened(doc, found, known_keys)
     mentions = sorted(found.values(), key=lambda p: p.start)
     if not speaker:
         return mentions
@@ -243,6 +246,22 @@ def extract_people(
     others = [p for p in mentions if p not in own]
     start, end = (own[0].start, own[0].end) if own else (-1, -1)
     return [PersonMention(speaker.strip(), start, end, "speaker", None), *others]
+
+
+def _screened(doc: Any, found: dict[tuple[int, int], PersonMention],
+              known_keys: Container[str]) -> dict[tuple[int, int], PersonMention]:
+    """``found`` without the mentions the person screen holds unlikely to be people."""
+    from enfold.text.person_screen import person_probability, threshold
+
+    floor = threshold()
+    out = {}
+    for key, m in found.items():
+        if m.start >= 0 and name_key(m.name) not in known_keys:
+            p = person_probability(doc, m.start, m.end, m.relation)
+            if p is not None and p < floor:
+                continue
+        out[key] = m
+    return out
 
 
 # Entity types that are not people, and prepositions that make a name a place ("in Leeds",

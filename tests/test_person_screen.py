@@ -1,0 +1,38 @@
+"""The person screen (enfold.text.person_screen): a mention the people rules take, whose
+parse says it is a thing, is dropped; names the namespace knows are kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from enfold.text import nlp
+from enfold.text.people import extract_people
+from enfold.text.person_screen import person_probability, threshold
+
+pytestmark = pytest.mark.skipif(not nlp.available(), reason="needs the spaCy model")
+
+# Not a sentence of the people sets the screen was fitted on.
+GIFT = "Picked up a Kindle and a bottle of Jack Daniel's for Tomasz at the airport"
+
+
+def _names(text: str, **kw: object) -> list[str]:
+    return [m.name for m in extract_people(text, "Sam", **kw)]  # type: ignore[arg-type]
+
+
+def test_a_device_and_a_drink_the_rules_take_are_screened_out() -> None:
+    assert {"Kindle", "Jack Daniel"} <= set(_names(GIFT, screen=False))
+    screened = _names(GIFT)
+    assert "Kindle" not in screened and "Jack Daniel" not in screened
+
+
+def test_a_known_name_is_not_screened() -> None:
+    assert "Kindle" in _names(GIFT, known=["Kindle"])
+
+
+def test_people_the_rules_find_stay() -> None:
+    text = "Finished reading Middlemarch on the train, Aoife lent it to me"
+    assert "Aoife" in _names(text)
+    doc = nlp.parse(text)
+    start = text.index("Aoife")
+    p = person_probability(doc, start, start + len("Aoife"), None)
+    assert p is not None and p >= threshold()
