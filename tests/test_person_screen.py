@@ -36,3 +36,19 @@ def test_people_the_rules_find_stay() -> None:
     start = text.index("Aoife")
     p = person_probability(doc, start, start + len("Aoife"), None)
     assert p is not None and p >= threshold()
+
+
+def test_weights_of_another_pipeline_turn_the_screen_off(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    from enfold.text import person_screen
+
+    real = person_screen.packaged_model(person_screen.MODEL_FILE)
+    assert real is not None
+    other = {**real, "pipeline": "en_core_web_trf 3.8"}
+    monkeypatch.setattr(person_screen, "packaged_model", lambda name: dict(other))
+    person_screen._model.cache_clear()
+    try:
+        assert person_screen.person_probability(nlp.parse(GIFT), 12, 18, None) is None
+        assert "Kindle" in _names(GIFT)  # the rules' answer
+    finally:
+        person_screen._model.cache_clear()

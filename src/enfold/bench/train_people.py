@@ -83,8 +83,12 @@ def train() -> dict[str, Any]:
         w, b = _fit([data[p] for p in PARTS if p != part])
         held_out[part] = {"rules": _prf(*data[part], None, 0.0, THRESHOLD),
                           "screened": _prf(*data[part], w, b, THRESHOLD)}
+    from enfold.text.nlp import _load
+    from enfold.text.person_screen import pipeline_id
+
     w, b = _fit(list(data.values()))
-    return {"weights": [round(float(v), 6) for v in w], "bias": round(b, 6),
+    return {"pipeline": pipeline_id(_load()),
+            "weights": [round(float(v), 6) for v in w], "bias": round(b, 6),
             "threshold": THRESHOLD, "l2": L2, "parts": list(PARTS),
             "examples": sum(len(ys) for _, ys, _ in data.values()),
             "left_out": held_out}

