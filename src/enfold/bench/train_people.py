@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from enfold.bench.train_subjectivity import fit
-from enfold.bench.understand import _matches, _rows, bundled
+from enfold.bench.understand import _rows, bundled, found_people
 
 PARTS = ("tune", "tune-h", "tune-k")
 L2 = 0.3
@@ -26,10 +26,10 @@ THRESHOLD = 0.3
 
 
 def examples(part: str) -> tuple[list[np.ndarray | None], list[int], int]:
-    """Each mention's features (None: not screened) and label, and the people the rules
-    missed, for one people set."""
+    """Each mention's features (None: not screened, so always kept: the speaker, a name
+    without offsets) and label, and the people the rules missed, for one people set,
+    counted as ``enfold bench understand`` counts them."""
     from enfold.text.nlp import parse
-    from enfold.text.people import extract_people
     from enfold.text.person_screen import features
 
     xs: list[np.ndarray | None] = []
@@ -37,19 +37,14 @@ def examples(part: str) -> tuple[list[np.ndarray | None], list[int], int]:
     missed = 0
     for row in _rows(bundled("people", part)):
         text, speaker = str(row["text"]), row.get("speaker")
-        unmatched = [str(g) for g in row.get("people", [])]
+        gold = [str(g) for g in row.get("people", [])]
         doc = parse(text)
-        for m in extract_people(text, speaker, screen=False):
-            if m.role == "speaker":
-                continue
-            got = text[m.start:m.end] if m.start >= 0 else m.name
-            hit = next((g for g in unmatched if _matches(got, g)), None)
-            if hit is not None:
-                unmatched.remove(hit)
-            xs.append(features(doc, m.start, m.end, m.relation)
-                      if doc is not None and m.start >= 0 else None)
+        found = found_people(text, speaker, gold, screen=False)
+        for m, _, hit in found:
+            screened = doc is not None and m.start >= 0 and m.role != "speaker"
+            xs.append(features(doc, m.start, m.end, m.relation) if screened else None)
             ys.append(int(hit is not None))
-        missed += len(unmatched)
+        missed += len(gold) - sum(hit is not None for _, _, hit in found)
     return xs, ys, missed
 
 
@@ -83,11 +78,10 @@ def train() -> dict[str, Any]:
         w, b = _fit([data[p] for p in PARTS if p != part])
         held_out[part] = {"rules": _prf(*data[part], None, 0.0, THRESHOLD),
                           "screened": _prf(*data[part], w, b, THRESHOLD)}
-    from enfold.text.nlp import _load
-    from enfold.text.person_screen import pipeline_id
+    from enfold.text.nlp import pipeline_id
 
     w, b = _fit(list(data.values()))
-    return {"pipeline": pipeline_id(_load()),
+    return {"pipeline": pipeline_id(),
             "weights": [round(float(v), 6) for v in w], "bias": round(b, 6),
             "threshold": THRESHOLD, "l2": L2, "parts": list(PARTS),
             "examples": sum(len(ys) for _, ys, _ in data.values()),

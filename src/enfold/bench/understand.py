@@ -86,8 +86,28 @@ def _matches(pred: str, gold: str) -> bool:
     return p == g or p.split()[-1] == g.split()[-1] or p.split()[0] == g.split()[0]
 
 
-def run_people(path: Path) -> dict[str, Any]:
+def found_people(text: str, speaker: str | None, gold: list[str], **kw: Any
+                 ) -> list[tuple[Any, str, str | None]]:
+    """Each person :func:`~enfold.text.people.extract_people` finds in ``text`` (``kw``
+    passed on), as (mention, its words, the gold person it is or None), each gold person
+    taken by the first mention that matches it; the speaker is left out unless the text
+    names them."""
     from enfold.text.people import extract_people
+
+    unmatched = list(gold)
+    out: list[tuple[Any, str, str | None]] = []
+    for m in extract_people(text, speaker, **kw):
+        if m.role == "speaker" and m.start < 0:
+            continue  # the speaker, not mentioned in the text
+        got = text[m.start:m.end] if m.start >= 0 else m.name
+        hit = next((g for g in unmatched if _matches(got, g)), None)
+        if hit is not None:
+            unmatched.remove(hit)
+        out.append((m, got, hit))
+    return out
+
+
+def run_people(path: Path) -> dict[str, Any]:
 
     tp = fp = fn = leaked = not_people = 0
     misses: list[dict[str, Any]] = []
@@ -95,18 +115,11 @@ def run_people(path: Path) -> dict[str, Any]:
         text, speaker = str(row["text"]), row.get("speaker")
         gold = [str(g) for g in row.get("people", [])]
         traps = [str(t) for t in row.get("not_people", [])]
-        pred = []
-        for m in extract_people(text, speaker):
-            if m.role == "speaker" and m.start < 0:
-                continue  # the speaker, not mentioned in the text
-            pred.append(text[m.start:m.end] if m.start >= 0 else m.name)
+        found = found_people(text, speaker, gold)
+        wrong = [got for _, got, hit in found if hit is None]
         unmatched = list(gold)
-        wrong = []
-        for p in pred:
-            hit = next((g for g in unmatched if _matches(p, g)), None)
-            if hit is None:
-                wrong.append(p)
-            else:
+        for _, _, hit in found:
+            if hit is not None:
                 unmatched.remove(hit)
         tp += len(gold) - len(unmatched)
         fn += len(unmatched)

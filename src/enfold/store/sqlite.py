@@ -529,10 +529,11 @@ class SQLiteStore(SqlStore):
         too few of ``kinds``; rows of other kinds are passed over by their rowids
         (:data:`KIND_CODES`); then the stored columns are read for the best rows only, a
         chunk at a time, until ``limit`` rows of ``kinds`` in ``namespace`` are found. The
-        scored rows are kept for the next call with the same words, and the columns read for any later query, while the text index is
-        unchanged (no transaction of this connection that may write it, no commit by any
-        other): recall asks for events and for derived nodes with the same query, and
-        queries about one topic meet the same rows.
+        scored rows are kept for the next call with the same words, and the columns read
+        for any later query, while the text index is unchanged (no transaction of this
+        connection that may write it, no commit by any other): recall asks for events and
+        for derived nodes with the same query, and queries about one topic meet the same
+        rows.
         :meth:`_search_text_reference` is the one-statement version it equals."""
         wanted = None if kinds is None else {k.value for k in kinds}
         codes = None if wanted is None else {KIND_CODES.get(k, 0) for k in wanted} - {0}
@@ -546,7 +547,7 @@ class SQLiteStore(SqlStore):
                 rows, complete, labels = hits
                 # the other kinds' rows are passed over by their rowids alone
                 left = iter(rows) if codes is None else (
-                    x for x in rows if x[0] & _KIND_MASK in codes or not x[0] & _KIND_MASK)
+                    x for x in rows if (x[0] & _KIND_MASK) in codes or not x[0] & _KIND_MASK)
                 try:
                     # (the rows left are of the asked kinds, but not all of this namespace:
                     # a chunk of at least a quarter, so that many namespaces cost few reads)

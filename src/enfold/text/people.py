@@ -38,6 +38,8 @@ from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from enfold.text.person_screen import person_probability, threshold
+
 __all__ = [
     "RELATION_NOUNS",
     "PersonMention",
@@ -251,8 +253,6 @@ def extract_people(
 def _screened(doc: Any, found: dict[tuple[int, int], PersonMention],
               known_keys: Container[str]) -> dict[tuple[int, int], PersonMention]:
     """``found`` without the mentions the person screen holds unlikely to be people."""
-    from enfold.text.person_screen import person_probability, threshold
-
     floor = threshold()
     out = {}
     for key, m in found.items():

