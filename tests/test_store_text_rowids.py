@@ -53,6 +53,21 @@ def test_a_search_for_derived_nodes_reads_no_event_s_columns(tmp_path: Path) -> 
         store._search_text_reference("default", "garden roses going well", _DERIVED, 5)
 
 
+def test_a_search_for_derived_nodes_scores_no_event_row(tmp_path: Path) -> None:
+    """BM25 is computed only for rows of the asked kinds (SQLite tests the rowid first);
+    the scores are the whole index's, so the answer is the reference's."""
+    _fill(tmp_path / "m.db")
+    store = SQLiteStore(str(tmp_path / "m.db"))
+    query = "what does Maya think about the garden"
+    assert store.search_text("default", query, _DERIVED, 5) == \
+        store._search_text_reference("default", query, _DERIVED, 5)
+    scored = [rowid for rows, _ in store._hits.values() for rowid, _ in rows]
+    derived = {KIND_CODES[k.value] for k in _DERIVED}
+    assert scored and {rowid & ((1 << KIND_BITS) - 1) for rowid in scored} <= derived
+    events = store.search_text("default", query, [NodeKind.EVENT], 5)
+    assert events == store._search_text_reference("default", query, [NodeKind.EVENT], 5)
+
+
 def test_a_store_of_the_earlier_layout_answers_as_before(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     _fill(path)

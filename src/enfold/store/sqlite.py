@@ -48,6 +48,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _LABEL_CHUNK = 256  # index rows whose stored columns search_text reads at a time
 _LABELS_KEPT = 100_000  # index rows whose stored columns it keeps at most (~15 MB)
 _SCORED_FIRST = 1_024  # best rows search_text takes first (all of them if these fall short)
+_QUERIES_KEPT = 4  # queries (words and kinds) whose scored rows search_text keeps
 #: The text index's rows carry their node's kind in the low bits of their rowid (rowid = n ×
 #: 16 + code, n in the order the rows were written): a search keeps the rows of the kinds it
 #: asks for without reading their stored columns. Code 0: unknown (the columns say).
@@ -108,11 +109,11 @@ class SQLiteStore(SqlStore):
         self._vocab_ready = False  # the scratch tables of _word_counts exist
         self._df: dict[str, int] = {}  # word -> index rows matching it (see _word_counts)
         self._df_from = self._df_until = 0  # the index's largest row number it is good for
-        # What search_text read, kept while the text index is unchanged: the last query's
+        # What search_text read, kept while the text index is unchanged: the last queries'
         # scored rows, and the stored columns of the index rows read (see _text_hits).
         self._text_writes = 0  # this connection's transactions that may write the index
         self._text_token: tuple[int, int] | None = None  # (data_version, _text_writes)
-        self._hits: tuple[tuple[Any, ...], list[tuple[int, float]], bool] | None = None
+        self._hits: dict[tuple[Any, ...], tuple[list[tuple[int, float]], bool]] = {}
         self._labels: dict[int, tuple[str, str, str]] = {}
         try:
             self._db = sqlite3.connect(
@@ -526,14 +527,13 @@ class SQLiteStore(SqlStore):
         postings and length (namespace, kind and node id are UNINDEXED columns, and reading
         them for each of some thousands of rows cost more than scoring them), and only the
         best :data:`_SCORED_FIRST` (or 8 × ``limit``) are taken, all of them if those hold
-        too few of ``kinds``; rows of other kinds are passed over by their rowids
-        (:data:`KIND_CODES`); then the stored columns are read for the best rows only, a
-        chunk at a time, until ``limit`` rows of ``kinds`` in ``namespace`` are found. The
-        scored rows are kept for the next call with the same words, and the columns read
-        for any later query, while the text index is unchanged (no transaction of this
-        connection that may write it, no commit by any other): recall asks for events and
-        for derived nodes with the same query, and queries about one topic meet the same
-        rows.
+        too few rows of ``namespace``; only rows of ``kinds`` are scored, told by their
+        rowids (:data:`KIND_CODES`); then the stored columns are read for the best rows
+        only, a chunk at a time, until ``limit`` rows of ``kinds`` in ``namespace`` are
+        found. The scored rows are kept for the next calls with the same words and kinds,
+        and the columns read for any later query, while the text index is unchanged (no
+        transaction of this connection that may write it, no commit by any other): queries
+        about one topic meet the same rows.
         :meth:`_search_text_reference` is the one-statement version it equals."""
         wanted = None if kinds is None else {k.value for k in kinds}
         codes = None if wanted is None else {KIND_CODES.get(k, 0) for k in wanted} - {0}
@@ -541,13 +541,11 @@ class SQLiteStore(SqlStore):
         with self._lock:
             first: int | None = max(_SCORED_FIRST, 8 * limit)
             while True:
-                hits = self._text_hits(query, max_rows, first)
+                hits = self._text_hits(query, max_rows, first, codes)
                 if hits is None or limit <= 0:
                     return out
                 rows, complete, labels = hits
-                # the other kinds' rows are passed over by their rowids alone
-                left = iter(rows) if codes is None else (
-                    x for x in rows if (x[0] & _KIND_MASK) in codes or not x[0] & _KIND_MASK)
+                left = iter(rows)
                 try:
                     # (the rows left are of the asked kinds, but not all of this namespace:
                     # a chunk of at least a quarter, so that many namespaces cost few reads)
@@ -587,17 +585,23 @@ class SQLiteStore(SqlStore):
             words, floor = self._bounded_words(words, max_rows)
         return fts_query(words), floor
 
-    def _text_hits(self, query: str, max_rows: int | None, first: int | None
+    def _text_hits(self, query: str, max_rows: int | None, first: int | None,
+                   codes: set[int] | None = None,
                    ) -> tuple[list[tuple[int, float]], bool,
                               dict[int, tuple[str, str, str]]] | None:
         """The index rows the query's (bounded) words match, as (rowid, bm25) best first
         (ties in rowid order): the ``first`` best (None: all), whether that is all of them,
         and the stored columns read so far (rowid -> namespace, kind, node id); None when
-        no word can match. Both are kept while the text index is unchanged: the rows for
-        the last query, the columns for every row read (at most :data:`_LABELS_KEPT`)."""
+        no word can match. Only rows whose rowid carries one of the kind ``codes`` (or code
+        0, unknown) are scored when ``codes`` is given: SQLite tests the rowid before it
+        computes the row's bm25, which is where the time goes, and the score of a row does
+        not depend on which others are scored (BM25's statistics are the whole index's).
+        Both are kept while the text index is unchanged: the rows for the last few
+        queries, the columns for every row read (at most :data:`_LABELS_KEPT`)."""
         match, floor = self._match(query, max_rows)
         if match is None:
             return None
+        kinds = None if codes is None else tuple(sorted({0, *codes}))
         with self._lock:
             try:
                 # data_version moves when another connection commits, _text_writes when
@@ -606,17 +610,21 @@ class SQLiteStore(SqlStore):
                 index = (int(self._db.execute("PRAGMA data_version").fetchone()[0]),
                          self._text_writes)
                 if index != self._text_token or len(self._labels) > _LABELS_KEPT:
-                    self._text_token, self._hits = index, None
+                    self._text_token, self._hits = index, {}
                     self._labels = {}
-                kept = self._hits
-                if kept is not None and kept[0] == (match, floor) and (
-                        kept[2] or (first is not None and len(kept[1]) >= first)):
-                    return kept[1], kept[2], self._labels
+                key = (match, floor, kinds)
+                kept = self._hits.get(key)
+                if kept is not None and (
+                        kept[1] or (first is not None and len(kept[0]) >= first)):
+                    return kept[0], kept[1], self._labels
                 sql = "SELECT rowid, bm25(node_text) AS s FROM node_text WHERE node_text MATCH ?"
                 args: list[Any] = [match]
                 if floor is not None:
                     sql += " AND rowid >= ?"
                     args.append(floor)
+                if kinds is not None:
+                    sql += f" AND (rowid & {_KIND_MASK}) IN ({','.join('?' * len(kinds))})"
+                    args.extend(kinds)
                 sql += " ORDER BY s, rowid"
                 if first is not None:
                     sql += " LIMIT ?"
@@ -625,7 +633,10 @@ class SQLiteStore(SqlStore):
             except sqlite3.Error as exc:
                 raise StoreError(f"SQLite: {exc}") from exc
             complete = first is None or len(rows) < first
-            self._hits = ((match, floor), rows, complete)
+            self._hits.pop(key, None)
+            self._hits[key] = (rows, complete)
+            while len(self._hits) > _QUERIES_KEPT:
+                del self._hits[next(iter(self._hits))]
             return rows, complete, self._labels
 
     def _search_text_reference(
