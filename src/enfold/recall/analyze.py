@@ -67,6 +67,7 @@ class QueryAnalysis:
     window: tuple[float, float] | None = None  # temporal gate (epoch seconds)
     time_expressions: tuple[str, ...] = ()
     answer_type: str | None = None  # "person", "time", "money", "number" (_answer_type)
+    asks_holder: bool = False  # who holds a view ("Who welcomes ...?"): its holder answers
     notes: list[str] = field(default_factory=list)
 
 
@@ -104,18 +105,20 @@ def analyze(query: str, *, at: datetime | None = None,
             window = (min(t.start_ts.timestamp() for t in times),
                       max(t.end_ts.timestamp() for t in times))
             expressions = tuple(t.expression for t in times)
+    whose = holder is None and asks_whose_view(query)
     return QueryAnalysis(
         query=query,
         people=people,
         holder=holder,
         asks_opinion=bool(m) or parsed is not None or bool(_OPINION_WORDS.search(query))
-        or asks_whose_view(query),
+        or whose,
         comparison=bool(_COMPARISON.search(query)) and len(people) >= 2,
         verification=bool(_VERIFY.search(query)),
         asks_latest=bool(_LATEST.search(query)),
         window=window,
         time_expressions=expressions,
-        answer_type=_answer_type(query),
+        answer_type="person" if whose else _answer_type(query),
+        asks_holder=whose,
     )
 
 

@@ -242,7 +242,9 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
     window = analysis.window
     if window is not None:
         sig.window = {e for e in candidates if _of_time(graph, e, window)}
-    if analysis.answer_type is not None:
+    if analysis.asks_holder:  # the answer is whoever holds the view: its utterances
+        sig.answer = _opinions(graph, candidates)
+    elif analysis.answer_type is not None:
         sig.answer = _holding(graph, candidates, analysis.answer_type)
     if qvec is not None:
         missing = [e for e in candidates if e not in sig.dense]

@@ -826,7 +826,19 @@ _ASKING_VERBS = (VERBS.keys() - _NEUTRAL_SPEECH - {"find", "convince"}) | {
     "attribute", "agree", "disagree", "oppose", "favour", "favor", "dismiss", "defend",
     "hold", "compare", "explain", "foresee", "propose", "accept", "regret", "characterise",
     "characterize", "want",
+    # the verbs of liking and disliking (Levin's "admire" class, 31.2) and of judging
+    # (class 33) that the claim lexicon does not hold: "Who admires the new rota?" ("welcome"
+    # is left out: "Who welcomed the guests?" is an act)
+    "abhor", "admire", "appreciate", "cherish", "deplore", "dread", "envy", "esteem",
+    "idolize", "idolise", "lament", "pity", "relish", "resent", "respect", "revere",
+    "tolerate", "treasure", "venerate", "worship", "distrust", "mistrust", "applaud",
+    "praise", "condemn", "commend", "fault",
 }
+#: Verbs of responding: "How did Jolene react to the decision?" asks how she took it.
+_REACTING_VERBS = frozenset({"react", "respond"})
+#: Nouns for a person by the side they take ("Is Kwabena a fan of the night shifts?").
+_SIDE_NOUNS = frozenset({"fan", "supporter", "critic", "admirer", "opponent", "sceptic",
+                         "skeptic", "believer", "advocate", "champion", "detractor"})
 _ASKING_NOUNS = frozenset({
     "concern", "attitude", "explanation", "verdict", "reaction", "assessment",
     "impression", "complaint", "advice", "recommendation", "suggestion", "theory",
@@ -887,6 +899,10 @@ def view_holder(question: str, known: Container[str] = frozenset()) -> str | Non
                 return _name(tok)  # "Would Nadia buy it again?": her disposition
             if lemma == "find" and any(c.lower_ == "how" for c in head.children):
                 return _name(tok)  # "How did Lucia find Fushimi Inari?"
+            if lemma in _REACTING_VERBS and any(c.lower_ == "how" for c in head.children):
+                return _name(tok)  # "How did Jolene react to ...?"
+            if head.lemma_ == "be" and _side_noun(head, tok):
+                return _name(tok)  # "Is Kwabena a fan of ...?"
             if head.pos_ == "AUX" and any(c.dep_ == "acomp" and c.pos_ == "ADJ"
                                           for c in head.children):
                 return _name(tok)  # "Is Ben hopeful about ...?"
@@ -955,12 +971,54 @@ def asks_whose_view(question: str) -> bool:
     if doc is None:
         return False
     for tok in doc:
-        if tok.lower_ not in ("who", "whom") or tok.dep_ not in ("nsubj", "nsubjpass"):
+        if not _asks_who(tok) or tok.dep_ not in ("nsubj", "nsubjpass"):
             continue
         head = tok.head
+        if head.dep_ in ("aux", "auxpass") and head.head.pos_ == "VERB":
+            head = head.head  # "Who is opposed to ...?": the parser may hang "who" on "is"
         if head.pos_ in ("VERB", "AUX") and _asks_with(head, _lemma(head)):
             return True
         if any(c.dep_ == "acomp" and c.lemma_.lower() in ADJECTIVES for c in head.children):
+            return True
+        if head.lemma_ == "be" and _side_noun(head, tok):
+            return True  # "Who is a fan of ...?"
+        if _feels_about(head):
+            return True  # "Which of them is relaxed about the rent going up?"
+    return False
+
+
+def _feels_about(predicate: Token) -> bool:
+    """A predicate of feeling toward something: an adjective with "about", "with" or "over"
+    after it ("happy with the rota", "upset over the fees"), a passive participle with
+    "about" or "over" ("relaxed about the rent"; with "with" it is mostly an act: "charged
+    with the theft"), or a copula with such an adjective."""
+    for word in (predicate, *(c for c in predicate.children if c.dep_ == "acomp")):
+        preps = ("about", "with", "over") if word.pos_ == "ADJ" else (
+            ("about", "over") if word.tag_ == "VBN" else ())
+        if any(c.dep_ == "prep" and c.lower_ in preps for c in word.children):
+            return True
+    return False
+
+
+def _asks_who(tok: Token) -> bool:
+    """A question's word for the person asked about: "who", or "which" of a group of
+    people ("Which of them prefers ...?", "which one of you ...")."""
+    if tok.lower_ in ("who", "whom"):
+        return True
+    if tok.lower_ != "which" or tok.pos_ != "PRON":
+        return False
+    return any(c.lower_ == "of" and any(g.lower_ in ("them", "you", "us", "those", "these")
+                                          for g in c.children) or c.lower_ == "one"
+               for c in tok.children)
+
+
+def _side_noun(copula: Token, subject: Token) -> bool:
+    """Whether the subject of ``copula`` is called by the side it takes: a noun of
+    :data:`_SIDE_NOUNS` with "of" or "in" after it, as the predicate or hung on the subject
+    ("Is Kwabena a fan of ...?")."""
+    for noun in (*copula.children, *subject.children):
+        if noun.dep_ in ("attr", "appos") and noun.lemma_.lower() in _SIDE_NOUNS and any(
+                c.dep_ == "prep" and c.lower_ in ("of", "in") for c in noun.children):
             return True
     return False
 
@@ -1032,7 +1090,8 @@ def _is_named(tok: Token) -> bool:
     if not tok.text[:1].isalpha() or tok.lower_ in _FIRST | _THIRD:
         return False
     return tok.pos_ == "PROPN" or tok.ent_type_ == "PERSON" or is_handle(tok.text) or (
-        tok.text[:1].isupper() and not tok.is_sent_start and tok.pos_ in ("NOUN", "ADJ"))
+        tok.text[:1].isupper() and not tok.is_sent_start
+        and tok.pos_ in ("NOUN", "ADJ", "ADV", "VERB", "X", "INTJ"))
 
 
 #: Relations that open a clause of its own: the subject of the clause above is not the
