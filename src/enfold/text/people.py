@@ -38,6 +38,7 @@ from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from enfold.text.letters import LOWER, UPPER
 from enfold.text.person_screen import person_probability, threshold
 
 __all__ = [
@@ -124,7 +125,8 @@ _PLACE_WORDS = _words(
     """
 )
 
-_TOKEN = r"(?:[OD]['’])?[A-ZÀ-Ý][a-zß-ÿ]+(?:[A-Z][a-z]+)?(?:[-'’][A-Z][a-zß-ÿ]+)*"
+_CAP = f"[{UPPER}][{LOWER}]+"  # a capitalised word, in any alphabet names are written in
+_TOKEN = rf"(?:[OD]['’])?{_CAP}(?:{_CAP})?(?:[-'’]{_CAP})*"
 _GROUP = re.compile(
     rf"(?<![\w'’\-])(?:(?P<title>Dr|Mr|Mrs|Ms|Mx|Prof|Professor|Coach|Nurse|Captain|Officer"
     rf"|Detective|Sergeant|Sgt|Judge|Rev|Reverend|Pastor|Rabbi|Imam|Councillor|Senator)\.?\s+)?"
