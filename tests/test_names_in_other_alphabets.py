@@ -13,17 +13,18 @@ from enfold.text.people import extract_people
 
 
 @pytest.mark.parametrize("word", ["Seán", "Zoë", "Łukasz", "Nguyễn", "Đorđe", "Σοφία",
-                                  "Иван", "Ólafur"])
+                                  "Иван", "Ólafur", "Aɗamu", "Ɔkɔ", "Ἀλέξανδρος",
+                                  "Zoe\u0308"])  # (the last with a separate accent)
 def test_a_capitalised_word_in_any_alphabet(word: str) -> None:
     assert re.fullmatch(f"[{UPPER}][{LOWER}]+", word)
 
 
-@pytest.mark.parametrize("word", ["seán", "ÉCOLE", "×ab", "42nd"])
+@pytest.mark.parametrize("word", ["seán", "ÉCOLE", "×ab", "Nº", "\u0308Zoe"])
 def test_not_a_capitalised_word(word: str) -> None:
     assert not re.fullmatch(f"[{UPPER}][{LOWER}]+", word)
 
 
-@pytest.mark.parametrize("name", ["Seán", "Zoë", "Łukasz", "Đorđe"])
+@pytest.mark.parametrize("name", ["Seán", "Zoë", "Łukasz", "Đorđe", "Иван", "Sea\u0301n"])
 def test_a_reported_view_is_held_by_a_name_with_diacritics(name: str) -> None:
     claims = extract_claims(f"{name} says the turbines will wreck the view.", "Mairead",
                             view=True)

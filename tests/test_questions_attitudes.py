@@ -25,6 +25,7 @@ from enfold.text.stance import asks_whose_view, view_holder
     ("Does Ayo resent the extra weekend shifts?", "Ayo"),
     ("Does Grete appreciate the new scheduling tool?", "Grete"),
     ("Is Hyun happy with the replacement boiler?", "Hyun"),
+    ("Is Sven happy with his rota day?", "Sven"),  # (the tagger reads "Sven" as an adverb)
 ])
 def test_the_holder_of_a_feeling_toward_something(question: str, holder: str) -> None:
     assert view_holder(question) == holder
@@ -37,6 +38,9 @@ def test_the_holder_of_a_feeling_toward_something(question: str, holder: str) ->
     "Is Lior a member of the rowing club?",
     "Did Aroha respond to the landlord's email?",
     "When did Ayo start the weekend shifts?",
+    "Did Ayo respect the deadline?",
+    "Does Ayo tolerate lactose?",
+    "Is Lior the champion of the league?",
 ])
 def test_the_same_people_asked_for_what_happened(question: str) -> None:
     assert view_holder(question) is None
@@ -51,8 +55,14 @@ def test_the_same_people_asked_for_what_happened(question: str) -> None:
     ("Which of them is relaxed about the rent going up?", True),
     ("Who is a supporter of the four-day week?", True),
     ("Which of them drove to Leeds?", False),
+    ("Who is a fan of jazz?", True),
+    ("Which one of them is happy with the rota?", True),
     ("Who was charged with the burglary?", False),
     ("Who welcomed the guests at the door?", False),
+    ("Who was told about the meeting?", False),
+    ("Who has written about the merger?", False),
+    ("Who is familiar with the area?", False),
+    ("Who is busy with the move?", False),
 ])
 def test_who_among_them_holds_a_view(question: str, asks: bool) -> None:
     assert asks_whose_view(question) is asks

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from enfold.text.claims import STANCE_WORDS
+from enfold.text.letters import UPPER
 from enfold.text.nlp import parse
 from enfold.text.people import extract_people
 from enfold.text.stance import asks_whose_view, is_handle, view_holder
@@ -22,7 +23,7 @@ from enfold.text.times import extract_times
 _COMPARISON = re.compile(r"\b(both|in common|compare|compared|difference|differ|same as|"
                          r"versus|vs\.?|while|whereas|also)\b", re.IGNORECASE)
 _ATTRIBUTION = re.compile(
-    r"\b(?:what|how|where|why|which|who)\s+(?:does|did|do)\s+(?P<holder>[A-Z][\w.'-]+(?:\s+[A-Z][\w'-]+)?)\s+"
+    rf"\b(?:what|how|where|why|which|who)\s+(?:does|did|do)\s+(?P<holder>[{UPPER}][\w.'-]+(?:\s+[{UPPER}][\w'-]+)?)\s+"
     r"(?:think|believe|feel|say|said|claim|prefer|love|hate|like|want|expect|hope|worry|view)\b"
     r"|\b(?P<holder2>[\w'-]+?)(?:'s|’s)\s+(?:opinion|view|take|thoughts?)\b"
     r"|\bwho\s+(?:said|thinks|believes|claimed|feels|prefers|argued)\b", re.IGNORECASE)
@@ -67,7 +68,7 @@ class QueryAnalysis:
     window: tuple[float, float] | None = None  # temporal gate (epoch seconds)
     time_expressions: tuple[str, ...] = ()
     answer_type: str | None = None  # "person", "time", "money", "number" (_answer_type)
-    asks_holder: bool = False  # who holds a view ("Who welcomes ...?"): its holder answers
+    asks_holder: bool = False  # who holds a view ("Who admires ...?"): its holder answers
     notes: list[str] = field(default_factory=list)
 
 
@@ -117,7 +118,7 @@ def analyze(query: str, *, at: datetime | None = None,
         asks_latest=bool(_LATEST.search(query)),
         window=window,
         time_expressions=expressions,
-        answer_type="person" if whose else _answer_type(query),
+        answer_type=_answer_type(query),
         asks_holder=whose,
     )
 

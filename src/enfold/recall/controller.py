@@ -50,8 +50,8 @@ DERIVED_DEPTH = 50
 
 def lexical_calls(settings: Settings) -> list[tuple[tuple[NodeKind, ...], int]]:
     """The lexical searches :func:`gather` makes for a question, as (kinds, depth), in the
-    order it makes them: the events', then the derived nodes' (which reuse the events'
-    scored rows). :mod:`enfold.recall.ahead` starts them before the question is parsed."""
+    order it makes them: the events', then the derived nodes' (each scores only the rows of
+    its kinds). :mod:`enfold.recall.ahead` starts them before the question is parsed."""
     return [((NodeKind.EVENT,), settings.lex_depth), (_DERIVED, DERIVED_DEPTH)]
 
 

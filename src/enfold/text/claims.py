@@ -36,7 +36,7 @@ import dataclasses
 import re
 from dataclasses import dataclass, replace
 
-from enfold.text.letters import LOWER, UPPER
+from enfold.text.letters import CAPITALISED
 from enfold.text.people import (
     RELATION_NOUNS,
     canonical_relation,
@@ -117,8 +117,7 @@ STANCE_WORDS = frozenset([*(v for v, (p, _) in _VERBS.items() if p in VIEW_PREDI
                           *(c for c, p in _COPULAS.items()
                             if p in VIEW_PREDICATES and " " not in c and c != "positive")])
 
-_CAP = f"[{UPPER}][{LOWER}]+"  # a capitalised word, in any alphabet names are written in
-_NAME = rf"(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?\s+)?{_CAP}(?:[-'’]{_CAP})*(?:\s+{_CAP})?"
+_NAME = rf"(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?\s+)?{CAPITALISED}(?:[-'’]{CAPITALISED})*(?:\s+{CAPITALISED})?"
 _REL = "|".join(sorted((re.escape(r) for r in RELATION_NOUNS), key=len, reverse=True))
 _RELATION = (
     rf"(?:\b[Mm]y|\b[Oo]ur)\s+(?:(?P<best>best)\s+|(?:older|younger|little|big|new|old|former)\s+)?"
@@ -163,7 +162,7 @@ _CONTENT_LEAD = re.compile(
     r"[\s,:]*(?:(?:that(?!\s+(?:is|was|'s|would|will|has|had|sounds|looks|seems)\b)|whether"
     r"|about|like)\b)?[\s\"“']*"
 )
-_VOCATIVE_TAIL = re.compile(rf",\s*{_CAP}\s*$")
+_VOCATIVE_TAIL = re.compile(rf",\s*{CAPITALISED}\s*$")
 _TRAILING_CUE = re.compile(r"\s*[.!?]")
 
 _WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")

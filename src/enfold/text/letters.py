@@ -1,25 +1,32 @@
 """Capital and small letters of the alphabets names are written in, as bodies of regular
-expression classes (``f"[{UPPER}][{LOWER}]+"``).
+expression classes (``f"[{UPPER}][{LOWER}]+"``, or :data:`CAPITALISED`).
 
 Python's ``re`` has no class for an upper-case letter, and ``[A-Z][a-z]+`` reads "Seán",
 "Zoë", "Łukasz" or "Nguyễn" as no name at all ("Seán says the turbines will wreck the
-view" then held no one's view). These classes hold every letter of the Latin script
-(with its extensions for European and Vietnamese writing), Greek and Cyrillic that is
-upper or lower case.
+view" then held no one's view). :data:`UPPER` holds the capital letters (Unicode categories
+Lu and Lt) and :data:`LOWER` the small ones (Ll) of the Latin script with its extensions
+(European, African and Vietnamese letters included), Greek and Cyrillic; :data:`LOWER` also
+holds the combining accents, so a name typed with a separate accent ("Zoe" + U+0308) is
+still one word.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import unicodedata
 
-__all__ = ["LOWER", "UPPER"]
+__all__ = ["CAPITALISED", "LOWER", "UPPER"]
 
-_BLOCKS = ((0x41, 0x24F), (0x370, 0x52F), (0x1E00, 0x1EFF))
+_BLOCKS = ((0x41, 0x2AF), (0x370, 0x52F), (0x1E00, 0x1FFF))
+_COMBINING = (0x300, 0x36F)
 
 
-def _class(test: Callable[[str], bool]) -> str:
-    """The code points of :data:`_BLOCKS` passing ``test``, as ranges of a class body."""
-    points = [c for lo, hi in _BLOCKS for c in range(lo, hi + 1) if test(chr(c))]
+def _class(categories: frozenset[str], extra: tuple[int, int] | None = None) -> str:
+    """The code points of :data:`_BLOCKS` in ``categories`` (and the ``extra`` range), as
+    the ranges of a class body."""
+    blocks = (*_BLOCKS, extra) if extra else _BLOCKS
+    points = sorted(c for lo, hi in blocks for c in range(lo, hi + 1)
+                    if unicodedata.category(chr(c)) in categories
+                    or extra is not None and extra[0] <= c <= extra[1])
     parts: list[str] = []
     start = prev = points[0]
     for c in [*points[1:], -1]:
@@ -31,5 +38,7 @@ def _class(test: Callable[[str], bool]) -> str:
     return "".join(parts)
 
 
-UPPER = _class(str.isupper)
-LOWER = _class(str.islower)
+UPPER = _class(frozenset({"Lu", "Lt"}))
+LOWER = _class(frozenset({"Ll"}), _COMBINING)
+#: A capitalised word: a capital and one or more small letters.
+CAPITALISED = f"[{UPPER}][{LOWER}]+"

@@ -38,7 +38,7 @@ from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from enfold.text.letters import LOWER, UPPER
+from enfold.text.letters import CAPITALISED, UPPER
 from enfold.text.person_screen import person_probability, threshold
 
 __all__ = [
@@ -125,8 +125,7 @@ _PLACE_WORDS = _words(
     """
 )
 
-_CAP = f"[{UPPER}][{LOWER}]+"  # a capitalised word, in any alphabet names are written in
-_TOKEN = rf"(?:[OD]['’])?{_CAP}(?:{_CAP})?(?:[-'’]{_CAP})*"
+_TOKEN = rf"(?:[OD]['’])?{CAPITALISED}(?:{CAPITALISED})?(?:[-'’]{CAPITALISED})*"
 _GROUP = re.compile(
     rf"(?<![\w'’\-])(?:(?P<title>Dr|Mr|Mrs|Ms|Mx|Prof|Professor|Coach|Nurse|Captain|Officer"
     rf"|Detective|Sergeant|Sgt|Judge|Rev|Reverend|Pastor|Rabbi|Imam|Councillor|Senator)\.?\s+)?"
@@ -136,7 +135,7 @@ _TOKEN_RE = re.compile(_TOKEN)
 _SENTENCE_END = re.compile(r"(?:^|[.!?:;\n(\[\"“]|\s-)[\s\"“'‘(]*$")
 # "the Hobbit", "Philosopher's Stone": a capitalized run after "the" or after another
 # capitalized possessive is the title of something, not a person.
-_TITLE_CONTEXT = re.compile(r"(?:\b[Tt]he|\b[A-Z][\w]*['’]s)\s+$")
+_TITLE_CONTEXT = re.compile(rf"(?:\b[Tt]he|\b[{UPPER}][\w]*['’]s)\s+$")
 _NAME_CONTINUATION = re.compile(
     r"^(?:\s+(?:also|just|really|never|always|finally|still|once))?\s+(?:said|says|told|tells"
     r"|thinks|thought|believes|believed|feels|felt|asked|asks|wants|wanted|called|calls|texted"
@@ -145,8 +144,8 @@ _NAME_CONTINUATION = re.compile(
 )
 # A quoted span ("Finding Home", 'Embracing Identity') holds titles, not people.
 _QUOTED = re.compile(r"\"[^\"\n]{1,80}\"|“[^”\n]{1,80}”|(?<!\w)'[^'\n]{1,60}'(?!\w)")
-_TITLE_AFTER = re.compile(r"\s+of\s+(?:the\s+)?[A-Z]")
-_TITLE_BEFORE = re.compile(r"[A-Z][a-z]+\s+(?:of|with)\s+(?:the\s+)?$")
+_TITLE_AFTER = re.compile(rf"\s+of\s+(?:the\s+)?[{UPPER}]")
+_TITLE_BEFORE = re.compile(rf"{CAPITALISED}\s+(?:of|with)\s+(?:the\s+)?$")
 
 _RELATIONS = {
     "mom": "mom", "mother": "mom", "mum": "mom", "mommy": "mom", "mama": "mom",

@@ -827,18 +827,31 @@ _ASKING_VERBS = (VERBS.keys() - _NEUTRAL_SPEECH - {"find", "convince"}) | {
     "hold", "compare", "explain", "foresee", "propose", "accept", "regret", "characterise",
     "characterize", "want",
     # the verbs of liking and disliking (Levin's "admire" class, 31.2) and of judging
-    # (class 33) that the claim lexicon does not hold: "Who admires the new rota?" ("welcome"
-    # is left out: "Who welcomed the guests?" is an act)
+    # (class 33) that the claim lexicon does not hold: "Who admires the new rota?"
     "abhor", "admire", "appreciate", "cherish", "deplore", "dread", "envy", "esteem",
-    "idolize", "idolise", "lament", "pity", "relish", "resent", "respect", "revere",
-    "tolerate", "treasure", "venerate", "worship", "distrust", "mistrust", "applaud",
-    "praise", "condemn", "commend", "fault",
+    "idolize", "idolise", "lament", "pity", "relish", "resent", "revere", "treasure",
+    "venerate", "distrust", "mistrust", "applaud", "praise", "condemn", "commend", "fault",
+    # (left out for their other senses: "welcome" the guests, "respect" a deadline,
+    # "tolerate" lactose, "worship" at a church)
 }
 #: Verbs of responding: "How did Jolene react to the decision?" asks how she took it.
 _REACTING_VERBS = frozenset({"react", "respond"})
 #: Nouns for a person by the side they take ("Is Kwabena a fan of the night shifts?").
-_SIDE_NOUNS = frozenset({"fan", "supporter", "critic", "admirer", "opponent", "sceptic",
-                         "skeptic", "believer", "advocate", "champion", "detractor"})
+_SIDE_NOUNS = frozenset({"fan", "supporter", "critic", "admirer", "sceptic", "skeptic",
+                         "believer", "advocate", "detractor"})
+#: Adjectives and participles of feeling toward something (appraisal's affect): with
+#: "about", "with" or "over" they say how the subject takes it ("relaxed about the rent",
+#: "happy with the rota"); other predicates there state a fact ("told about the fire",
+#: "familiar with the area", "busy with the move").
+_FEELINGS = frozenset(ADJECTIVES) | frozenset({
+    "happy", "unhappy", "pleased", "displeased", "glad", "delighted", "thrilled", "excited",
+    "upset", "angry", "annoyed", "furious", "frustrated", "disappointed", "relaxed",
+    "comfortable", "uncomfortable", "fine", "okay", "ok", "impressed", "unimpressed",
+    "satisfied", "dissatisfied", "content", "fussed", "bothered", "mad", "livid", "chuffed",
+    "gutted", "stoked", "irritated", "grateful", "thankful", "sad", "sorry", "jealous",
+    "envious", "enthusiastic", "unenthusiastic", "proud", "ashamed", "embarrassed", "calm",
+    "keen", "cross", "fed", "sick", "tired", "bored", "passionate", "ecstatic", "miffed",
+})
 _ASKING_NOUNS = frozenset({
     "concern", "attitude", "explanation", "verdict", "reaction", "assessment",
     "impression", "complaint", "advice", "recommendation", "suggestion", "theory",
@@ -971,9 +984,13 @@ def asks_whose_view(question: str) -> bool:
     if doc is None:
         return False
     for tok in doc:
-        if not _asks_who(tok) or tok.dep_ not in ("nsubj", "nsubjpass"):
+        if not _asks_who(tok) or tok.dep_ not in ("nsubj", "nsubjpass", "attr"):
             continue
         head = tok.head
+        if tok.dep_ == "attr":  # "Who is a fan of ...?": "who" made the predicate
+            if head.lemma_ == "be" and _side_noun(head, tok):
+                return True
+            continue
         if head.dep_ in ("aux", "auxpass") and head.head.pos_ == "VERB":
             head = head.head  # "Who is opposed to ...?": the parser may hang "who" on "is"
         if head.pos_ in ("VERB", "AUX") and _asks_with(head, _lemma(head)):
@@ -988,36 +1005,40 @@ def asks_whose_view(question: str) -> bool:
 
 
 def _feels_about(predicate: Token) -> bool:
-    """A predicate of feeling toward something: an adjective with "about", "with" or "over"
-    after it ("happy with the rota", "upset over the fees"), a passive participle with
-    "about" or "over" ("relaxed about the rent"; with "with" it is mostly an act: "charged
-    with the theft"), or a copula with such an adjective."""
+    """A predicate of feeling toward something: a word of :data:`_FEELINGS` (an adjective,
+    or a participle the parser made the verb: "is relaxed about") with "about", "with" or
+    "over" after it ("happy with the rota", "upset over the fees"), or a copula with such
+    a word."""
     for word in (predicate, *(c for c in predicate.children if c.dep_ == "acomp")):
-        preps = ("about", "with", "over") if word.pos_ == "ADJ" else (
-            ("about", "over") if word.tag_ == "VBN" else ())
-        if any(c.dep_ == "prep" and c.lower_ in preps for c in word.children):
+        if word.lower_ in _FEELINGS and any(
+                c.dep_ == "prep" and c.lower_ in ("about", "with", "over")
+                for c in word.children):
             return True
     return False
 
 
 def _asks_who(tok: Token) -> bool:
-    """A question's word for the person asked about: "who", or "which" of a group of
-    people ("Which of them prefers ...?", "which one of you ...")."""
+    """A question's word for the person asked about: "who", or "which" (or "which one") of
+    a group of people ("Which of them prefers ...?", "Which one of you ...?")."""
     if tok.lower_ in ("who", "whom"):
         return True
-    if tok.lower_ != "which" or tok.pos_ != "PRON":
+    if tok.lower_ == "one" and not any(c.lower_ == "which" for c in tok.children) or \
+            tok.lower_ not in ("which", "one"):
         return False
     return any(c.lower_ == "of" and any(g.lower_ in ("them", "you", "us", "those", "these")
-                                          for g in c.children) or c.lower_ == "one"
-               for c in tok.children)
+                                          for g in c.children) for c in tok.children)
 
 
 def _side_noun(copula: Token, subject: Token) -> bool:
-    """Whether the subject of ``copula`` is called by the side it takes: a noun of
-    :data:`_SIDE_NOUNS` with "of" or "in" after it, as the predicate or hung on the subject
-    ("Is Kwabena a fan of ...?")."""
+    """Whether the subject of ``copula`` is called by the side it takes: "a"/"an" and a noun
+    of :data:`_SIDE_NOUNS` with "of" or "in" after it, as the predicate, hung on the
+    subject, or (after "who", which the parser makes the predicate) the copula's subject
+    ("Is Kwabena a fan of ...?", "Who is a fan of ...?")."""
     for noun in (*copula.children, *subject.children):
-        if noun.dep_ in ("attr", "appos") and noun.lemma_.lower() in _SIDE_NOUNS and any(
+        if noun is subject or noun.dep_ not in ("attr", "appos", "nsubj"):
+            continue
+        if noun.lemma_.lower() in _SIDE_NOUNS and any(
+                c.dep_ == "det" and c.lower_ in ("a", "an") for c in noun.children) and any(
                 c.dep_ == "prep" and c.lower_ in ("of", "in") for c in noun.children):
             return True
     return False
