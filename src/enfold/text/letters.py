@@ -17,16 +17,14 @@ import unicodedata
 __all__ = ["CAPITALISED", "LOWER", "UPPER"]
 
 _BLOCKS = ((0x41, 0x2AF), (0x370, 0x52F), (0x1E00, 0x1FFF))
-_COMBINING = (0x300, 0x36F)
+_COMBINING = range(0x300, 0x370)
 
 
-def _class(categories: frozenset[str], extra: tuple[int, int] | None = None) -> str:
-    """The code points of :data:`_BLOCKS` in ``categories`` (and the ``extra`` range), as
-    the ranges of a class body."""
-    blocks = (*_BLOCKS, extra) if extra else _BLOCKS
-    points = sorted(c for lo, hi in blocks for c in range(lo, hi + 1)
-                    if unicodedata.category(chr(c)) in categories
-                    or extra is not None and extra[0] <= c <= extra[1])
+def _class(categories: frozenset[str], extra: range = range(0)) -> str:
+    """The code points of :data:`_BLOCKS` in ``categories``, and those of ``extra``, as the
+    ranges of a class body."""
+    points = sorted({c for lo, hi in _BLOCKS for c in range(lo, hi + 1)
+                     if unicodedata.category(chr(c)) in categories} | set(extra))
     parts: list[str] = []
     start = prev = points[0]
     for c in [*points[1:], -1]:

@@ -987,9 +987,9 @@ def asks_whose_view(question: str) -> bool:
         if not _asks_who(tok) or tok.dep_ not in ("nsubj", "nsubjpass", "attr"):
             continue
         head = tok.head
-        if tok.dep_ == "attr":  # "Who is a fan of ...?": "who" made the predicate
-            if head.lemma_ == "be" and _side_noun(head, tok):
-                return True
+        if head.lemma_ == "be" and _side_noun(head, tok):
+            return True  # "Who is a fan of ...?" ("who" may be parsed as the predicate)
+        if tok.dep_ == "attr":
             continue
         if head.dep_ in ("aux", "auxpass") and head.head.pos_ == "VERB":
             head = head.head  # "Who is opposed to ...?": the parser may hang "who" on "is"
@@ -997,8 +997,6 @@ def asks_whose_view(question: str) -> bool:
             return True
         if any(c.dep_ == "acomp" and c.lemma_.lower() in ADJECTIVES for c in head.children):
             return True
-        if head.lemma_ == "be" and _side_noun(head, tok):
-            return True  # "Who is a fan of ...?"
         if _feels_about(head):
             return True  # "Which of them is relaxed about the rent going up?"
     return False
