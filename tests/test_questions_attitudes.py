@@ -63,6 +63,7 @@ def test_the_same_people_asked_for_what_happened(question: str) -> None:
     ("Who has written about the merger?", False),
     ("Who is familiar with the area?", False),
     ("Who is busy with the move?", False),
+    ("Who is sick with the flu?", False),
 ])
 def test_who_among_them_holds_a_view(question: str, asks: bool) -> None:
     assert asks_whose_view(question) is asks

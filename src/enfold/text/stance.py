@@ -850,7 +850,9 @@ _FEELINGS = frozenset(ADJECTIVES) | frozenset({
     "satisfied", "dissatisfied", "content", "fussed", "bothered", "mad", "livid", "chuffed",
     "gutted", "stoked", "irritated", "grateful", "thankful", "sad", "sorry", "jealous",
     "envious", "enthusiastic", "unenthusiastic", "proud", "ashamed", "embarrassed", "calm",
-    "keen", "cross", "fed", "sick", "tired", "bored", "passionate", "ecstatic", "miffed",
+    "keen", "cross", "fed", "bored", "passionate", "ecstatic", "miffed",
+    # ("sick" and "tired" left out: with "with" they are an illness or a state, "sick with
+    # the flu"; as a feeling they take "of", which this reading does not)
 })
 _ASKING_NOUNS = frozenset({
     "concern", "attitude", "explanation", "verdict", "reaction", "assessment",
