@@ -201,14 +201,16 @@ def personalized_pagerank(
                             cols.append(at)
                             vals.append(strength(e))
             continue
-        # (speed: the edge maps themselves, in neighbors' order: out-edges, then in-edges;
-        # the far end of an in-edge is its source, of an out-edge or a loop its target)
-        for e in itertools.chain(out.values(), inn.values()):
-            j = index.get(e.dst if e.src == node_id else e.src)
-            if j is not None and (allowed is None or e.type in allowed):
-                rows.append(i)
-                cols.append(j)
-                vals.append(strength(e))
+        # (speed: the edge maps themselves, in neighbors' order: out-edges, then in-edges,
+        # read by their keys, (type, the far end): a map's key names its edge's type and
+        # other end, so no edge's fields are read for an edge that leaves the subgraph)
+        for edges in (out, inn):
+            for (t, other), e in edges.items():
+                j = index.get(other)
+                if j is not None and (allowed is None or t in allowed):
+                    rows.append(i)
+                    cols.append(j)
+                    vals.append(strength(e))
     import scipy.sparse as sp
 
     w = sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
@@ -293,12 +295,11 @@ def _sources(graph: WorkingGraph, node_id: str, provenance: Sequence[str], limit
     found: dict[str, None] = dict.fromkeys(reversed(prov))
     if limit is None or graph.degree(node_id) <= limit:
         # (speed: recent_neighbors' own order, out-edges then in-edges, without the list)
-        for e in graph.out.get(node_id, {}).values():
-            if e.type in _GROUNDING and e.dst in events:
-                found.setdefault(e.dst, None)
-        for e in graph.inn.get(node_id, {}).values():
-            if e.type in _GROUNDING and e.src in events:
-                found.setdefault(e.src, None)
+        # (the maps' keys, (type, the far end), name what is tested)
+        for edges in (graph.out.get(node_id, {}), graph.inn.get(node_id, {})):
+            for t, other in edges:
+                if t in _GROUNDING and other in events:
+                    found.setdefault(other, None)
         return list(found)
     for other, e in recent_neighbors(graph, node_id, limit):
         if e.type in _GROUNDING and other in events:
