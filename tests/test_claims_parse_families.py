@@ -90,3 +90,15 @@ def test_whose_view_a_clause_structure_reports(text: str, reports: bool) -> None
     from enfold.text.stance import reports_another
 
     assert reports_another(text) is reports
+
+
+@pytest.mark.parametrize("text", [
+    "something tells me there's a loose tile on the roof somewhere",
+    "Everything tells me we should hold off on the new kitchen until spring.",
+    "everything tells me the quote is too high",
+])
+def test_a_thing_that_tells_the_speaker_is_no_holder(text: str) -> None:
+    """"Something tells me …" is the speaker's hunch: the view is theirs, not held by a
+    "Something" read as a lower-case name (the tagger reads these as nouns)."""
+    claims = extract_claims(text, "Noor")
+    assert claims and all(c.holder == "Noor" and not c.reported for c in claims)

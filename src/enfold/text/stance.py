@@ -603,6 +603,11 @@ def _holder(doc: Doc, subj: Token, speaker: str | None, me: str) -> str | None:
         return me
     if low in _THIRD:
         return _antecedent(doc, subj, speaker, near=low not in ("they", "them"))
+    if low in _THINGS:
+        # "Something tells me there's a leak": a thing holds no view; the one it tells does
+        told = any(c.dep_ in ("dative", "dobj") and c.lower_ in ("me", "us")
+                   for c in subj.head.children)
+        return me if told else None
     appos = next((c for c in subj.children if c.dep_ == "appos" and c.pos_ == "PROPN"), None)
     if appos is not None:
         return _name(appos)
@@ -659,6 +664,8 @@ _INTERJECTIONS = frozenset({"nah", "naw", "nope", "yeah", "yep", "yup", "yes", "
 #: Indefinite pronouns the tagger may read as nouns ("Everybody say ..."): nobody's name.
 _INDEFINITE = frozenset({"everybody", "everyone", "somebody", "someone", "anybody", "anyone",
                          "nobody", "noone"})
+#: Indefinite pronouns of things: no one's name, and no one who holds a view.
+_THINGS = frozenset({"something", "everything", "nothing", "anything"})
 #: Entity types of proper nouns that are not people: never the one "she" or "he" is.
 _NOT_PEOPLE = frozenset({"GPE", "LOC", "FAC", "NORP", "PRODUCT", "WORK_OF_ART", "EVENT",
                          "LANGUAGE", "LAW", "DATE", "TIME", "MONEY", "QUANTITY", "PERCENT",
