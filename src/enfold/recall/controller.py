@@ -15,6 +15,7 @@ is a signal too (the event happened then or speaks of it), not a filter.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Callable, Container, Iterable
 from functools import partial
@@ -204,9 +205,9 @@ def recall(
          NodeKind.INTENT: pack.intents}.get(node.kind, []).append(item)
     # equal scores (a holder's claims the query did not anchor on) go most recent first:
     # ids sort by creation time, and a set's order would change from run to run
-    newest = sorted(claims.items(), key=lambda x: x[0], reverse=True)
-    pack.claims = [_item(graph, c, s, ["claims"]) for c, s in
-                   sorted(newest, key=lambda x: -x[1])[:k]]
+    # (speed: the k best by (score, id) in one pass, not two sorts of a holder's thousands)
+    pack.claims = [_item(graph, c, s, ["claims"]) for s, c in
+                   heapq.nlargest(k, ((s, c) for c, s in claims.items()))]
     for lst in (pack.concepts, pack.facts, pack.intents):
         del lst[k:]
     return pack
@@ -646,14 +647,15 @@ def _person(graph: WorkingGraph, name: str) -> str | None:
 
 def _claims(graph: WorkingGraph, analysis: QueryAnalysis, derived: Scores) -> Scores:
     """Claims relevant to the query; for attribution, only the named holder's."""
-    scores = {c: s for c, s in derived.items() if c in graph.by_kind[NodeKind.CLAIM]}
+    kinds = graph.by_kind[NodeKind.CLAIM]
+    scores = {c: s for c, s in derived.items() if c in kinds}
     if analysis.holder:
         holder = _person(graph, analysis.holder)
         # (speed, issue 23: the holder's edges to other derived nodes, not its every
         # edge: a speaker participates in every event it said)
         held = {o for o, e in graph.links(holder) if e.src == holder} if holder else set()
         base = min(scores.values(), default=0.01) * 0.5
-        scores = {c: scores.get(c, base) for c in held if c in graph.by_kind[NodeKind.CLAIM]}
+        scores = {c: scores.get(c, base) for c in held if c in kinds}
     elif not analysis.asks_opinion:
         scores = {}
     return scores

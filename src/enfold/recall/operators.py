@@ -12,6 +12,7 @@ Each is a plain function over the working graph returning ``{node id: score}``:
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -260,8 +261,8 @@ def ground(graph: WorkingGraph, nodes: Mapping[str, float], *,
     out: Scores = {}
     events = graph.by_kind[NodeKind.EVENT]
     if max_nodes is not None and len(nodes) > max_nodes:
-        best = sorted(nodes, key=lambda n: (nodes[n], n), reverse=True)[:max_nodes]
-        nodes = {n: nodes[n] for n in best}
+        # (speed: the best by (score, id) in one pass, not a sort of all of them)
+        nodes = {n: s for s, n in heapq.nlargest(max_nodes, ((s, n) for n, s in nodes.items()))}
     for node_id, score in nodes.items():
         node = graph.nodes.get(node_id)
         if node is None:
