@@ -44,6 +44,17 @@ def test_an_obligation_is_labelled_by_its_action_and_due_time(text: str, label: 
     assert goal(text) == label
 
 
+@pytest.mark.parametrize(("clause", "due", "label"), [
+    ("year-two progress report due 15 July, template attached.", "due 15 July",
+     "Year-two progress report due 15 July"),
+    ("Notice from the club: under-twelve registration forms due 4 May.", "due 4 May",
+     "Under-twelve registration forms due 4 May"),
+])
+def test_a_label_never_splits_a_hyphenated_word(clause: str, due: str, label: str) -> None:
+    """A word the hyphen joins stays whole ("year-two", not "Two progress report")."""
+    assert obligation_label(clause, due) == label
+
+
 def test_a_habit_is_labelled_by_the_activity_its_occurrences_report() -> None:
     runs = ["Long run: 14 miles at 9:10 pace.", "Recovery run, 4 slow miles.",
             "Ran the Halloween 10K in a costume.", "Tempo: 6 miles, 3 fast."]

@@ -76,10 +76,26 @@ def _phrase(head: Token) -> str:
 
 def _text(words: Sequence[Token]) -> str:
     """The words as written, without a leading determiner or possessive."""
+    words = _whole(words)
     start = 0
     while start < len(words) and words[start].lower_ in _POSSESSIVE_DROP:
         start += 1
     return "".join(t.text_with_ws for t in words[start:]).strip()
+
+
+def _whole(words: Sequence[Token]) -> list[Token]:
+    """The words with the rest of a hyphenated word at either end: a label never splits a
+    written word ("year-two progress report", not "two progress report")."""
+    out = list(words)
+    if not out:
+        return out
+    while out[0].i >= 2 and out[0].nbor(-1).text == "-" and not out[0].nbor(-1).whitespace_ \
+            and not out[0].nbor(-2).whitespace_:
+        out[0:0] = [out[0].nbor(-2), out[0].nbor(-1)]
+    while out[-1].i + 2 < len(out[-1].doc) and not out[-1].whitespace_ \
+            and out[-1].nbor(1).text == "-" and not out[-1].nbor(1).whitespace_:
+        out.extend([out[-1].nbor(1), out[-1].nbor(2)])
+    return out
 
 
 def _action(doc: Any) -> str | None:
