@@ -647,15 +647,15 @@ def _person(graph: WorkingGraph, name: str) -> str | None:
 
 def _claims(graph: WorkingGraph, analysis: QueryAnalysis, derived: Scores) -> Scores:
     """Claims relevant to the query; for attribution, only the named holder's."""
-    kinds = graph.by_kind[NodeKind.CLAIM]
-    scores = {c: s for c, s in derived.items() if c in kinds}
+    claim_ids = graph.by_kind[NodeKind.CLAIM]
+    scores = {c: s for c, s in derived.items() if c in claim_ids}
     if analysis.holder:
         holder = _person(graph, analysis.holder)
         # (speed, issue 23: the holder's edges to other derived nodes, not its every
         # edge: a speaker participates in every event it said)
         held = {o for o, e in graph.links(holder) if e.src == holder} if holder else set()
         base = min(scores.values(), default=0.01) * 0.5
-        scores = {c: scores.get(c, base) for c in held if c in kinds}
+        scores = {c: scores.get(c, base) for c in held if c in claim_ids}
     elif not analysis.asks_opinion:
         scores = {}
     return scores

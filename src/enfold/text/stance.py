@@ -1029,8 +1029,10 @@ def _asks_who(tok: Token) -> bool:
     a group of people ("Which of them prefers ...?", "Which one of you ...?")."""
     if tok.lower_ in ("who", "whom"):
         return True
-    if tok.lower_ == "one" and not any(c.lower_ == "which" for c in tok.children) or \
-            tok.lower_ not in ("which", "one"):
+    if tok.lower_ == "one":
+        if not any(c.lower_ == "which" for c in tok.children):
+            return False
+    elif tok.lower_ != "which":
         return False
     return any(c.lower_ == "of" and any(g.lower_ in ("them", "you", "us", "those", "these")
                                           for g in c.children) for c in tok.children)
