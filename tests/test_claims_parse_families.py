@@ -102,3 +102,9 @@ def test_a_thing_that_tells_the_speaker_is_no_holder(text: str) -> None:
     "Something" read as a lower-case name (the tagger reads these as nouns)."""
     claims = extract_claims(text, "Noor")
     assert claims and all(c.holder == "Noor" and not c.reported for c in claims)
+
+
+def test_nothing_that_tells_the_speaker_is_no_view_of_theirs() -> None:
+    """"Nothing tells me the quote is too high" denies the view: nobody holds it."""
+    claims = extract_claims("nothing tells me the quote is too high", "Noor")
+    assert not any(c.holder in ("Noor", "Nothing") for c in claims)

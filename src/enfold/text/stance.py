@@ -605,9 +605,10 @@ def _holder(doc: Doc, subj: Token, speaker: str | None, me: str) -> str | None:
         return _antecedent(doc, subj, speaker, near=low not in ("they", "them"))
     if low in _THINGS:
         # "Something tells me there's a leak": a thing holds no view; the one it tells does
+        # ("nothing tells me ..." says the opposite of a view: no one's)
         told = any(c.dep_ in ("dative", "dobj") and c.lower_ in ("me", "us")
                    for c in subj.head.children)
-        return me if told else None
+        return me if told and low in ("something", "everything") else None
     appos = next((c for c in subj.children if c.dep_ == "appos" and c.pos_ == "PROPN"), None)
     if appos is not None:
         return _name(appos)
