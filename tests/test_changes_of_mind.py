@@ -91,3 +91,35 @@ def test_a_regret_supersedes_the_earlier_view_with_no_opposite_stance(minilm: An
         assert claims[0].attrs.get("superseded_by") == claims[1].id
     finally:
         m.close()
+
+
+# Session 28: the kinds of explicit change the cues missed on the fresh tuning sets, each
+# tested in words of its own (not the sets').
+@pytest.mark.parametrize(("text", "holder"), [
+    ("ok fine, Marisol was right, the ferry is quicker than the bridge", "Ana"),
+    ("you were right about the second-hand cot, it's perfect", "Ana"),
+    ("Fine, I concede: the blue paint works in the hall.", "Ana"),
+    ("i was wrong abt the night market tbh", "Ana"),
+    ("ugh i stand corrected, the bus does run on sundays", "Ana"),
+    ("I have to withdraw my recommendation of the Elm Street dentist.", "Ana"),
+    ("Quick correction to my advice yesterday: take the coastal path, not the ridge.", "Ana"),
+    ("Dr. Okafor has revised her verdict on the knee: surgery after all.", "Okafor"),
+    ("Looking back, buying the timeshare was a mistake.", "Ana"),
+    ("Coach Bell admits he underestimated the new keeper.", "Bell"),
+])
+def test_a_change_told_by_conceding_retracting_or_misjudging(text: str, holder: str) -> None:
+    found = revision(text, "Ana", "Ana")
+    assert found is not None and holder in found.holder
+
+
+@pytest.mark.parametrize("text", [
+    "If Marisol is right, the ferry will be cancelled.",   # supposed, not granted
+    "Was Dev right about the parking?",                     # asked
+    "The forecast was right, it poured all afternoon.",     # a thing, not a person
+    "We'll revisit the decision on the venue next month.",  # planned, not done
+    "Please withdraw £200 from the joint account.",         # no judgement withdrawn
+    "Was it a mistake to book the early train?",            # asked
+    "Nobody underestimates how long the drive takes.",      # not told in the past
+])
+def test_no_change_where_nothing_is_conceded_or_retracted(text: str) -> None:
+    assert revision(text, "Ana", "Ana") is None

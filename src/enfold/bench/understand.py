@@ -181,6 +181,9 @@ def run_supersede(path: Path, *, embedder: Any, settings: Settings | None = None
     from enfold.write.planner_local import LocalPlanner
 
     tp = fp = fn = tn = 0
+    # Every supersession between two events of a stream, listed or not: one between events
+    # no pair names is a false alarm too (the sets list every change of mind they hold).
+    found = alarms = 0
     misses: list[dict[str, Any]] = []
     for row in _rows(path):
         mem = Memory(open_store("memory:"), namespace="probe", embedder=embedder,
@@ -199,6 +202,11 @@ def run_supersede(path: Path, *, embedder: Any, settings: Settings | None = None
                 newer = node.attrs.get("superseded_by") if node else None
                 if newer and newer in rests:
                     superseded |= {(a, b) for a in events for b in rests[newer]}
+            true_pairs = {(ids[int(p["old"])], ids[int(p["new"])]) for p in row["pairs"]
+                          if p["supersedes"]}
+            between = {(a, b) for a, b in superseded if a != b and a in ids and b in ids}
+            found += len(between)
+            alarms += len(between - true_pairs)
             for pair in row["pairs"]:
                 old, new = ids[int(pair["old"])], ids[int(pair["new"])]
                 predicted = (old, new) in superseded
@@ -215,7 +223,9 @@ def run_supersede(path: Path, *, embedder: Any, settings: Settings | None = None
             mem.close()
     precision = tp / (tp + fp) if tp + fp else 0.0
     recall = tp / (tp + fn) if tp + fn else 0.0
+    strict = (found - alarms) / found if found else 0.0
     return {"precision": round(precision, 4), "recall": round(recall, 4),
+            "strict_precision": round(strict, 4), "false_alarms": alarms,
             "pairs": tp + fp + fn + tn, "supersessions": tp + fn, "predicted": tp + fp,
             "errors": misses}
 

@@ -1129,6 +1129,18 @@ def _is_named(tok: Token) -> bool:
 #: one whose view changed.
 _OWN_CLAUSE = frozenset({"advcl", "ccomp", "parataxis", "conj"})
 _CHANGE_NOUNS = frozenset({"mind", "view", "opinion", "tune", "position", "stance"})
+#: A judgement someone gives, which changes when they change their mind: a view, a
+#: verdict, a vote, advice, a recommendation.
+_JUDGEMENTS = _CHANGE_NOUNS | {"vote", "verdict", "advice", "recommendation", "rec",
+                               "assessment", "ruling", "guidance", "endorsement", "rating"}
+#: Verbs that take back or redo a judgement ("retract my recommendation", "she's revised
+#: her advice", "switch my vote"), and their nouns ("a correction to my advice").
+_REVOKING = frozenset({"retract", "withdraw", "revise", "revisit", "reverse", "rescind",
+                       "revoke", "amend", "switch", "correct"})
+_REVOKING_NOUNS = frozenset({"correction", "retraction", "revision", "reversal"})
+#: Verbs of a judgement that was off the mark ("I underestimated her", "we misjudged it").
+_MISJUDGING = frozenset({"underestimate", "overestimate", "misjudge", "misread", "underrate",
+                         "overrate"})
 
 
 def revision(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
@@ -1138,8 +1150,11 @@ def revision(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
     cue = _revision_cue(text)
     if cue is None:
         return None
-    if _retraction(cue) or _regret(cue) or _own_error(cue):
-        holder: str | None = me  # "scratch that", "should've moved", "I was wrong to"
+    if _retraction(cue) or _regret(cue) or _own_error(cue) or _concession(cue) \
+            or _a_mistake(cue):
+        # "scratch that", "should've moved", "I was wrong to", "Leah was right", "selling
+        # it was a mistake"
+        holder: str | None = me
     elif _coming_to_a_view(cue):
         # "Starting to think ...": whose onset it is, the speaker's when no one's is said
         subj = _own_subject(cue)
@@ -1217,6 +1232,10 @@ def _revision_cue(text: str) -> Token | None:
         if lemma in ("reconsider", "rethink", "convert") or lemma == "correct" and \
                 tok.head.lemma_.lower() == "stand":
             return tok
+        if tok.lower_ == "corrected" and tok.i > 0 and tok.nbor(-1).lower_ == "stand":
+            return tok  # "i stand corrected", parsed as a passive
+        if _revokes(tok) or _misjudged(tok):
+            return tok
         if lemma == "win" and "over" in kids:
             return tok
         if tok.lower_ == "after" and tok.i + 1 < len(doc) and tok.nbor(1).lower_ == "all":
@@ -1228,9 +1247,83 @@ def _revision_cue(text: str) -> Token | None:
                 "agree", "be"} and tok.dep_ == "advmod":
             return tok
         if _coming_to_a_view(tok) or _own_error(tok) or _regret(tok) or _retraction(tok) \
-                or _abandons(tok) or _hindsight(tok):
+                or _abandons(tok) or _hindsight(tok) or _concession(tok) or _a_mistake(tok):
             return tok
     return None
+
+
+def _asked_or_supposed(tok: Token) -> bool:
+    """Whether ``tok``'s sentence is a question, or its clause is supposed or denied ("if
+    Tom is right", "she wasn't right"), so it says nothing has changed."""
+    if tok.sent.text.rstrip().endswith("?"):
+        return True
+    node = tok
+    for _ in range(3):
+        if any(c.dep_ == "neg" or c.dep_ == "mark" and c.lower_ in ("if", "unless", "whether")
+               for c in node.children):
+            return True
+        if node.head is node:
+            break
+        node = node.head
+    return False
+
+
+def _revokes(tok: Token) -> bool:
+    """A judgement taken back or redone: a verb of :data:`_REVOKING` whose object is a
+    judgement ("I must retract my recommendation", "she's revised her advice", "can you
+    switch my vote"), or one of its nouns over one ("a small correction to my advice").
+    "Revisit" only when done (the governors "have revisited" their position), not planned."""
+    lemma = tok.lemma_.lower()
+    if lemma in _REVOKING and tok.pos_ in ("VERB", "NOUN"):
+        if lemma == "revisit" and tok.tag_ not in ("VBD", "VBN"):
+            return False
+        objects = [c for c in tok.children if c.dep_ in ("dobj", "nsubjpass")]
+    elif lemma in _REVOKING_NOUNS and tok.pos_ == "NOUN":
+        objects = [g for c in tok.children if c.dep_ == "prep" and c.lower_ in ("to", "of", "on")
+                   for g in c.children if g.dep_ == "pobj"]
+    else:
+        return False
+    return any(o.lemma_.lower() in _JUDGEMENTS for o in objects) \
+        and not _asked_or_supposed(tok)
+
+
+def _misjudged(tok: Token) -> bool:
+    """"Miss Patel says she underestimated Ava", "I'd misjudged the hill": a judgement
+    that was off, told in the past (whose it was is the verb's subject)."""
+    return tok.lemma_.lower() in _MISJUDGING and tok.tag_ in ("VBD", "VBN") \
+        and not _asked_or_supposed(tok)
+
+
+def _concession(tok: Token) -> bool:
+    """The speaker granting that someone else's view holds: "Chloe's right, it's actually
+    great", "ok leah was right", "you were right about the van", "fine, I concede". The
+    one granted is a person (a name, a pronoun of a person, a kinship word), not a thing
+    ("the forecast was right") or the speaker; not asked, supposed or denied."""
+    lemma = tok.lemma_.lower()
+    if lemma == "concede" and tok.pos_ == "VERB":
+        subj = _own_subject(tok)
+        return (subj is None or subj.lower_ in _FIRST) and not _asked_or_supposed(tok) \
+            and not _in_reported(tok)
+    if tok.lower_ != "right" or tok.dep_ not in ("acomp", "attr") \
+            or tok.head.lemma_.lower() != "be" or _asked_or_supposed(tok):
+        return False
+    subj = _own_subject(tok.head)
+    if subj is None or subj.lower_ in _FIRST or _in_reported(tok):
+        return False
+    low = subj.lower_
+    return low in ("you", "he", "she", "they") or subj.pos_ == "PROPN" \
+        or subj.ent_type_ == "PERSON" or canonical_relation(low) is not None \
+        or bare_kin(low) is not None \
+        or subj.pos_ in ("INTJ", "X") and subj.is_alpha and not subj.is_stop
+
+
+def _a_mistake(tok: Token) -> bool:
+    """An earlier course judged a mistake: "merging the teams was a mistake", "I've
+    concluded that no-dig was a mistake" (a past copula's complement; not a question, not
+    a supposition, not someone else's words)."""
+    return tok.lemma_.lower() in ("mistake", "error") and tok.dep_ == "attr" \
+        and tok.head.lemma_.lower() == "be" and tok.head.tag_ == "VBD" \
+        and not _asked_or_supposed(tok) and not _in_reported(tok)
 
 
 #: The stance verbs whose onset is a change of view ("starting to think", "beginning to
@@ -1255,6 +1348,8 @@ def _own_error(tok: Token) -> bool:
     """The speaker saying their earlier judgement was wrong: a past copula with "I" or "we"
     for subject and an adjective of error ("I was so wrong to write it off", "I was very
     wrong about it being twee", "I was too quick to relax it")."""
+    if tok.lower_ in _ERRING and _first_person_was(tok):
+        return not _in_reported(tok)  # "i was wrong lol": read from the words' order
     if tok.pos_ != "ADJ" or tok.dep_ != "acomp" or tok.head.tag_ != "VBD":
         return False
     subj = _subject(tok.head)
@@ -1264,6 +1359,16 @@ def _own_error(tok: Token) -> bool:
     erring = low in _ERRING or low in _HASTY and any(c.lower_ == "too" for c in tok.children) \
         and any(c.dep_ in ("xcomp", "prep") for c in tok.children)
     return erring and not _in_reported(tok)
+
+
+def _first_person_was(tok: Token) -> bool:
+    """Whether "I was" or "we were" (adverbs between allowed: "I was so") comes right
+    before ``tok``, whatever the parse made of them."""
+    j = tok.i - 1
+    while j >= 0 and tok.doc[j].pos_ == "ADV":
+        j -= 1
+    return j >= 1 and tok.doc[j].lower_ in ("was", "were") \
+        and tok.doc[j - 1].lower_ in ("i", "we")
 
 
 def _regret(tok: Token) -> bool:
