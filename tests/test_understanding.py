@@ -327,9 +327,11 @@ def test_a_view_asked_by_surname_returns_that_persons_words(minilm: Any) -> None
 
 
 @pytest.mark.parametrize("setting,events,default,raised", [
-    # an opposite stance alone (the heads differ: apartment, flat)
+    # an opposite stance alone (the heads differ: apartment, place; the later words name
+    # the apartment, so the two are about one thing)
     ("claim_opposite_similarity",
-     ["Maya loves the new apartment.", "Maya hates the new flat, the walls are paper thin."],
+     ["Maya loves the new apartment.",
+      "Maya hates the new place, the apartment walls are paper thin."],
      1, 0),
     # the same head word (apartment): the revision's similarity applies
     ("claim_revision_similarity",

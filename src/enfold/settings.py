@@ -178,6 +178,15 @@ class Settings:
     claim_opposite_similarity: float = _s(
         0.45, "utterance cosine at which a claim of the opposite stance alone supersedes the "
         "same holder's earlier claim", "consolidation", hi=1)
+    claim_target_similarity: float = _s(
+        0.5, "cosine of two claims' targets (phrase vectors) at which an opposite stance "
+        "alone, with no word of one target in the other's words, is about the same thing "
+        "(\"the new apartment\", \"the new flat\")", "consolidation", hi=1)
+    claim_lean_floor: float = _s(
+        0.2, "lean each of two claims needs, away from none, for an opposite stance alone to "
+        "end the earlier one across targets (a polarity model's lean of 0.1 is a guess: in a "
+        "long diary, two entries a third alike always lean apart that much)",
+        "consolidation", lo=0, hi=1)
     claim_lean_gap: float = _s(
         0.8, "difference of two claims' leans at which they take opposite stances (a lean is "
         "in [-1, 1]: +1 or -1 for a stance the reading gave, 2p - 1 by the polarity model "

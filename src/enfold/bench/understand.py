@@ -41,7 +41,7 @@ SETS = {"people": (*PARTS, "measure-g", "tune-h", "measure-h", "tune-k", "measur
         "time": (*PARTS, "measure-g", "tune-h", "measure-h", "tune-j", "measure-j", "tune-k",
                  "measure-k", "tune-m", "measure-m"),
         "supersede": (*PARTS, "tune-i", "measure-e", "measure-f", "measure-i", "tune-p",
-                      "measure-p", "tune-q", "measure-q"),
+                      "measure-p", "tune-q", "measure-q", "tune-long", "measure-long"),
         "questions": ("measure",)}
 _DETERMINERS = re.compile(r"^(?:my|our|the|his|her|their|your|a|an)\s+", re.IGNORECASE)
 _TITLE = re.compile(r"^(?:dr|mr|mrs|ms|mx|prof|professor)\.?\s+", re.IGNORECASE)

@@ -39,8 +39,9 @@ from enfold.settings import Settings
 from enfold.text.claims import predicate_family, target_key
 from enfold.text.polarity import polarity
 from enfold.write.apply import merge_nodes, node_diff
+from enfold.write.naming import ThemeNamer
 from enfold.write.views import held as _held
-from enfold.write.views import holder_of, opposite, valid_from
+from enfold.write.views import holder_of, opposite, same_thing, thing_words, valid_from
 from enfold.write.views import lean as _lean
 from enfold.write.views import superseded as _superseded
 
@@ -282,7 +283,7 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
     revision = settings.claim_revision_similarity
     opposite_need = settings.claim_opposite_similarity
     restatement = settings.claim_restatement_similarity
-    gap = settings.claim_lean_gap
+    gap, floor = settings.claim_lean_gap, settings.claim_lean_floor
     claims = graph.by_kind[NodeKind.CLAIM]
     leans: dict[str, float] = {}
 
@@ -291,6 +292,20 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
         if got is None:
             got = leans[claim.id] = _lean(graph, claim, embedder)
         return got
+
+    vectors = ThemeNamer.of(graph).vectors
+
+    def about_one_thing(a: Node, b: Node) -> bool:
+        """A word of one's target in the other's words, or two targets alike in meaning
+        ("the new apartment", "the new flat"), by the namespace's phrase vectors."""
+        ta, tb = str(a.attrs.get("target") or ""), str(b.attrs.get("target") or "")
+        if same_thing(ta, a.text, tb, b.text):
+            return True
+        if vectors is None or not thing_words(ta) or not thing_words(tb):
+            return False
+        va, vb = vectors([ta, tb])
+        cos = float(va @ vb) / ((float(np.linalg.norm(va)) * float(np.linalg.norm(vb))) or 1.0)
+        return cos >= settings.claim_target_similarity
 
     for cid in dict.fromkeys(graph.resolve(c) for c in claim_ids):
         if cid not in claims:
@@ -313,12 +328,16 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                     or valid_from(graph, other) >= when:
                 continue
             earlier.append(other)
-            if not (revises or opposite(lean(new), lean(other), gap)):
+            if not (revises or opposite(lean(new), lean(other), gap)
+                    and min(abs(lean(new)), abs(lean(other))) >= floor):
+                continue
+            # The same thing named two ways ("the new apartment", "this apartment"): the
+            # targets' head words meet, so an opposite stance needs no more; a stance
+            # alone needs a word of one's target in the other's words.
+            same_head = _head(new) == _head(other) != ""
+            if not (revises or same_head or about_one_thing(new, other)):
                 continue
             sim = _utterance_similarity(graph, new, other)
-            # The same thing named two ways ("the new apartment", "this apartment"): the
-            # targets' head words meet, so an opposite stance needs no more.
-            same_head = _head(new) == _head(other) != ""
             need = revision if revises or same_head else opposite_need
             if sim >= need and (best is None or sim > best[0]):
                 best = (sim, other)

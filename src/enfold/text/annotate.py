@@ -71,6 +71,9 @@ class Annotation:
     causal: bool
     resolution: bool
     revises: bool = False  # the text says a view changed ("changed her mind", "no longer")
+    # Where it says so (character offsets of the change's claim): of a long text's claims,
+    # only those there are the changed view; None: the whole text.
+    revised: tuple[int, int] | None = None
     # The text also states checkable particulars (an amount, a date, a count): a view mixed
     # with an account ("the new A string was £12 and sounds much brighter").
     states_facts: bool = False
@@ -142,7 +145,8 @@ def annotate(
     """
     times = extract_times(text, ts)
     looks_like_a_view = is_view(vector, embedder)
-    claims = extract_claims(text, speaker, view=looks_like_a_view)
+    claims = [c for c in extract_claims(text, speaker, view=looks_like_a_view)
+              if _says_something(text, c)]
     me = holder_name(speaker)
     changed = revision(text, speaker, me)
     if not claims and changed is not None:
@@ -162,11 +166,32 @@ def annotate(
                                     known_keys=known_keys)),
         claims=tuple(claims),
         revises=changed is not None,
+        revised=None if changed is None else (changed.start, changed.end),
         states_facts=bool(claims) and (bool(times) or _has_particulars(text)),
         obligations=tuple(find_obligations(text, times, after=ts)),
         causal=has_causal_cue(text),
         resolution=has_resolution_cue(text),
     )
+
+
+#: Parts of speech that say what a view is about or what it holds.
+_CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM"})
+
+
+def _says_something(text: str, claim: ClaimCandidate) -> bool:
+    """Whether the claim's words say something beyond the cue: a content word (a noun, a
+    name, a verb, an adjective, a number) that is not a stop word. A long text's stray
+    cue leaves words that hold no view of anything ("I can't blame him." read as "him.",
+    "He's terribly keen though." as "though.", a closing "Honestly."). Without a parse,
+    or where the words are not found in the text, the claim is kept."""
+    from enfold.text.nlp import parse
+
+    doc = parse(text)
+    at = text.find(claim.content, claim.start) if claim.content else -1
+    if doc is None or at < 0:
+        return True
+    end = at + len(claim.content)
+    return any(at <= t.idx < end and t.pos_ in _CONTENT_POS and not t.is_stop for t in doc)
 
 
 #: The view probability above which a text with a sentence that judges (see

@@ -1243,13 +1243,24 @@ def _revision_cue(text: str) -> Token | None:
         if tok.lower_ in ("anymore", "any more") and any(
                 t.dep_ == "neg" for t in tok.head.children):
             return tok
-        if lemma == "now" and tok.head.lemma_.lower() in VERBS | ADJECTIVES.keys() | {
-                "agree", "be"} and tok.dep_ == "advmod":
+        if lemma == "now" and tok.dep_ == "advmod" and _now_holds(tok.head):
             return tok
         if _coming_to_a_view(tok) or _own_error(tok) or _regret(tok) or _retraction(tok) \
                 or _abandons(tok) or _hindsight(tok) or _concession(tok) or _a_mistake(tok):
             return tok
     return None
+
+
+def _now_holds(head: Token) -> bool:
+    """Whether "now" on ``head`` says a view is held now that was not: on a verb or
+    adjective of stance ("she now thinks", "I now agree"), or on a linking "be" whose
+    complement judges ("the class is a chore now" read with "so"/"such", "it's the best
+    now"); "he's asleep now", "there's a square of tarmac now" say how things are."""
+    lemma = head.lemma_.lower()
+    if lemma in VERBS or lemma in ADJECTIVES or lemma == "agree":
+        return True
+    return lemma == "be" and any(c.dep_ in ("acomp", "attr") and _evaluative(c)
+                                 for c in head.children)
 
 
 def _asked_or_supposed(tok: Token) -> bool:

@@ -69,6 +69,16 @@ def _concept_of(graph: WorkingGraph, event_id: str) -> str | None:
     return None
 
 
+def _revises(ann: Annotation, claim: ClaimCandidate) -> bool:
+    """Whether ``claim`` is the view the text says changed: the text says one did, and the
+    claim is read from where it says so ("Huw did a good job after all" ends a view of
+    Huw's work, not the other views of the same diary entry)."""
+    if not ann.revises:
+        return False
+    span = ann.revised
+    return span is None or claim.start < span[1] and span[0] < claim.end
+
+
 def rebuild_state(graph: WorkingGraph, settings: Settings) -> PlannerState:
     """Reconstruct the planner's memory from the graph (after a restart)."""
     state = PlannerState()
@@ -467,7 +477,7 @@ def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
         claim_attrs: dict[str, Any] = {
             "holder": c.holder, "predicate": c.predicate, "stance": c.stance,
             "target": c.target, "target_key": target_key(c.target), "reported": c.reported,
-            "valid_from": ev.ts, "superseded_by": None, "revises": ann.revises,
+            "valid_from": ev.ts, "superseded_by": None, "revises": _revises(ann, c),
             "states_facts": ann.states_facts,
         }
         if c.addressee is not None:

@@ -16,6 +16,7 @@ import numpy as np
 from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, Node, NodeKind
 from enfold.settings import Settings
+from enfold.text.phrases import STOPWORDS, tokens
 from enfold.text.polarity import polarity, positive_probability
 
 __all__ = ["SIGN", "held", "holder_of", "lean", "opposite", "superseded", "turned_view",
@@ -71,6 +72,28 @@ def opposite(lean: float, other: float, gap: float) -> bool:
     return lean * other < 0 and abs(lean - other) >= gap
 
 
+def thing_words(text: str) -> set[str]:
+    """The words of ``text`` that can name a thing: not stop words, not numbers, lowercased,
+    with a possessive or plural "s" taken off ("the neighbours'", "neighbour")."""
+    out = set()
+    for tok in tokens(text):
+        low = tok.lower().removesuffix("'s")
+        if low in STOPWORDS or len(low) < 3 or not low.isalpha() and "-" not in low:
+            continue
+        out.add(low[:-1] if low.endswith("s") and not low.endswith("ss") and len(low) > 3
+                else low)
+    return out
+
+
+def same_thing(target: str, words: str, other_target: str, other_words: str) -> bool:
+    """Whether two views are about one thing by their words: a word of either's target is
+    among the other's words ("my season ticket" and "renewed the season ticket"). How alike
+    two whole utterances are cannot tell it: in a diary or a work log, entries about
+    different things are as alike as two takes on one."""
+    return bool(thing_words(target) & thing_words(other_words)
+                or thing_words(other_target) & thing_words(words))
+
+
 def held(graph: WorkingGraph, holder: str, claims: Iterable[str]) -> list[str]:
     """The claims of ``holder`` (a person id: through its HOLDS edges, so the cost follows
     the holder's claims, not the namespace's; a bare name: by scanning)."""
@@ -109,7 +132,8 @@ def turned_view(graph: WorkingGraph, event: Node, vector: Any, speaker: str | No
     for cid in recent:
         claim = graph.nodes[cid]
         if superseded(graph, claim) or valid_from(graph, claim) >= event.ts \
-                or not opposite(mine, lean(graph, claim, embedder), settings.claim_lean_gap):
+                or not opposite(mine, lean(graph, claim, embedder), settings.claim_lean_gap) \
+                or not same_thing(str(claim.attrs.get("target") or ""), "", "", event.text):
             continue
         for e in graph.out_edges(cid):
             v = graph.event_vectors.get(e.dst) if e.type is EdgeType.SUPPORTED_BY else None
