@@ -184,8 +184,8 @@ class Settings:
         "(\"the new apartment\", \"the new flat\")", "consolidation", hi=1)
     claim_lean_floor: float = _s(
         0.2, "lean each of two claims needs, away from none, for an opposite stance alone to "
-        "end the earlier one across targets (a polarity model's lean of 0.1 is a guess: in a "
-        "long diary, two entries a third alike always lean apart that much)",
+        "end the earlier one (a lean the polarity model reads as 0.1 is a guess, and a long "
+        "stream holds many views of a read stance for such a guess to oppose)",
         "consolidation", lo=0, hi=1)
     claim_lean_gap: float = _s(
         0.8, "difference of two claims' leans at which they take opposite stances (a lean is "

@@ -272,14 +272,17 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
     the cosine of their event vectors: ``claim_revision_similarity`` for a claim that says
     the view changed ("she changed her mind", "I no longer think ...") or whose target's
     head word meets the earlier one's, ``claim_opposite_similarity`` for an opposite
-    stance alone; an earlier claim of the ended one's stance at least
-    ``claim_restatement_similarity`` alike to it is a restatement, ended too.
+    stance alone, which must also be about the same thing by its words (a word of one's
+    target among the other's words, :func:`~enfold.write.views.same_thing`) or by its
+    targets' meaning (``claim_target_similarity``): in a long stream, utterances about
+    different things are as alike as two takes on one. An earlier claim of the ended one's
+    stance at least ``claim_restatement_similarity`` alike to it is a restatement, ended too.
 
     Opposite stances are told by the claims' leans (:func:`_lean`): a stance the reading gave
     is ±1, and one it left neutral is read from the utterance's meaning by the polarity
-    model of ``embedder``; two leans of opposite signs ``claim_lean_gap`` or more apart are
-    opposite ("our new neighbours seem lovely" and "the neighbours are a nightmare", which
-    no evaluative word of the lexicon reads)."""
+    model of ``embedder``; two leans of opposite signs ``claim_lean_gap`` or more apart, each
+    at least ``claim_lean_floor`` from none, are opposite ("our new neighbours seem lovely"
+    and "the neighbours are a nightmare", which no evaluative word of the lexicon reads)."""
     revision = settings.claim_revision_similarity
     opposite_need = settings.claim_opposite_similarity
     restatement = settings.claim_restatement_similarity
@@ -332,14 +335,14 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                     and min(abs(lean(new)), abs(lean(other))) >= floor):
                 continue
             # The same thing named two ways ("the new apartment", "this apartment"): the
-            # targets' head words meet, so an opposite stance needs no more; a stance
-            # alone needs a word of one's target in the other's words.
+            # targets' head words meet, so an opposite stance needs no more; else it needs
+            # a word of one's target in the other's words, or targets alike in meaning
+            # (tested last: that may embed the targets).
             same_head = _head(new) == _head(other) != ""
-            if not (revises or same_head or about_one_thing(new, other)):
-                continue
             sim = _utterance_similarity(graph, new, other)
             need = revision if revises or same_head else opposite_need
-            if sim >= need and (best is None or sim > best[0]):
+            if sim >= need and (best is None or sim > best[0]) \
+                    and (revises or same_head or about_one_thing(new, other)):
                 best = (sim, other)
         if best is None and revises:
             best = earlier_view(graph, stamp, new, settings, embedder=embedder)

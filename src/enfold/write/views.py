@@ -19,8 +19,8 @@ from enfold.settings import Settings
 from enfold.text.phrases import STOPWORDS, tokens
 from enfold.text.polarity import polarity, positive_probability
 
-__all__ = ["SIGN", "held", "holder_of", "lean", "opposite", "superseded", "turned_view",
-           "valid_from"]
+__all__ = ["SIGN", "held", "holder_of", "lean", "opposite", "same_thing", "superseded",
+           "thing_words", "turned_view", "valid_from"]
 
 
 def holder_of(graph: WorkingGraph, claim: Node) -> str:
@@ -117,7 +117,10 @@ def turned_view(graph: WorkingGraph, event: Node, vector: Any, speaker: str | No
     (:func:`enfold.text.polarity.polarity`), that lean must be opposite to the claim's
     (:func:`lean`, ``claim_lean_gap`` apart), and the two utterances as alike as an
     opposite claim must be to supersede (``claim_opposite_similarity``): the same bars a
-    change of stance between two claims meets, so an account that merely leans is no view."""
+    change of stance between two claims meets, so an account that merely leans is no view.
+    And the account must name the view's thing: a word of the claim's target among its
+    words (:func:`same_thing`; in a diary, an entry that leans the other way is as alike
+    to a dozen views of other things)."""
     if speaker is None or vector is None:
         return None
     side = polarity(vector, embedder)
