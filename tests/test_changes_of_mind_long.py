@@ -130,3 +130,27 @@ def test_opposite_views_of_different_things_in_alike_entries_end_nothing(
         assert m.consolidate().claims_superseded == 0
     finally:
         m.close()
+
+
+def test_the_strict_precision_counts_a_supersession_no_pair_lists(minilm: Any,
+                                                                   tmp_path: Any) -> None:
+    """``bench understand``'s supersession scores: a supersession between two events that
+    no pair names is a false alarm in the strict precision, not ignored."""
+    import json
+
+    from enfold.bench import understand
+
+    events = [{"speaker": "Tom", "text": "Maya loves the new apartment.",
+               "ts": "2026-03-01T09:00:00"},
+              {"speaker": "Tom", "text": "Maya hates this apartment, the walls are thin.",
+               "ts": "2026-03-20T09:00:00"}]
+    listed = {"old": 0, "new": 1, "supersedes": True, "holder": "Maya"}
+    scores = {}
+    for name, pairs in (("listed", [listed]), ("unlisted", [])):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(json.dumps({"id": "s1", "events": events, "pairs": pairs}) + "\n")
+        scores[name] = understand.run_supersede(path, embedder=minilm)
+    assert scores["listed"]["recall"] == 1.0 and scores["listed"]["false_alarms"] == 0
+    assert scores["listed"]["strict_precision"] == 1.0
+    assert scores["unlisted"]["false_alarms"] == 1
+    assert scores["unlisted"]["strict_precision"] == 0.0
