@@ -123,3 +123,13 @@ def test_a_change_told_by_conceding_retracting_or_misjudging(text: str, holder: 
 ])
 def test_no_change_where_nothing_is_conceded_or_retracted(text: str) -> None:
     assert revision(text, "Ana", "Ana") is None
+
+
+@pytest.mark.parametrize("text", [
+    "Kofi and I think the new rota is a disaster.",
+    "The trustees and I have reconsidered the venue: the town hall is too small.",
+])
+def test_a_view_held_with_the_speaker_is_the_speakers(text: str) -> None:
+    """"X and I" hold the view together: the speaker holds it (before, X alone did)."""
+    found = extract_claims(text, "Ana") or [revision(text, "Ana", "Ana")]
+    assert [c.holder for c in found if c is not None] == ["Ana"]

@@ -601,6 +601,9 @@ def _holder(doc: Doc, subj: Token, speaker: str | None, me: str) -> str | None:
     low = subj.lower_
     if low in _FIRST or low in ("my", "our"):
         return me
+    if any(c.dep_ == "conj" and c.lower_ in _FIRST for c in subj.children):
+        return me  # "the governors and I have revisited ...", "Sam and I think ...": the
+        # speaker holds it too
     if low in _THIRD:
         return _antecedent(doc, subj, speaker, near=low not in ("they", "them"))
     if low in _THINGS:
