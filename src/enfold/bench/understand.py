@@ -204,7 +204,8 @@ def run_supersede(path: Path, *, embedder: Any, settings: Settings | None = None
                     superseded |= {(a, b) for a in events for b in rests[newer]}
             true_pairs = {(ids[int(p["old"])], ids[int(p["new"])]) for p in row["pairs"]
                           if p["supersedes"]}
-            between = {(a, b) for a, b in superseded if a != b and a in ids and b in ids}
+            known = set(ids)
+            between = {(a, b) for a, b in superseded if a != b and a in known and b in known}
             found += len(between)
             alarms += len(between - true_pairs)
             for pair in row["pairs"]:

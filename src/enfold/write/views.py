@@ -16,6 +16,7 @@ import numpy as np
 from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, Node, NodeKind
 from enfold.settings import Settings
+from enfold.text.claims import target_key
 from enfold.text.phrases import STOPWORDS, tokens
 from enfold.text.polarity import polarity, positive_probability
 
@@ -73,15 +74,17 @@ def opposite(lean: float, other: float, gap: float) -> bool:
 
 
 def thing_words(text: str) -> set[str]:
-    """The words of ``text`` that can name a thing: not stop words, not numbers, lowercased,
-    with a possessive or plural "s" taken off ("the neighbours'", "neighbour")."""
+    """The words of ``text`` that can name a thing, each keyed as a claim's target is
+    (:func:`~enfold.text.claims.target_key`: lowercased, possessive off, singular: "the
+    neighbours'" and "neighbour" meet, so do "companies" and "company"); not stop words,
+    not numbers."""
     out = set()
     for tok in tokens(text):
-        low = tok.lower().removesuffix("'s")
-        if low in STOPWORDS or len(low) < 3 or not low.isalpha() and "-" not in low:
+        if tok.lower() in STOPWORDS:
             continue
-        out.add(low[:-1] if low.endswith("s") and not low.endswith("ss") and len(low) > 3
-                else low)
+        key = target_key(tok)
+        if len(key) >= 3 and (key.isalpha() or "-" in key):
+            out.add(key)
     return out
 
 
