@@ -15,7 +15,7 @@ from datetime import datetime
 
 from enfold.text.claims import STANCE_WORDS
 from enfold.text.letters import UPPER
-from enfold.text.nlp import parse
+from enfold.text.nlp import parse, without_entities
 from enfold.text.people import extract_people
 from enfold.text.stance import asks_whose_view, is_handle, view_holder
 from enfold.text.times import extract_times
@@ -76,11 +76,33 @@ class QueryAnalysis:
 _THING_SUBJECTS = (["it"], ["this"], ["that"], ["there"])
 
 
+#: Words that open a question and are never a name: the wh-words and the auxiliaries and
+#: modals English fronts in a question.
+_OPENERS = frozenset({
+    "who", "whom", "whose", "what", "which", "when", "where", "why", "how", "is", "are",
+    "was", "were", "am", "do", "does", "did", "has", "have", "had", "can", "could", "will",
+    "would", "should", "shall", "may", "might", "must"})
+
+
 def analyze(query: str, *, at: datetime | None = None,
             known_keys: Container[str] = frozenset()) -> QueryAnalysis:
     """Rules over the question text; ``at`` is the date the question is asked;
     ``known_keys``: the namespace's people as :func:`~enfold.text.people.name_key` keys
-    (the people index's), recognized even where a name could be an ordinary word."""
+    (the people index's), recognized even where a name could be an ordinary word.
+
+    A question that opens with a wh-word or an auxiliary ("what", "how", "did") and has no
+    capital letter after it is parsed without the entity recogniser (speed, issue 23: half
+    the parse's cost; :func:`~enfold.text.nlp.without_entities`): the readers of a question
+    ask for the entity types of capitalised names, and for PERSON, which the small pipeline
+    gives to capitalised words."""
+    first, _, rest = query.strip().partition(" ")
+    if first.lower().strip("\"'(¿¡") in _OPENERS and not any(ch.isupper() for ch in rest):
+        with without_entities(query):
+            return _analyze(query, at, known_keys)
+    return _analyze(query, at, known_keys)
+
+
+def _analyze(query: str, at: datetime | None, known_keys: Container[str]) -> QueryAnalysis:
     people = tuple(dict.fromkeys(
         p.name for p in extract_people(query, None, known_keys=known_keys)
         if p.role == "mentioned"))

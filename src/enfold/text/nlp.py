@@ -14,18 +14,21 @@ same event), and a lock serialises the pipeline, which is not meant for concurre
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.tokens import Doc
 
-__all__ = ["available", "clear_cache", "model_name", "parse", "parse_many", "pipeline_id"]
+__all__ = ["available", "clear_cache", "model_name", "parse", "parse_many", "pipeline_id",
+           "without_entities"]
 
 log = logging.getLogger("enfold.text")
 
@@ -41,6 +44,10 @@ _nlp: Language | None = None
 _name: str | None = None
 _tried = False
 _cache: OrderedDict[str, Doc] = OrderedDict()
+#: Parses made without the entity recogniser (:func:`without_entities`), kept apart: a
+#: reader that needs entity types never gets one.
+_plain_cache: OrderedDict[str, Doc] = OrderedDict()
+_plain: ContextVar[frozenset[str]] = ContextVar("enfold_nlp_plain", default=frozenset())
 
 
 def _load() -> Language | None:
@@ -95,6 +102,23 @@ def clear_cache() -> None:
     """Forget the cached parses (benchmarks measuring the parse's own cost start cold)."""
     with _lock:
         _cache.clear()
+        _plain_cache.clear()
+
+
+@contextlib.contextmanager
+def without_entities(text: str) -> Iterator[None]:
+    """Within the block, and in this thread only, :func:`parse` of ``text`` may skip the
+    entity recogniser, half of the small pipeline's cost on a short text (its own
+    token-to-vector layer): for a caller that knows no reader of ``text`` will find an
+    entity type that matters (a question with no capitalised word but its first: see
+    :func:`enfold.recall.analyze.analyze`). The tags, lemmas and parse are the same (the
+    recogniser runs last and sets only entities); a parse made with entities is used when
+    cached, and one made without them is never given outside such a block."""
+    token = _plain.set(_plain.get() | {text[:MAX_CHARS]})
+    try:
+        yield
+    finally:
+        _plain.reset(token)
 
 
 def parse(text: str) -> Doc | None:
@@ -108,6 +132,9 @@ def parse_many(texts: Sequence[str], batch_size: int = 64) -> list[Doc | None]:
     if nlp is None:
         return [None] * len(texts)
     keys = [t[:MAX_CHARS] for t in texts]
+    plain = _plain.get()
+    if plain and len(keys) == 1 and keys[0] in plain:
+        return [_parse_plain(nlp, keys[0])]
     with _lock:
         missing = list(dict.fromkeys(k for k in keys if k not in _cache))
         if missing:
@@ -124,3 +151,21 @@ def parse_many(texts: Sequence[str], batch_size: int = 64) -> list[Doc | None]:
                 _cache.move_to_end(k)
             out.append(cached)
         return out
+
+
+def _parse_plain(nlp: Language, key: str) -> Doc:
+    """The parse of ``key`` without entities: the full one if cached, else one made with the
+    recogniser off (cached apart)."""
+    with _lock:
+        full = _cache.get(key)
+        if full is not None:
+            _cache.move_to_end(key)
+            return full
+        doc = _plain_cache.get(key)
+        if doc is None:
+            doc = _plain_cache[key] = nlp(key, disable=["ner"])
+            if len(_plain_cache) > _CACHE_SIZE:
+                _plain_cache.popitem(last=False)
+        else:
+            _plain_cache.move_to_end(key)
+        return doc
