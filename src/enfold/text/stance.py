@@ -1135,11 +1135,24 @@ _CHANGE_NOUNS = frozenset({"mind", "view", "opinion", "tune", "position", "stanc
 #: A judgement someone gives, which changes when they change their mind: a view, a
 #: verdict, a vote, advice, a recommendation.
 _JUDGEMENTS = _CHANGE_NOUNS | {"vote", "verdict", "advice", "recommendation", "rec",
-                               "assessment", "ruling", "guidance", "endorsement", "rating"}
+                               "assessment", "ruling", "guidance", "endorsement", "rating",
+                               # what someone put forward or held against something
+                               "suggestion", "proposal", "objection", "opposition",
+                               "support", "approval", "complaint", "criticism", "claim",
+                               "prediction", "estimate", "hypothesis", "impression",
+                               "decision", "take", "review", "statement", "remark"}
 #: Verbs that take back or redo a judgement ("retract my recommendation", "she's revised
-#: her advice", "switch my vote"), and their nouns ("a correction to my advice").
+#: her advice", "switch my vote", "disregard my earlier suggestion"), and their nouns ("a
+#: correction to my advice").
 _REVOKING = frozenset({"retract", "withdraw", "revise", "revisit", "reverse", "rescind",
-                       "revoke", "amend", "switch", "correct"})
+                       "revoke", "amend", "switch", "correct", "disregard", "ignore", "scrap",
+                       "scratch", "overturn", "drop", "forget"})
+#: Verbs that take back what was said with "back" ("walking back what I said", "rowing back
+#: on my suggestion", "went back on my decision").
+_BACK_VERBS = frozenset({"walk", "row", "go", "backtrack"})
+#: Verbs of saying or holding that make "what I said" the speaker's own judgement.
+_SAYING = frozenset({"say", "write", "suggest", "think", "post", "tell", "claim", "argue",
+                     "recommend", "propose", "predict"})
 _REVOKING_NOUNS = frozenset({"correction", "retraction", "revision", "reversal"})
 #: Verbs of a judgement that was off the mark ("I underestimated her", "we misjudged it").
 _MISJUDGING = frozenset({"underestimate", "overestimate", "misjudge", "misread", "underrate",
@@ -1218,10 +1231,20 @@ def _revision_cue(text: str) -> Token | None:
         kids = {c.lemma_.lower() for c in tok.children}
         if lemma == "change" and any(c.lemma_.lower() in _CHANGE_NOUNS for c in tok.children
                                      if c.dep_ in ("dobj", "nsubj", "nsubjpass")):
+            if _asked_or_supposed(tok) or _maybe(tok):
+                continue  # "I won't be changing my mind", "should I change my mind?"
             return tok
         if tok.lower_ == "longer" and tok.i > 0 and tok.nbor(-1).lower_ == "no":
+            subjects = [c for c in tok.head.children if c.dep_ in ("nsubj", "nsubjpass")]
+            if subjects and all(c.pos_ in ("NOUN", "PROPN") and c.ent_type_ != "PERSON"
+                                and canonical_relation(c.lower_) is None for c in subjects):
+                continue  # "the bus route no longer goes past the hospital": the world
             return tok
         if lemma == "take" and "back" in kids:
+            if _asked_or_supposed(tok) or any(
+                    c.dep_ == "dobj" and c.pos_ in ("NOUN", "PROPN")
+                    and c.lemma_.lower() not in _JUDGEMENTS for c in tok.children):
+                continue  # "took the jumper back", "I'm not taking back anything"
             return tok
         if lemma == "thought" and tok.i > 0 and tok.nbor(-1).lower_ == "second":
             return tok
@@ -1229,11 +1252,21 @@ def _revision_cue(text: str) -> Token | None:
                 c.dep_ == "xcomp" and c.lemma_.lower() in VERBS for c in tok.children):
             return tok
         if lemma in ("come", "bring") and kids & {"round", "around"}:
+            preps = {c.lower_ for t in (tok, *(c for c in tok.children
+                                                 if c.lower_ in ("round", "around")))
+                     for c in t.children if c.dep_ == "prep"}
+            if _asked_or_supposed(tok) or "to" not in preps and preps & {
+                    "for", "from", "at", "with", "in", "after"}:
+                continue  # "came round for dinner", "came round from the anaesthetic"
             return tok
         if lemma == "convince" and any(c.lower_ in ("me", "us") for c in tok.children):
             return tok  # "you've convinced me"
         if lemma in ("reconsider", "rethink", "convert") or lemma == "correct" and \
                 tok.head.lemma_.lower() == "stand":
+            if _asked_or_supposed(tok) or _maybe(tok) or lemma == "convert" \
+                    and tok.pos_ == "VERB" and any(c.dep_ == "dobj" and c.pos_ == "NOUN"
+                                                   for c in tok.children):
+                continue  # "maybe I'll reconsider", "converted the loft into an office"
             return tok
         if tok.lower_ == "corrected" and tok.i > 0 and tok.nbor(-1).lower_ == "stand":
             return tok  # "i stand corrected", parsed as a passive
@@ -1241,8 +1274,10 @@ def _revision_cue(text: str) -> Token | None:
             return tok
         if lemma == "win" and "over" in kids:
             return tok
-        if tok.lower_ == "after" and tok.i + 1 < len(doc) and tok.nbor(1).lower_ == "all":
-            return tok  # "going short after all"
+        if tok.lower_ == "after" and tok.i + 1 < len(doc) and tok.nbor(1).lower_ == "all" \
+                and not (tok.i + 2 < len(doc) and tok.nbor(2).pos_ in ("DET", "NOUN", "NUM",
+                                                                      "ADJ", "PRON")):
+            return tok  # "going short after all", not "after all these years"
         if tok.lower_ in ("anymore", "any more") and any(
                 t.dep_ == "neg" for t in tok.head.children):
             return tok
@@ -1252,6 +1287,14 @@ def _revision_cue(text: str) -> Token | None:
                 or _abandons(tok) or _hindsight(tok) or _concession(tok) or _a_mistake(tok):
             return tok
     return None
+
+
+def _maybe(tok: Token) -> bool:
+    """Whether ``tok`` is only possible: under a modal of possibility ("I might change my
+    mind", "maybe I'll reconsider")."""
+    return any(c.dep_ == "aux" and c.lower_ in ("might", "may", "could", "would")
+               or c.dep_ == "advmod" and c.lower_ in ("maybe", "perhaps")
+               for c in tok.children)
 
 
 def _now_holds(head: Token) -> bool:
@@ -1288,17 +1331,34 @@ def _revokes(tok: Token) -> bool:
     switch my vote"), or one of its nouns over one ("a small correction to my advice").
     "Revisit" only when done (the governors "have revisited" their position), not planned."""
     lemma = tok.lemma_.lower()
-    if lemma in _REVOKING and tok.pos_ in ("VERB", "NOUN"):
+    back = lemma in _BACK_VERBS and tok.pos_ == "VERB" and (
+        lemma == "backtrack" or any(c.lower_ == "back" for c in tok.children))
+    if lemma in _REVOKING and tok.pos_ in ("VERB", "NOUN") or back:
         if lemma == "revisit" and tok.tag_ not in ("VBD", "VBN"):
             return False
-        objects = [c for c in tok.children if c.dep_ in ("dobj", "nsubjpass")]
+        objects = [c for c in tok.children if c.dep_ in ("dobj", "nsubjpass", "ccomp")]
+        if back:  # "rowing back on my suggestion", "went back on my decision"
+            objects += [g for c in tok.children if c.dep_ == "prep" and c.lower_ == "on"
+                        for g in c.children if g.dep_ == "pobj"]
     elif lemma in _REVOKING_NOUNS and tok.pos_ == "NOUN":
         objects = [g for c in tok.children if c.dep_ == "prep" and c.lower_ in ("to", "of", "on")
                    for g in c.children if g.dep_ == "pobj"]
     else:
         return False
-    return any(o.lemma_.lower() in _JUDGEMENTS for o in objects) \
+    return any(o.dep_ != "ccomp" and o.lemma_.lower() in _JUDGEMENTS or _own_saying(o)
+               for o in objects) \
         and not _asked_or_supposed(tok)
+
+
+def _own_saying(obj: Token) -> bool:
+    """"what I said (earlier)", "what I wrote about the hotel": an object that is the
+    speaker's own saying, a clause of saying or holding in the first person whose object
+    is a free relative "what" (the parse hangs it as the verb's clausal complement)."""
+    if obj.dep_ != "ccomp" or obj.lemma_.lower() not in _SAYING:
+        return False
+    kids = list(obj.children)
+    return any(c.dep_ == "nsubj" and c.lower_ in _FIRST for c in kids) \
+        and any(c.dep_ == "dobj" and c.lower_ == "what" for c in kids)
 
 
 def _misjudged(tok: Token) -> bool:
