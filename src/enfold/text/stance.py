@@ -1213,7 +1213,7 @@ def revision(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
 
 
 #: Revision cues whose object, not their subject, is the one whose view changed.
-_PERSUADED = frozenset({"convince", "win"})  # the cues of _revision_cue whose object changed
+_PERSUADED = frozenset({"convince", "win", "persuade", "talk"})  # the cues of _revision_cue whose object changed
 
 
 def _revision_cue(text: str) -> Token | None:
@@ -1274,6 +1274,15 @@ def _revision_cue(text: str) -> Token | None:
             return tok
         if lemma == "win" and "over" in kids:
             return tok
+        if lemma == "talk" and kids & {"round", "around"} and any(
+                c.dep_ == "dobj" and c.pos_ == "PRON" for c in tok.children) \
+                and not _asked_or_supposed(tok):
+            return tok  # "you talked me round"
+        if lemma == "persuade" and tok.tag_ in ("VBD", "VBN") and any(
+                c.dep_ in ("dobj", "nsubjpass") and c.lower_ in _FIRST for c in tok.children) \
+                and not _asked_or_supposed(tok) and not any(
+                c.dep_ == "xcomp" for c in tok.children):
+            return tok  # "I've been persuaded", "she persuaded me", not "persuaded me to go"
         if tok.lower_ == "after" and tok.i + 1 < len(doc) and tok.nbor(1).lower_ == "all" \
                 and not (tok.i + 2 < len(doc) and tok.nbor(2).pos_ in ("DET", "NOUN", "NUM",
                                                                       "ADJ", "PRON")):
@@ -1284,9 +1293,38 @@ def _revision_cue(text: str) -> Token | None:
         if lemma == "now" and tok.dep_ == "advmod" and _now_holds(tok.head):
             return tok
         if _coming_to_a_view(tok) or _own_error(tok) or _regret(tok) or _retraction(tok) \
-                or _abandons(tok) or _hindsight(tok) or _concession(tok) or _a_mistake(tok):
+                or _abandons(tok) or _hindsight(tok) or _concession(tok) or _a_mistake(tok) \
+                or _attitude_shift(tok):
             return tok
     return None
+
+
+#: Phrasal verbs of an attitude that moved ("I've warmed to the layout", "gone off the
+#: idea", "softened on the homework policy", "cooling on Bali"), by verb and particle or
+#: preposition.
+_SHIFTS = {"warm": ("to", "up"), "go": ("off",), "soften": ("on", "towards", "toward"),
+           "cool": ("on", "off", "towards", "toward"), "sour": ("on",), "turn": ("against",)}
+
+
+def _attitude_shift(tok: Token) -> bool:
+    """A verb of an attitude that moved, with its particle or preposition and something
+    it moved about ("I've warmed to the new office", "she's gone off the idea"), not
+    asked, supposed or denied, and not of the weather or a machine ("it warmed up", "the
+    alarm went off": the subject is a person or none)."""
+    parts = _SHIFTS.get(tok.lemma_.lower())
+    if parts is None or tok.pos_ != "VERB" or _asked_or_supposed(tok):
+        return False
+    about = [c for c in tok.children if c.dep_ in ("prep", "prt") and c.lower_ in parts
+             and any(g.dep_ == "pobj" for g in c.children)
+             or c.dep_ == "prt" and c.lower_ in parts
+             and any(g.dep_ == "dobj" for g in tok.children)]
+    if not about:
+        return False
+    subj = _own_subject(tok)
+    return subj is None or subj.lower_ in _FIRST or subj.lower_ in ("he", "she", "they") \
+        or subj.pos_ == "PROPN" or subj.ent_type_ == "PERSON"
+
+
 
 
 def _maybe(tok: Token) -> bool:
