@@ -43,6 +43,7 @@ def test_taking_back_ones_own_saying_is_a_change_of_mind(text: str) -> None:
     "Dropped the kids at the pool and went for a coffee.",
     "The smoke alarm went off at six again.",
     "It warmed up nicely after lunch so we ate outside.",
+    "I warmed up the car before work.",
     "She persuaded me to join the book club.",
     "We talked around the problem for an hour and got nowhere.",
 ])

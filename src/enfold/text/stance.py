@@ -1213,7 +1213,9 @@ def revision(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
 
 
 #: Revision cues whose object, not their subject, is the one whose view changed.
-_PERSUADED = frozenset({"convince", "win", "persuade", "talk"})  # the cues of _revision_cue whose object changed
+#: The cues of _revision_cue whose object changed ("convinced me", "won her over",
+#: "talked me round", "I've been persuaded").
+_PERSUADED = frozenset({"convince", "win", "persuade", "talk"})
 
 
 def _revision_cue(text: str) -> Token | None:
@@ -1302,7 +1304,7 @@ def _revision_cue(text: str) -> Token | None:
 #: Phrasal verbs of an attitude that moved ("I've warmed to the layout", "gone off the
 #: idea", "softened on the homework policy", "cooling on Bali"), by verb and particle or
 #: preposition.
-_SHIFTS = {"warm": ("to", "up"), "go": ("off",), "soften": ("on", "towards", "toward"),
+_SHIFTS = {"warm": ("to",), "go": ("off",), "soften": ("on", "towards", "toward"),
            "cool": ("on", "off", "towards", "toward"), "sour": ("on",), "turn": ("against",)}
 
 
@@ -1311,20 +1313,22 @@ def _attitude_shift(tok: Token) -> bool:
     it moved about ("I've warmed to the new office", "she's gone off the idea"), not
     asked, supposed or denied, and not of the weather or a machine ("it warmed up", "the
     alarm went off": the subject is a person or none)."""
-    parts = _SHIFTS.get(tok.lemma_.lower())
-    if parts is None or tok.pos_ != "VERB" or _asked_or_supposed(tok):
-        return False
+    lemma = tok.lemma_.lower()
+    parts = _SHIFTS.get(lemma)
+    if parts is None or tok.pos_ != "VERB" or _asked_or_supposed(tok) \
+            or lemma == "go" and tok.tag_ != "VBN":
+        return False  # "I've gone off the idea", not "we went off the road"
+    # what it moved about: the object of the particle or preposition, or of the verb
+    # ("gone off the idea" is parsed both ways)
     about = [c for c in tok.children if c.dep_ in ("prep", "prt") and c.lower_ in parts
              and any(g.dep_ == "pobj" for g in c.children)
-             or c.dep_ == "prt" and c.lower_ in parts
+             or c.dep_ in ("prep", "prt") and c.lower_ in parts
              and any(g.dep_ == "dobj" for g in tok.children)]
     if not about:
         return False
     subj = _own_subject(tok)
     return subj is None or subj.lower_ in _FIRST or subj.lower_ in ("he", "she", "they") \
         or subj.pos_ == "PROPN" or subj.ent_type_ == "PERSON"
-
-
 
 
 def _maybe(tok: Token) -> bool:
