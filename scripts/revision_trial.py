@@ -1,7 +1,9 @@
 """The change-of-mind classifier tried in session 29 (issue 19; not landed), repeatable:
 ``python scripts/revision_trial.py [THRESHOLD ...]``; ``--oracle`` instead folds the
 tuning sets as if every later message of a true pair were read as a change of mind (the
-most a reader of single messages could give).
+most a reader of single messages could give); ``--cues`` prints how the parse's cue reader
+(:func:`enfold.text.stance.revision`) reads each helper set's messages (``own`` and
+``other`` are changes, ``none`` is not): set A is the one tuned on, set B only measured.
 
 Fits a logistic regression over MiniLM sentence vectors plus TF-IDF word uni- and bigrams
 (scikit-learn, installed with sentence-transformers) on the two helper-written sets
@@ -46,6 +48,22 @@ def _recall_at(scores: np.ndarray, y: np.ndarray, precision: float) -> float | N
         if picked.sum() >= 5 and y[picked].mean() >= precision:
             return round(float((picked & (y == 1)).sum() / y.sum()), 3)
     return None
+
+
+def cues() -> None:
+    from enfold.text.claims import holder_name
+    from enfold.text.stance import revision
+
+    me = holder_name("Alex")
+    for part in ("train-a", "train-b"):
+        rows = _rows(part)
+        read = [revision(str(r["text"]), "Alex", me) is not None for r in rows]
+        change = [r["label"] != "none" for r in rows]
+        tp = sum(a and b for a, b in zip(read, change, strict=True))
+        fp = sum(a and not b for a, b in zip(read, change, strict=True))
+        fn = sum(b and not a for a, b in zip(read, change, strict=True))
+        print(f"{part}: precision {tp / max(1, tp + fp):.3f}  recall {tp / max(1, tp + fn):.3f}"
+              f"  found {tp}  false {fp}  missed {fn}")
 
 
 def oracle() -> None:
@@ -136,5 +154,7 @@ def main(thresholds: list[float]) -> None:
 if __name__ == "__main__":
     if "--oracle" in sys.argv:
         oracle()
+    elif "--cues" in sys.argv:
+        cues()
     else:
         main([float(a) for a in sys.argv[1:]] or [0.6, 0.75])

@@ -76,12 +76,11 @@ class QueryAnalysis:
 _THING_SUBJECTS = (["it"], ["this"], ["that"], ["there"])
 
 
-#: Words that open a question and are never a name: the wh-words and the auxiliaries and
-#: modals English fronts in a question.
-_OPENERS = frozenset({
-    "who", "whom", "whose", "what", "which", "when", "where", "why", "how", "is", "are",
-    "was", "were", "am", "do", "does", "did", "has", "have", "had", "can", "could", "will",
-    "would", "should", "shall", "may", "might", "must"})
+#: The auxiliaries and modals English fronts in a question: with the wh-words (:data:`_WH`),
+#: the words that open a question and are never a name.
+_AUXILIARIES = frozenset({
+    "is", "are", "was", "were", "am", "do", "does", "did", "has", "have", "had", "can",
+    "could", "will", "would", "should", "shall", "may", "might", "must"})
 
 
 def analyze(query: str, *, at: datetime | None = None,
@@ -96,7 +95,8 @@ def analyze(query: str, *, at: datetime | None = None,
     ask for the entity types of capitalised names, and for PERSON, which the small pipeline
     gives to capitalised words."""
     first, _, rest = query.strip().partition(" ")
-    if first.lower().strip("\"'(¿¡") in _OPENERS and not any(ch.isupper() for ch in rest):
+    opener = first.lower().strip("\"'(¿¡")
+    if (opener in _WH or opener in _AUXILIARIES) and not any(ch.isupper() for ch in rest):
         with without_entities(query):
             return _analyze(query, at, known_keys)
     return _analyze(query, at, known_keys)

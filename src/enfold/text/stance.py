@@ -1320,11 +1320,10 @@ def _attitude_shift(tok: Token) -> bool:
         return False  # "I've gone off the idea", not "we went off the road"
     # what it moved about: the object of the particle or preposition, or of the verb
     # ("gone off the idea" is parsed both ways)
-    about = [c for c in tok.children if c.dep_ in ("prep", "prt") and c.lower_ in parts
-             and any(g.dep_ == "pobj" for g in c.children)
-             or c.dep_ in ("prep", "prt") and c.lower_ in parts
-             and any(g.dep_ == "dobj" for g in tok.children)]
-    if not about:
+    has_object = any(g.dep_ == "dobj" for g in tok.children)
+    if not any(c.dep_ in ("prep", "prt") and c.lower_ in parts
+               and (has_object or any(g.dep_ == "pobj" for g in c.children))
+               for c in tok.children):
         return False
     subj = _own_subject(tok)
     return subj is None or subj.lower_ in _FIRST or subj.lower_ in ("he", "she", "they") \
