@@ -194,3 +194,39 @@ def test_webhook_backoff_doubles_and_gives_up() -> None:
         Webhooks([("n", "http://h")], "")
     with pytest.raises(ValueError, match="http"):
         Webhooks([("n", "ftp://h")], "k")
+
+
+def test_a_namespace_fed_as_fast_as_it_folds_does_not_starve_another(tmp_path: Path) -> None:
+    """One fold thread; a writer keeps a namespace's backlog growing faster than it folds.
+    An event appended to a second namespace is folded after a chunk or two of the busy one,
+    not after its backlog ran dry."""
+    memory = Memory.open(tmp_path / "m.db", embedder="hash", planner="local")
+    memory.planners = [SlowPlanner(memory.planners[0])]
+    memory.fold_on_read = False
+    workers = FoldWorkers(memory, threads=1, chunk=4, scan_interval_s=60)
+    workers.start()
+    stop = threading.Event()
+
+    def feed() -> None:
+        i = 0
+        while not stop.is_set():
+            memory.add_many([{"text": f"busy note {i}-{j}"} for j in range(10)],
+                            namespace="busy", fold=False)
+            workers.appended("busy", 10)
+            i += 1
+            time.sleep(0.05)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    try:
+        _wait(lambda: workers.stats.folded >= 8)  # the busy namespace is being folded
+        memory.add_many([{"text": "the quiet namespace's one event"}], namespace="quiet",
+                        fold=False)
+        workers.appended("quiet", 1)
+        _wait(lambda: memory.store.get_cursor("quiet") == 1, timeout=10)
+        assert workers.backlog("busy") > 0  # folded while the busy one still had a backlog
+    finally:
+        stop.set()
+        writer.join()
+        workers.stop()
+        memory.close()

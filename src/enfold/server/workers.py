@@ -6,7 +6,9 @@ the store (the memory's :class:`~enfold.lease.Leases`: so several server process
 database, or a CLI next to the server, never fold the same namespace at once); the leases'
 heartbeat renews them every third of their TTL, so a crashed process's namespaces are free
 again one TTL later. A namespace leased elsewhere is looked at again a second later. Folding
-goes in chunks of ``fold_chunk`` events, letting readers in between; the cursor is committed
+goes in chunks of ``fold_chunk`` events, letting readers in between; after a chunk, a
+namespace with more to fold goes to the back of the queue when another namespace is waiting,
+so one namespace fed as fast as it folds never starves the others. The cursor is committed
 with each group of events, so stopping anywhere is a checkpoint. On start, and every
 ``scan_interval_s``, namespaces with events past their cursor are picked up again: that
 resumes a crash and sees events appended by other processes.
@@ -256,6 +258,19 @@ class FoldWorkers:
                 self._cond.notify_all()
             if not pending or not report.folded:
                 return
+            if self._others_waiting(ns):  # take turns: the rest after the others' chunks
+                with self._cond:
+                    self._q.dirty.pop(ns, None)
+                    self._q.dirty[ns] = 0.0
+                    self._cond.notify()
+                return
+
+    def _others_waiting(self, ns: str) -> bool:
+        """Whether another namespace is ready to fold and no thread works on it."""
+        with self._cond:
+            at = self._clock()
+            return any(other != ns and other not in self._q.active and not_before <= at
+                       for other, not_before in self._q.dirty.items())
 
     def _consolidate(self, ns: str) -> None:
         consolidate = getattr(self.memory, "consolidate", None)
