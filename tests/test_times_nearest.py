@@ -179,3 +179,19 @@ def test_the_near_occurrence_wins_whether_or_not_the_year_moved() -> None:
     # year needs no shift: the occurrence 21 days back is still the one meant
     text = "The plumber's invoice from December 20 is still unpaid."
     assert _value(text, datetime(2026, 1, 10, 9), "December 20") == "2025-12-20"
+
+
+@pytest.mark.parametrize(("text", "expression", "value"), [
+    ("The boiler was put in around 2011 by the previous owners.", "2011", "2011"),
+    ("Our lease runs through 2028, so no rush.", "2028", "2028"),
+    ("She coached the team till 2019 and then retired.", "2019", "2019"),
+    ("Photos from the autumn of 2016 are on the old drive.", "2016", "2016"),
+])
+def test_a_year_after_a_preposition_is_a_year(text: str, expression: str, value: str) -> None:
+    assert _value(text, datetime(2026, 5, 4, 12), expression) == value
+
+
+@pytest.mark.parametrize("text", ["Keep the essay to 2000 words at most.",
+                                  "We printed a run of 1500 leaflets for the fair."])
+def test_a_number_that_counts_a_noun_is_no_year(text: str) -> None:
+    assert not [m for m in extract_times(text, datetime(2026, 5, 4, 12)) if len(m.value) == 4]

@@ -318,7 +318,8 @@ _MONTH_BARE = (
     rf"(?P<mb_m>{_MONTH_FULL})\b(?!\s*\d))"
 )
 _YEAR = (
-    r"(?P<year>\b(?P<yr_mod>in|since|during|until|by|from|back\s+in|early|late)\s+"
+    r"(?P<year>\b(?P<yr_mod>in|since|during|until|till|by|from|back\s+in|early|late|of|through"
+    r"|throughout|before|after|around|circa|into)\s+"
     r"(?P<yr>(?:19|20)\d\d)\b(?![-/:]\d))"
 )
 # "on 28th", "Fri 20th": an ordinal without "the" after a word that introduces a day.
@@ -549,6 +550,8 @@ def extract_times(text: str, ref: datetime) -> list[TimeMention]:
                 and not m.group("wd_mod") and not _DAY_INTRO.search(text, 0, start) \
                 and not _DATE_AFTER.match(text, end):
             continue  # "Sat next to her", "Sun was out": words, not days
+        if kind == "year" and _counts_a_noun(text, m.start("yr"), m.end("yr")):
+            continue  # "a total of 2000 words": a number of things, not a year
         if kind in ("mbare", "year"):
             # "in June" is about June; "last June" / "early 2022" keep their modifier.
             mod_group, core_group = ("mb_mod", "mb_m") if kind == "mbare" else ("yr_mod", "yr")
@@ -578,6 +581,18 @@ def extract_times(text: str, ref: datetime) -> list[TimeMention]:
                 and time_in_range(mention.end_ts.timestamp()):
             out.append(mention)  # a time enfold accepts, like any event's
     return out
+
+
+def _counts_a_noun(text: str, start: int, end: int) -> bool:
+    """Whether the number at text[start:end] counts the noun after it ("of 2000 words")."""
+    from enfold.text.nlp import parse
+
+    doc = parse(text)
+    span = None if doc is None else doc.char_span(start, end)
+    if span is None or len(span) != 1:
+        return False
+    tok = span[0]
+    return tok.dep_ == "nummod" and tok.head.pos_ == "NOUN" and tok.head.i > tok.i
 
 
 _KEEP_MODIFIER = frozenset({"last", "next", "this", "early", "late", "mid", "mid-"})
