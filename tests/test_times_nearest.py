@@ -195,3 +195,70 @@ def test_a_year_after_a_preposition_is_a_year(text: str, expression: str, value:
                                   "We printed a run of 1500 leaflets for the fair."])
 def test_a_number_that_counts_a_noun_is_no_year(text: str) -> None:
     assert not [m for m in extract_times(text, datetime(2026, 5, 4, 12)) if len(m.value) == 4]
+
+
+# Session 30: the day a thing dates from, where the tense says nothing about that day, is the
+# nearest such day (sentences of our own, not from the bench's data files).
+@pytest.mark.parametrize(("text", "at", "expression", "value"), [
+    # a thing from a day: the 26th is 8 days back, 23 ahead
+    ("Is this the parking ticket from the 26th?", datetime(2026, 4, 3, 9), "the 26th",
+     "2026-03-26"),
+    ("The scan from the 9th shows a hairline crack.", datetime(2026, 4, 14, 9),
+     "the 9th", "2026-04-09"),
+    # and a period that starts on a day ahead: 5 days ahead, 26 back
+    ("Gran is at ours from the 19th, so the spare room's taken.", datetime(2026, 4, 14, 9),
+     "the 19th", "2026-04-19"),
+    # a dated thing whose effect a simple present tells
+    ("The power cut on Sunday explains the defrosted freezer.", datetime(2026, 4, 14, 9),
+     "Sunday", "2026-04-12"),
+    # a participle of a thing done
+    ("The invoice sent on the 2nd lists the wrong address.", datetime(2026, 4, 14, 9),
+     "the 2nd", "2026-04-02"),
+])
+def test_the_day_a_thing_dates_from_is_the_nearest(text: str, at: datetime, expression: str,
+                                                   value: str) -> None:
+    assert _value(text, at, expression) == value
+
+
+@pytest.mark.parametrize(("text", "at", "value"), [
+    # the day booked (4 days ahead) and the day of booking (3 days back): the nearer
+    ("Booked the car in on the 20th for its MOT.", datetime(2026, 5, 16, 9), "2026-05-20"),
+    ("Booked the car in on the 13th for its MOT.", datetime(2026, 5, 16, 9), "2026-05-13"),
+])
+def test_an_arranging_verb_with_on_takes_the_nearer_day(text: str, at: datetime,
+                                                        value: str) -> None:
+    expression = "the 20th" if "20th" in text else "the 13th"
+    assert _value(text, at, expression) == value
+
+
+@pytest.mark.parametrize(("text", "at", "expression", "value"), [
+    # day/month or month/day: the reading nearer the day of writing
+    ("The deposit was paid on 05/09, receipt in the folder.", datetime(2026, 9, 20, 9),
+     "05/09", "2026-09-05"),
+    ("The deposit was paid on 09/05, receipt in the folder.", datetime(2026, 9, 20, 9),
+     "09/05", "2026-09-05"),
+    ("The meter reader comes on 10/11 between 8 and 12.", datetime(2026, 10, 28, 9),
+     "10/11", "2026-11-10"),
+])
+def test_a_numeric_date_in_doubt_is_the_reading_near_the_day_of_writing(
+        text: str, at: datetime, expression: str, value: str) -> None:
+    assert _value(text, at, expression) == value
+
+
+def test_a_fraction_stays_no_date() -> None:
+    assert not extract_times("We ate 3/4 of the cake before lunch.", datetime(2026, 3, 5, 9))
+
+
+@pytest.mark.parametrize(("text", "expression", "value"), [
+    ("can u do the school run fri? im stuck at work", "fri", "2026-04-17"),
+    ("dentist moved to thurs, sorry", "thurs", "2026-04-16"),
+    ("last sat was the best day of the holiday", "last sat", "2026-04-11"),
+])
+def test_short_weekdays_in_lower_case(text: str, expression: str, value: str) -> None:
+    assert _value(text, datetime(2026, 4, 14, 9), expression) == value
+
+
+@pytest.mark.parametrize("text", ["we sat in the garden all afternoon",
+                                  "the sun was out for once"])
+def test_a_lower_case_word_that_is_also_a_short_weekday_is_no_day(text: str) -> None:
+    assert not extract_times(text, datetime(2026, 4, 14, 9))

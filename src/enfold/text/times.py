@@ -219,8 +219,9 @@ _MONTH_FULL = (
     r"|(?<=mid-)(?-i:may|march)|(?<=mid )(?-i:may|march))"
 )
 _WEEKDAY = (r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday"
-            # the short forms only capitalised ("sat next to", "the sun" are words)
-            r"|(?-i:Mon|Tues?|Wed|Thu(?:rs?)?|Fri|Sat|Sun))")
+            # the short forms capitalised, or in lower case as chat writes them ("thurs",
+            # "fri"); those that are also words ("sat next to", "the sun") are guarded below
+            r"|(?-i:Mon|Tues?|Wed|Thu(?:rs?)?|Fri|Sat|Sun|mon|tues?|wed|thu(?:rs?)?|fri|sat|sun))")
 # Short weekday names that are also words: they count only after a word that introduces a
 # day ("on Sat") or before a date ("Wed the 18th").
 _SHORT_WEEKDAYS = {"mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday",
@@ -546,7 +547,7 @@ def extract_times(text: str, ref: datetime) -> list[TimeMention]:
     for m in _GRAMMAR.finditer(text):
         kind = next(k for k in _KINDS if m.group(k) is not None)
         start, end = m.start(kind), m.end(kind)
-        if kind == "weekday" and m.group("wd") in ("Sat", "Sun", "Wed") \
+        if kind == "weekday" and m.group("wd") in ("Sat", "Sun", "Wed", "sat", "sun", "wed", "mon") \
                 and not m.group("wd_mod") and not _DAY_INTRO.search(text, 0, start) \
                 and not _DATE_AFTER.match(text, end):
             continue  # "Sat next to her", "Sun was out": words, not days
@@ -647,6 +648,61 @@ def _past_form(word: str) -> bool:
 
 
 def _parsed_direction(text: str, start: int, end: int) -> str | None:
+    """The direction from the parse (:func:`_tense_direction`), or "near" for the day of a
+    thing that exists by now, where the tense says nothing about that day: "is that the bill
+    from the 28th?", "the outage on Sunday affects all invoices", "Thursday's delivery is
+    short", "the order made on the 8th remains in force". The day the thing dates from (or
+    starts on: "on nights from the 20th") is then the nearest such day, either way, unless
+    the clause looks ahead in so many words (a modal, "going to", an arranging verb)."""
+    from enfold.text.nlp import parse
+
+    tense = _tense_direction(text, start, end)
+    if tense == "past":
+        return tense
+    doc = parse(text)
+    span = None if doc is None else doc.char_span(start, end, alignment_mode="expand")
+    if span is None or len(span) == 0:
+        return tense
+    root = span.root
+    if root.dep_ == "poss":  # "Thursday's delivery"
+        owner, prep = root.head, "of"
+    elif root.dep_ == "pobj" and root.head.lower_ in ("from", "on", "of"):
+        owner, prep = root.head.head, root.head.lower_
+    elif root.dep_ == "npadvmod" and root.head.tag_ == "VBN":  # "the refund issued Monday"
+        owner, prep = root.head, "on"
+    else:
+        return tense
+    if owner.tag_ == "VBN" and owner.dep_ == "acl" and not _arranges(owner) and not any(
+            c.dep_ in ("aux", "auxpass") for c in owner.children):
+        return "near"  # a participle of a thing done: "the order made on the 8th"
+    if prep == "from":
+        # a thing (a noun, or a verb form in a noun's place: "jake's filling from the 2nd"),
+        # or "be" that says what a thing is ("are these the pics from the 13th?"); not "be"
+        # with a state ("the kids are off from friday": from then on)
+        thing = (owner.pos_ in ("NOUN", "PROPN")
+                 or owner.lemma_ == "be" and any(c.dep_ == "attr" for c in owner.children)
+                 or owner.lemma_ != "be" and owner.dep_ in ("nsubj", "nsubjpass", "dobj",
+                                                            "attr", "pobj"))
+    else:
+        # "on" and a possessive: a dated thing whose effect a simple present tells ("the
+        # outage on Sunday affects …", "Thursday's delivery shows two missing"); not what
+        # one has or what is where ("I have a meeting on Friday", "the party on Saturday is
+        # at Tom's": ahead)
+        thing = (owner.pos_ in ("NOUN", "PROPN") and owner.dep_ in ("nsubj", "nsubjpass")
+                 and owner.head.tag_ in ("VBZ", "VBP") and owner.head.lemma_ != "be")
+    if not thing:
+        return tense
+    verb = next((t for t in [owner, *owner.ancestors] if t.pos_ in ("VERB", "AUX")), None)
+    if verb is not None:
+        around = [verb, *verb.children, *(verb.ancestors if verb.dep_ in ("xcomp", "aux")
+                                          else ())]
+        if any(t.tag_ == "MD" or t.lower_ in ("to", "going", "gonna") or _arranges(t)
+               for t in around if t.dep_ in ("aux", "auxpass", "ROOT", "xcomp") or t is verb):
+            return tense
+    return "near"
+
+
+def _tense_direction(text: str, start: int, end: int) -> str | None:
     """The direction from the parse: the tense of the verb the expression hangs from.
 
     A past verb points back ("picked up the keys on Dec 15"), unless it arranges something
@@ -705,6 +761,10 @@ def _parsed_direction(text: str, start: int, end: int) -> str | None:
             or span.root.head in chain and span.root.dep_ in ("npadvmod", "dobj", "attr",
                                                               "nummod")):
         return "future"  # "booked 20/8", "pushed it to Friday", "flights for May 14"
+    if "on" in preps and any(_arranges(t) and (t.dep_ == "acl" or any(
+            c.dep_ == "dobj" or c.dep_ == "prep" and c.lower_ == "for" for c in t.children))
+            for t in chain):
+        return "near"  # "booked the vet on the 3rd": the day booked, or the day of booking
     if span.root.dep_ == "pobj" and span.root.head.lower_ == "for" \
             and span.root.head.head in chain and _holiday_key(span.text) is None \
             and not any(t.lemma_.lower() in ("thank", "be") for t in chain):
@@ -769,6 +829,8 @@ def _resolve(
     (``firm``: the clause says in so many words that the time is ahead, see
     :func:`_nearer`)."""
     g = m.group
+    if direction == "near" and kind not in ("ordinal", "weekday"):
+        direction = "neutral"  # the nearest occurrence already
     if kind == "iso":
         try:  # the standard library is exact for ISO 8601
             stamp = datetime.fromisoformat(g("iso").replace("/", "-"))
@@ -865,6 +927,10 @@ def _resolve(
             mod = "next"
         if mod:
             d = _library(f"{mod} {wd}", ref.date(), "future")
+        elif direction == "near":  # whichever of the last and the next is closer
+            days = [d for d in (_library(wd, ref.date(), "past"),
+                                _library(wd, ref.date(), "future")) if d is not None]
+            d = min(days, key=lambda d: abs((d.date() - ref.date()).days), default=None)
         else:
             d = _library(wd, ref.date(), "past" if direction == "past" else "future")
         return None if d is None else _day(d.date())
@@ -894,20 +960,32 @@ def _slashed(m: re.Match[str], ref: date, direction: str, firm: bool = False
     if sep == "." and m.start("slash") == m.start("sl_a") and not re.search(
             r"\b(?:on|by|dated|from|until|till|due)\s+$", m.string[:m.start("slash")]):
         return None
+    year_text = m.group("sl_y")
     if a > 12 >= b >= 1 and a <= 31:
-        day, month = a, b
+        readings = [(a, b)]
     elif b > 12 >= a >= 1 and b <= 31:
-        day, month = b, a
+        readings = [(b, a)]
+    elif 1 <= a <= 12 and 1 <= b <= 12 and (year_text or re.search(
+            r"\b(?:on|by|dated|from|until|till|due)\s+$", m.string[:m.start("slash")])):
+        # "received on 04/08", "attend on 02/04": day/month or month/day, as the writer's
+        # country has it; of the two readings, the one nearer the day of writing (in the
+        # clause's direction) — a numeric date is written for a day close at hand
+        readings = [(a, b), (b, a)] if a != b else [(a, b)]
     else:
         return None  # "3/4", "7/10": a fraction, a score or a date in doubt
-    year_text = m.group("sl_y")
-    try:
-        if year_text:
-            year = int(year_text) + (2000 if len(year_text) == 2 else 0)
-            return _day(date(year, month, day))
-        return _day(_shift_year(date(ref.year, month, day), ref, direction, firm))
-    except ValueError:
+    days = []
+    for day, month in readings:
+        try:
+            if year_text:
+                year = int(year_text) + (2000 if len(year_text) == 2 else 0)
+                days.append(date(year, month, day))
+            else:
+                days.append(_shift_year(date(ref.year, month, day), ref, direction, firm))
+        except ValueError:
+            continue
+    if not days:
         return None
+    return _day(min(days, key=lambda d: (abs((d - ref).days), days.index(d))))
 
 
 # ----------------------------------------------------------------- library and arithmetic
@@ -1091,6 +1169,10 @@ def _bare_month(
 def _ordinal_day(day: int, ref: date, direction: str) -> date | None:
     if not 1 <= day <= 31:
         return None
+    if direction == "near":  # the closer of the last and the next, the last on a tie
+        days = [d for d in (_ordinal_day(day, ref, "past"), _ordinal_day(day, ref, "future"))
+                if d is not None]
+        return min(days, key=lambda d: abs((d - ref).days), default=None)
     step = -1 if direction == "past" else 1
     y, m = ref.year, ref.month
     for _ in range(13):
