@@ -262,3 +262,28 @@ def test_short_weekdays_in_lower_case(text: str, expression: str, value: str) ->
                                   "the sun was out for once"])
 def test_a_lower_case_word_that_is_also_a_short_weekday_is_no_day(text: str) -> None:
     assert not extract_times(text, datetime(2026, 4, 14, 9))
+
+
+@pytest.mark.parametrize(("text", "at", "expression", "value"), [
+    ("The hosepipe ban in force since March is lifted.", datetime(2026, 2, 20, 9),
+     "since March", "2025-03"),
+    ("Prices have been frozen since the 25th.", datetime(2026, 2, 20, 9), "the 25th",
+     "2026-01-25"),
+    ("Refunds reach your account within 5 business days.", datetime(2026, 2, 20, 9),
+     "within 5 business days", "2026-02-27"),
+    ("The warranty claim closes ten days from today.", datetime(2026, 2, 20, 9),
+     "ten days from today", "2026-03-02"),
+    ("We hand back the keys at the end of June.", datetime(2026, 2, 20, 9), "the end of June",
+     "2026-06-30"),
+    ("Swimming finishes at 4.45 on Thursdays.", datetime(2026, 2, 20, 9), "at 4.45",
+     "2026-02-20T16:45"),
+    ("The room is booked for November.", datetime(2026, 2, 20, 9), "November", "2026-11"),
+])
+def test_since_business_days_from_today_end_of_a_month_and_a_dotted_clock(
+        text: str, at: datetime, expression: str, value: str) -> None:
+    assert _value(text, at, expression) == value
+
+
+def test_a_price_with_a_dot_is_no_clock_time() -> None:
+    found = extract_times("Diesel was at 1.45 a litre.", datetime(2026, 2, 20, 9))
+    assert all(":" not in m.value for m in found)

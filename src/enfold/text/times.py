@@ -283,9 +283,12 @@ _MDY = (
     rf"(?!:)(?:,?\s+(?P<mdy_y>\d{{4}})\b)?)"
 )
 _MY = rf"(?P<my>\b(?P<my_m>{_MONTH_FULL})\s+(?:of\s+)?(?P<my_y>\d{{4}})\b)"
-_AGO = (rf"(?P<ago>\b(?P<ago_n>{_NUM})\s+(?P<ago_u>{_UNIT})s?\s+(?P<ago_dir>ago|from\s+now)\b"
+_AGO = (rf"(?P<ago>\b(?P<ago_n>{_NUM})\s+(?P<ago_u>{_UNIT})s?\s+(?P<ago_dir>ago|from\s+now|from\s+today)\b"
         r"(?P<ago_today>\s+today\b)?)")
 _IN = rf"(?P<inn>\bin\s+(?P<in_n>{_NUM})\s+(?P<in_u>{_UNIT})s?\b)"
+# "within 10 business days", "in three working days": counted on weekdays only
+_WORKDAYS = (rf"(?P<workdays>\b(?:in|within)\s+(?P<wd_n>{_NUM})\s+(?:business|working)"
+             r"\s+days?\b)")
 _DAYWORD = (
     r"(?P<dayword>\b(?:(?:the\s+)?day\s+before\s+yesterday|(?:the\s+)?day\s+after\s+tomorrow"
     r"|yesterday|today|tonight|tomorrow|last\s+night|this\s+(?:morning|afternoon|evening)"
@@ -315,7 +318,7 @@ _WEEKDAY_RE = (
 )
 _MONTH_BARE = (
     r"(?P<mbare>\b(?P<mb_mod>in|since|until|till|by|before|after|during|last|next|this|early"
-    r"|late|mid-?|end\s+of|beginning\s+of|start\s+of|of|from|through)(?:(?<=-)|\s+)"
+    r"|late|mid-?|end\s+of|beginning\s+of|start\s+of|of|from|through|for)(?:(?<=-)|\s+)"
     rf"(?P<mb_m>{_MONTH_FULL})\b(?!\s*\d))"
 )
 _YEAR = (
@@ -336,7 +339,8 @@ _ORDINAL = (
 )
 _CLOCK = (
     r"(?P<clock>\b(?:at\s+)?(?:(?P<ck_h>\d{1,2})(?:[:.](?P<ck_m>[0-5]\d))?\s*"
-    r"(?P<ck_ap>[ap])\.?m\b\.?|(?<=at\s)(?P<ck_h24>[01]?\d|2[0-3]):(?P<ck_m24>[0-5]\d)\b"
+    r"(?P<ck_ap>[ap])\.?m\b\.?|(?<=at\s)(?P<ck_h24>[01]?\d|2[0-3])(?::|\.(?=[0-5]\d\b(?![.,]\d)"
+    r"(?!\s*(?:%|percent|a|an|per|each)\b)))(?P<ck_m24>[0-5]\d)\b"
     r"|(?P<ck_word>noon|midnight)\b"
     # "8:15 tonight": a clock time next to a day word needs no "at"
     r"|(?P<ck_hm>[01]?\d|2[0-3]):(?P<ck_mm>[0-5]\d)(?=\s+(?:tonight|today|tomorrow"
@@ -487,7 +491,7 @@ _NTHWD = (r"(?P<nthwd>\b(?:the\s+)?(?P<nw_n>" + "|".join(_NTH_ORDINALS) + ")"
           rf"\s+(?P<nw_d>{_WEEKDAY})\s+(?:of|in)\s+(?:(?P<nw_mod>the|this|next|last)\s+month"
           rf"|(?P<nw_m>{_MONTH_FULL}))\b)")
 _GRAMMAR = re.compile(
-    f"{_HOLIDAY}|{_ENDOF}|{_NTHWD}|{_ISO}|{_DMY}|{_MDY}|{_MY}|{_AGO}|{_IN}|{_DAYWORD}|{_WEEKEND}|{_MODUNIT}|{_WEEKDAY_RE}"
+    f"{_HOLIDAY}|{_ENDOF}|{_NTHWD}|{_ISO}|{_DMY}|{_MDY}|{_MY}|{_AGO}|{_WORKDAYS}|{_IN}|{_DAYWORD}|{_WEEKEND}|{_MODUNIT}|{_WEEKDAY_RE}"
     f"|{_MONTH_BARE}|{_YEAR}|{_ORDINAL}|{_CLOCK}|{_SLASH}",
     re.IGNORECASE,
 )
@@ -566,6 +570,11 @@ def extract_times(text: str, ref: datetime) -> list[TimeMention]:
             deadline = True
         clause = _clause(text, start, end)
         direction = _direction(text, start, end, deadline, clause)
+        since = kind == "mbare" and m.group("mb_mod").lower() == "since" \
+            or kind == "year" and m.group("yr_mod").lower() == "since"
+        if since or _SINCE.search(text, 0, m.start(kind)) \
+                and kind not in ("ago", "inn", "workdays"):
+            direction = "past"  # "since January", "since the 3rd": a day gone by
         try:
             resolved = _resolve(kind, m, local_ref, direction, firm=bool(_FIRM.search(clause)))
         except (OverflowError, ValueError):  # past the calendar's ends: "9999-12-31"
@@ -596,9 +605,10 @@ def _counts_a_noun(text: str, start: int, end: int) -> bool:
     return tok.dep_ == "nummod" and tok.head.pos_ == "NOUN" and tok.head.i > tok.i
 
 
+_SINCE = re.compile(r"\bsince\s+(?:the\s+)?$", re.IGNORECASE)
 _KEEP_MODIFIER = frozenset({"last", "next", "this", "early", "late", "mid", "mid-"})
 _KINDS = (
-    "holiday", "endof", "nthwd", "iso", "dmy", "mdy", "my", "ago", "inn", "dayword", "weekend", "modunit", "weekday",
+    "holiday", "endof", "nthwd", "iso", "dmy", "mdy", "my", "ago", "workdays", "inn", "dayword", "weekend", "modunit", "weekday",
     "mbare", "year", "ordinal", "clock", "slash",
 )
 
@@ -857,7 +867,7 @@ def _resolve(
         n_text, unit = (g("ago_n"), g("ago_u")) if kind == "ago" else (g("in_n"), g("in_u"))
         n = _count(n_text)
         unit = unit.lower()
-        future = kind == "inn" or "now" in g("ago_dir").lower()
+        future = kind == "inn" or g("ago_dir").lower() != "ago"
         if unit in ("hour", "minute"):  # "in 2 hours", "20 minutes ago": a clock time
             if kind == "inn" and direction == "past":
                 return None  # "finished in 2 hours": a duration
@@ -873,6 +883,12 @@ def _resolve(
                         - timedelta(days=n * (7 if unit == "week" else 1)))
         return None if d is None else _by_unit(unit, d.date(),
                                                 counted="couple" not in n_text.lower())
+    if kind == "workdays":
+        day, left = ref.date(), _count(g("wd_n"))
+        while left > 0:
+            day += timedelta(days=1)
+            left -= day.weekday() < 5
+        return _day(day)
     if kind == "dayword":
         phrase = re.sub(r"\s+", " ", g("dayword").lower())
         phrase = " ".join(_CHAT_DAYWORDS.get(w, w) for w in phrase.split())
@@ -939,6 +955,8 @@ def _resolve(
         found = _bare_month(mod, month, ref.date(), direction)
         if mod.startswith("mid"):  # "mid-May": the 15th, as a calendar would put it
             return _day(found[1].date().replace(day=15))
+        if mod.startswith("end"):  # "end of April": its last day, as "the end of the month"
+            return _day(found[2].date() - timedelta(days=1))
         return found
     if kind == "year":
         return _year(int(g("yr")))
