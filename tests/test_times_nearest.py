@@ -287,3 +287,19 @@ def test_since_business_days_from_today_end_of_a_month_and_a_dotted_clock(
 def test_a_price_with_a_dot_is_no_clock_time() -> None:
     found = extract_times("Diesel was at 1.45 a litre.", datetime(2026, 2, 20, 9))
     assert all(":" not in m.value for m in found)
+
+
+@pytest.mark.parametrize(("text", "at", "expression", "value"), [
+    ("Easter's at my sister's this year.", datetime(2026, 3, 20, 9), "Easter", "2026-04-05"),
+    ("The move is a fortnight on Tuesday.", datetime(2026, 3, 20, 9), "a fortnight on Tuesday",
+     "2026-04-07"),
+    # a thing from the weekend, said on a Monday: the one just gone
+    ("The mud from the weekend is still all over the hall.", datetime(2026, 3, 23, 9),
+     "the weekend", "2026-03-21/2026-03-22"),
+    ("Your letter says 03/05 at 9:15 for the scan.", datetime(2026, 4, 20, 9), "03/05",
+     "2026-05-03"),
+])
+def test_a_holidays_s_a_fortnight_on_a_day_the_weekend_a_thing_is_from_and_a_dated_clock(
+        text: str, at: datetime, expression: str, value: str) -> None:
+    got = _value(text, at, expression)
+    assert got is not None and got.startswith(value)

@@ -312,7 +312,7 @@ _WEEKEND = (r"(?P<weekend>\b(?P<we_mod>this\s+coming|this|next|last|coming|the)\
 _MODUNIT = (r"(?P<modunit>\b(?:(?P<mu_mod>this|next|last|coming)\s+(?P<mu_u>week|month|year)"
             r"|(?P<mu_after>the\s+(?P<mu_u2>week|month|year)\s+after\s+next))\b)")
 _WEEKDAY_RE = (
-    rf"(?P<weekday>\b(?P<wd_pre>a\s+week\s+(?:on|from|after)\s+)?"
+    rf"(?P<weekday>\b(?P<wd_pre>a\s+(?:week|fortnight)\s+(?:on|from|after)\s+)?"
     rf"(?:(?P<wd_mod>this\s+coming|this|next|last|coming)\s+)?"
     rf"(?P<wd>{_WEEKDAY})\b(?(wd_mod)|(?!s\b))(?P<wd_post>\s+week\b|\s+after\s+next\b)?)"
 )
@@ -442,7 +442,7 @@ _HOLIDAYS: dict[str, HolidayRule] = {
 _HOLIDAY = (r"(?P<holiday>(?P<hol_rel>\b(?:the\s+)?day\s+(?:after|before)\s+)?\b(?P<hol_name>"
     + "|".join(
     re.escape(h).replace("'", "['’]?").replace(r"\ ", r"\s+").replace(r"\.", r"\.?")
-    for h in sorted(_HOLIDAYS, key=len, reverse=True)) + r")(?![\w'’])"
+    for h in sorted(_HOLIDAYS, key=len, reverse=True)) + r")(?!\w|['’](?!s\b))"
     r"(?:,?\s+(?P<hol_y>(?:19|20)\d\d)(?![\d:]))?)")
 
 
@@ -839,7 +839,7 @@ def _resolve(
     (``firm``: the clause says in so many words that the time is ahead, see
     :func:`_nearer`)."""
     g = m.group
-    if direction == "near" and kind not in ("ordinal", "weekday"):
+    if direction == "near" and kind not in ("ordinal", "weekday", "weekend"):
         direction = "neutral"  # the nearest occurrence already
     if kind == "iso":
         try:  # the standard library is exact for ISO 8601
@@ -938,7 +938,8 @@ def _resolve(
         if g("wd_pre") or post:
             base = _library(f"next {wd}" if post == "after next" or mod == "next" else wd,
                             ref.date(), "future")
-            return None if base is None else _day(base.date() + timedelta(days=7))
+            weeks = 2 if "fortnight" in (g("wd_pre") or "").lower() else 1
+            return None if base is None else _day(base.date() + timedelta(days=7 * weeks))
         if mod in ("coming", "this coming"):
             mod = "next"
         if mod:
@@ -984,7 +985,8 @@ def _slashed(m: re.Match[str], ref: date, direction: str, firm: bool = False
     elif b > 12 >= a >= 1 and b <= 31:
         readings = [(b, a)]
     elif 1 <= a <= 12 and 1 <= b <= 12 and (year_text or re.search(
-            r"\b(?:on|by|dated|from|until|till|due)\s+$", m.string[:m.start("slash")])):
+            r"\b(?:on|by|dated|from|until|till|due)\s+$", m.string[:m.start("slash")])
+            or re.match(r"\s+at\s+\d", m.string[m.end("slash"):])):
         # "received on 04/08", "attend on 02/04": day/month or month/day, as the writer's
         # country has it; of the two readings, the one nearer the day of writing (in the
         # clause's direction) — a numeric date is written for a day close at hand
@@ -1157,7 +1159,9 @@ def _shift_year(when: date, ref: date, direction: str, firm: bool = False) -> da
 def _weekend(mod: str, ref: date, direction: str) -> tuple[str, datetime, datetime, str]:
     saturday = ref - timedelta(days=ref.weekday()) + timedelta(days=5)
     mod = re.sub(r"\s+", " ", mod)
-    if mod == "the":
+    if mod == "the" and direction == "near":  # the nearer: last one until Wednesday
+        mod = "last" if ref.weekday() <= 2 else "this"
+    elif mod == "the":
         mod = "last" if direction == "past" and ref < saturday else "this"
     if mod in ("next", "coming", "this coming"):
         saturday += timedelta(days=7 if mod == "next" else 0)
