@@ -392,8 +392,6 @@ def test_a_change_of_mind_in_the_same_words_is_not_a_repeat(minilm: Any) -> None
 def test_a_name_the_recogniser_calls_a_place_is_a_person_when_it_acts() -> None:
     """Session 30: a place does not act, so a single name the entity recogniser took for a
     place (GPE) that is the subject of a verb of doing stays a person; "be" does not act."""
-    from enfold.text.people import extract_people
-
     acted = "We got there late and Jericho had already eaten."
     assert [p.name for p in extract_people(acted, None)] == ["Jericho"]
     assert extract_people("We flew out and Paris was lovely.", None) == []
