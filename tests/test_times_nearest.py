@@ -303,3 +303,13 @@ def test_a_holidays_s_a_fortnight_on_a_day_the_weekend_a_thing_is_from_and_a_dat
         text: str, at: datetime, expression: str, value: str) -> None:
     got = _value(text, at, expression)
     assert got is not None and got.startswith(value)
+
+
+@pytest.mark.parametrize(("text", "expression", "value"), [
+    ("The plumber assigned a fitter for Thursday afternoon.", "Thursday", "2026-04-16"),
+    ("The viewing booked for Saturday has been cancelled by the agent.", "Saturday",
+     "2026-04-18"),
+])
+def test_a_day_something_was_set_for_lies_ahead(text: str, expression: str, value: str) -> None:
+    got = _value(text, datetime(2026, 4, 14, 9), expression)
+    assert got is not None and got.startswith(value)

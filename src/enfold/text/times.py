@@ -775,10 +775,15 @@ def _tense_direction(text: str, start: int, end: int) -> str | None:
             c.dep_ == "dobj" or c.dep_ == "prep" and c.lower_ == "for" for c in t.children))
             for t in chain):
         return "near"  # "booked the vet on the 3rd": the day booked, or the day of booking
-    if span.root.dep_ == "pobj" and span.root.head.lower_ == "for" \
-            and span.root.head.head in chain and _holiday_key(span.text) is None \
-            and not any(t.lemma_.lower() in ("thank", "be") for t in chain):
-        return "future"  # "got the plumber in for Thursday": a day something is set for
+    named = span.root  # the day's noun: "Monday" in "for Monday morning" is its compound
+    while named.dep_ == "compound" and named.head is not named:
+        named = named.head
+    setter = named.head.head if named.dep_ == "pobj" and named.head.lower_ == "for" else None
+    if setter is not None and _holiday_key(span.text) is None and (
+            setter in chain and not any(t.lemma_.lower() in ("thank", "be") for t in chain)
+            or setter.pos_ == "VERB" and setter.lemma_.lower() not in ("thank", "be")):
+        return "future"  # "got the plumber in for Thursday", "assigned a technician for
+        # Monday morning", "the hearing listed for Friday has been vacated": a day set for
     if verb.tag_ in ("VB", "VBP") and not aux and _past_form(verb.lower_):
         return "past"  # a diary's subjectless past the tagger took for a present or an
         # imperative: "Got back on the 2nd", "Lost my keys on Friday night"
