@@ -313,3 +313,8 @@ def test_a_holidays_s_a_fortnight_on_a_day_the_weekend_a_thing_is_from_and_a_dat
 def test_a_day_something_was_set_for_lies_ahead(text: str, expression: str, value: str) -> None:
     got = _value(text, datetime(2026, 4, 14, 9), expression)
     assert got is not None and got.startswith(value)
+
+
+def test_a_verbless_note_with_an_arranging_word_looks_ahead() -> None:
+    got = _value("Postponed review → Fri, same time.", datetime(2026, 4, 14, 9), "Fri")
+    assert got == "2026-04-17"
