@@ -316,5 +316,5 @@ def test_a_day_something_was_set_for_lies_ahead(text: str, expression: str, valu
 
 
 def test_a_verbless_note_with_an_arranging_word_looks_ahead() -> None:
-    got = _value("Postponed review → Fri, same time.", datetime(2026, 4, 14, 9), "Fri")
-    assert got == "2026-04-17"
+    got = _value("Rescheduled standup → Thu.", datetime(2026, 4, 14, 9), "Thu")
+    assert got == "2026-04-16"

@@ -746,8 +746,8 @@ def _tense_direction(text: str, start: int, end: int) -> str | None:
         return "future"
     if tok.pos_ not in ("VERB", "AUX"):
         # A verbless note ("Booked flights for May 14"): an arranging word still says ahead.
-        if any(_arranges(t) and (t.tag_.startswith("VB") or t.dep_ == "amod"
-                                 and t.lower_.endswith("ed")) for t in span.sent):
+        if any(_arranges(t) and (t.tag_.startswith("VB") or t.lower_.endswith("ed"))
+               for t in span.sent):  # "Rescheduled standup → Thu", tagged a noun
             return "future"
         return None
     verb = tok
