@@ -890,11 +890,11 @@ def _resolve(
         return None if d is None else _by_unit(unit, d.date(),
                                                 counted="couple" not in n_text.lower())
     if kind == "workdays":
-        day, left = ref.date(), _count(g("wd_n"))
+        when, left = ref.date(), _count(g("wd_n"))
         while left > 0:
-            day += timedelta(days=1)
-            left -= day.weekday() < 5
-        return _day(day)
+            when += timedelta(days=1)
+            left -= when.weekday() < 5
+        return _day(when)
     if kind == "dayword":
         phrase = re.sub(r"\s+", " ", g("dayword").lower())
         phrase = " ".join(_CHAT_DAYWORDS.get(w, w) for w in phrase.split())
