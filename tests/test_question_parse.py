@@ -31,13 +31,28 @@ PLAIN = [
 ]
 
 
+#: Questions whose capitalised words are all known people standing alone (session 30).
+KNOWN = frozenset({"mum", "zoe", "priya", "oduya", "will", "mr", "grant", "reading"})
+NAMED = [
+    "What does Zoe think about the climbing gym?",
+    "Did Priya say the ferry was cancelled yesterday?",
+    "Who told Oduya about the lease?",
+    "Does Zoe agree with Priya that the flat is too small?",
+]
+#: ... and questions where the recogniser still runs: a known name that is also a word, a
+#: name of two capitalised words, an unknown name.
+NAMED_FULL = ["What does Will think about the gym?", "Is Mr Grant coming?",
+              "What is Reading like in May?", "What does Tomasz think about the gym?",
+              "Did Priya say the ferry was cancelled on Tuesday?"]
+
+
 def _fields(q: str) -> tuple[object, ...]:
-    a = analyze(q, at=AT, known_keys=frozenset({"mum"}))
+    a = analyze(q, at=AT, known_keys=KNOWN)
     return (a.people, a.holder, a.asks_opinion, a.comparison, a.verification, a.asks_latest,
             a.window, a.time_expressions, a.answer_type, a.asks_holder)
 
 
-@pytest.mark.parametrize("question", PLAIN)
+@pytest.mark.parametrize("question", PLAIN + NAMED + NAMED_FULL)
 def test_a_plain_question_reads_as_with_entities(question: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     nlp.clear_cache()
@@ -58,6 +73,14 @@ def test_the_recogniser_is_skipped_only_for_plain_questions() -> None:
     for named in ("What does Zoe think about the climbing gym?", "Zoe's view on the gym?",
                   "tell me about the gym"):
         analyze(named, at=AT)
+        assert named in nlp._cache and named not in nlp._plain_cache
+    # with the namespace's people known, a question naming them alone skips it too
+    nlp.clear_cache()
+    for named in NAMED:
+        analyze(named, at=AT, known_keys=KNOWN)
+        assert named in nlp._plain_cache and named not in nlp._cache
+    for named in NAMED_FULL:
+        analyze(named, at=AT, known_keys=KNOWN)
         assert named in nlp._cache and named not in nlp._plain_cache
 
 

@@ -16,7 +16,7 @@ from datetime import datetime
 from enfold.text.claims import STANCE_WORDS
 from enfold.text.letters import UPPER
 from enfold.text.nlp import parse, without_entities
-from enfold.text.people import extract_people
+from enfold.text.people import extract_people, name_key
 from enfold.text.stance import asks_whose_view, is_handle, view_holder
 from enfold.text.times import extract_times
 
@@ -96,10 +96,39 @@ def analyze(query: str, *, at: datetime | None = None,
     gives to capitalised words."""
     first, _, rest = query.strip().partition(" ")
     opener = first.lower().strip("\"'(¿¡")
-    if (opener in _WH or opener in _AUXILIARIES) and not any(ch.isupper() for ch in rest):
+    if (opener in _WH or opener in _AUXILIARIES) and _only_known_names(rest, known_keys):
         with without_entities(query):
             return _analyze(query, at, known_keys)
     return _analyze(query, at, known_keys)
+
+
+_WORD_EDGE = re.compile(r"^[\"'(“‘]+|(?:['’]s)?[\"'),.;:!?”’]*$")
+
+
+def _only_known_names(rest: str, known_keys: Container[str]) -> bool:
+    """Whether every capitalised word of ``rest`` is a person the namespace knows, standing
+    alone: a single word of letters, no capitalised neighbour ("Mr. Grant", "Team Pipit"
+    are read by the recogniser), and not a word that is also an ordinary one ("Will",
+    "Rose", "Reading"): the readers that ask for entity types pass over known names."""
+    words = [_WORD_EDGE.sub("", w) for w in rest.split()]
+    capital = [bool(w[:1].isupper()) for w in words]
+    for i, w in enumerate(words):
+        if not capital[i] and not any(ch.isupper() for ch in w):
+            continue
+        if not (capital[i] and w.isalpha() and w[1:].islower()):
+            return False
+        if i and capital[i - 1] or i + 1 < len(words) and capital[i + 1]:
+            return False
+        if name_key(w) not in known_keys or _english_word(w.lower()):
+            return False
+    return True
+
+
+def _english_word(word: str) -> bool:
+    """Whether ``word`` is in the English dictionary of lemminflect (as a noun, verb, …)."""
+    from lemminflect import getAllLemmas
+
+    return bool(getAllLemmas(word))
 
 
 def _analyze(query: str, at: datetime | None, known_keys: Container[str]) -> QueryAnalysis:
