@@ -318,3 +318,21 @@ def test_a_day_something_was_set_for_lies_ahead(text: str, expression: str, valu
 def test_a_verbless_note_with_an_arranging_word_looks_ahead() -> None:
     got = _value("Rescheduled standup → Thu.", datetime(2026, 4, 14, 9), "Thu")
     assert got == "2026-04-16"
+
+
+@pytest.mark.parametrize(("text", "at", "expression", "value"), [
+    # just gone, at night: the small hours, not the afternoon before
+    ("only fell asleep at 3, feel awful", datetime(2026, 5, 6, 7, 30), "at 3",
+     "2026-05-06T03:00"),
+    ("the gig ended at 11 and the last bus had gone", datetime(2026, 5, 6, 0, 40), "at 11",
+     "2026-05-05T23:00"),
+    ("dropped the kids off at 8, now the washing", datetime(2026, 5, 6, 11, 0), "at 8",
+     "2026-05-06T08:00"),
+    # ahead: the nearest, but not at night ("meet at 3" late at night is the afternoon)
+    ("pick me up at 7? car's in the garage", datetime(2026, 5, 6, 22, 30), "at 7",
+     "2026-05-07T07:00"),
+    ("can we meet at 3 instead?", datetime(2026, 5, 6, 23, 0), "at 3", "2026-05-07T15:00"),
+])
+def test_a_clock_time_alone_is_the_nearest_reading_in_its_direction(
+        text: str, at: datetime, expression: str, value: str) -> None:
+    assert _value(text, at, expression) == value

@@ -580,9 +580,12 @@ def extract_times(text: str, ref: datetime) -> list[TimeMention]:
         except (OverflowError, ValueError):  # past the calendar's ends: "9999-12-31"
             resolved = None
         if resolved is not None:
-            raw.append(_Raw(kind, start, end, deadline, *resolved))
+            raw.append(_Raw(kind, start, end, deadline, *resolved, alone=_clock_alone(
+                m, local_ref, direction) if kind == "clock" else None))
     out: list[TimeMention] = []
     for r in _merge_clock(_merge_weekday(raw, text), text):
+        if r.kind == "clock" and r.alone is not None:
+            r = _Raw(r.kind, r.start, r.end, r.deadline, *_minute(r.alone))
         try:
             mention = _to_mention(r, text, tz)
         except (OverflowError, ValueError):
@@ -623,6 +626,7 @@ class _Raw:
     first: datetime  # local wall-clock start
     last: datetime  # local wall-clock end (exclusive)
     value: str
+    alone: datetime | None = None  # a clock time's reading when no day goes with it
 
 
 # Verbs whose object is an arrangement in time: the time they carry lies ahead, whatever
@@ -1253,6 +1257,53 @@ _MINUTE_WORDS = {"o'clock": 0, "oh five": 5, "ten": 10, "fifteen": 15, "twenty":
 def _clock(
     m: re.Match[str], ref: datetime, direction: str
 ) -> tuple[str, datetime, datetime, str] | None:
+    parts = _clock_parts(m)
+    if parts is None:
+        return None
+    hour, minute, _ = parts
+    when = datetime.combine(ref.date(), time(hour, minute))
+    if direction == "future" and when < ref:
+        when += timedelta(days=1)
+    elif direction == "past" and when > ref:
+        when -= timedelta(days=1)
+    return _minute(when)
+
+
+def _clock_alone(m: re.Match[str], ref: datetime, direction: str) -> datetime | None:
+    """A clock time no day goes with, written without am/pm and without a word for the part
+    of the day ("woke at 4", "by 10", "half seven"): of its two readings on the day before,
+    of or after ``ref``, the one nearest ``ref`` in the clause's direction, a night hour
+    counting as further off. None when the clock time says its half of the day."""
+    parts = _clock_parts(m)
+    if parts is None or not parts[2]:
+        return None
+    hour, minute, _ = parts
+    best: tuple[float, datetime] | None = None
+    for hh in sorted({hour % 12, hour % 12 + 12}):
+        for offset in (-1, 0, 1):
+            when = datetime.combine(ref.date() + timedelta(days=offset), time(hh, minute))
+            if direction == "future" and when < ref or direction == "past" and when > ref:
+                continue
+            cost = abs((when - ref).total_seconds()) / 3600
+            if hh in _NIGHT:
+                cost += _NIGHT_BACK_H if direction == "past" else _NIGHT_AHEAD_H
+            if best is None or cost < best[0]:
+                best = (cost, when)
+    return None if best is None else best[1]
+
+
+#: Hours of the night (0–5 o'clock), and how much nearer (in hours) such a reading of a
+#: clock time must be than the other half of the day's to win: a time ahead is rarely set
+#: at night ("meet at 3" is the afternoon), a time just gone often was ("woke at 4", "got
+#: in at 3", said that morning).
+_NIGHT = range(6)
+_NIGHT_AHEAD_H, _NIGHT_BACK_H = 12.5, 6.0
+
+
+def _clock_parts(m: re.Match[str]) -> tuple[int, int, bool] | None:
+    """The hour (0–23) and minute of a clock match, and whether its half of the day was a
+    guess (no am/pm, no 24-hour form, no word for the part of the day nearby)."""
+    guessed = False
     word = (m.group("ck_word") or "").lower()
     if word:
         hour, minute = (12, 0) if word == "noon" else (0, 0)
@@ -1266,6 +1317,7 @@ def _clock(
         if ap:
             hour = hour % 12 + (12 if ap == "p" else 0)
         else:
+            guessed = _half_unsaid(hour, m.string, m.start("clock"), m.end("clock"))
             hour = _half_day(hour, m.string, m.start("clock"), m.end("clock"))
     elif m.group("ck_h24") is not None or m.group("ck_hm") is not None \
             or m.group("ck_hb") is not None or m.group("ck_hd") is not None \
@@ -1278,24 +1330,27 @@ def _clock(
             hour, minute = int(m.group("ck_hm")), int(m.group("ck_mm"))
         else:
             hour, minute = int(m.group("ck_h24")), int(m.group("ck_m24"))
-        if not (m.group("ck_hw") or m.group("ck_hm") or "").startswith("0"):
-            hour = _half_day(hour, m.string, m.start("clock"), m.end("clock"))  # "06:40": 24h
+        if not (m.group("ck_hw") or m.group("ck_hm") or "").startswith("0"):  # "06:40": 24h
+            guessed = _half_unsaid(hour, m.string, m.start("clock"), m.end("clock"))
+            hour = _half_day(hour, m.string, m.start("clock"), m.end("clock"))
     else:
         hour, minute = int(m.group("ck_h")), int(m.group("ck_m") or 0)
         if not 1 <= hour <= 12:
             return None
         hour = hour % 12 + (12 if m.group("ck_ap").lower() == "p" else 0)
-    when = datetime.combine(ref.date(), time(hour, minute))
-    if direction == "future" and when < ref:
-        when += timedelta(days=1)
-    elif direction == "past" and when > ref:
-        when -= timedelta(days=1)
-    return _minute(when)
+    return hour, minute, guessed
 
 
 _EVENING = re.compile(r"\b(?:tonight|tonite|night|evening|dinner|supper|drinks|pub|pm)\b",
                       re.IGNORECASE)
 _MORNING = re.compile(r"\b(?:morning|breakfast|am|dawn)\b", re.IGNORECASE)
+
+
+def _half_unsaid(hour: int, text: str, start: int, end: int) -> bool:
+    """Whether :func:`_half_day` would guess the half of the day of ``hour`` (1–11 with no
+    evening or morning word nearby; 12 is noon, as a clock time ahead usually is)."""
+    near = text[max(0, start - 40):end + 40]
+    return 1 <= hour <= 11 and not _EVENING.search(near) and not _MORNING.search(near)
 
 
 def _half_day(hour: int, text: str, start: int, end: int) -> int:
