@@ -172,9 +172,10 @@ def test_the_understanding_scorers_run_on_the_bundled_sets(kind: str) -> None:
         # numbers)
         fresh = part.startswith("measure-")
         if kind == "time":
-            # tune-n and tune-p (session 30) were tuned on for one session: 0.73 → 0.82, 0.81
-            later = part in ("tune-n", "tune-p")
-            assert scores["accuracy"] >= (0.75 if fresh else 0.78 if later else 0.85)
+            # the parts of session 30 were tuned on for one session: tune-n 0.73 → 0.88,
+            # tune-p 0.73 → 0.87, tune-r (weekdays and clock times, mostly traps) 0.53 → 0.67
+            later = {"tune-n": 0.8, "tune-p": 0.8, "tune-r": 0.6}
+            assert scores["accuracy"] >= (0.75 if fresh else later.get(part, 0.85))
         else:
             floor = 0.55 if fresh else 0.65
             assert scores["precision"] >= floor and scores["recall"] >= floor

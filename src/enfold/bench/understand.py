@@ -39,7 +39,7 @@ PARTS = ("tune", "measure")
 SETS = {"people": (*PARTS, "measure-g", "tune-h", "measure-h", "tune-k", "measure-k",
                    "measure-n"),
         "time": (*PARTS, "measure-g", "tune-h", "measure-h", "tune-j", "measure-j", "tune-k",
-                 "measure-k", "tune-m", "measure-m", "tune-n", "tune-p", "measure-q"),
+                 "measure-k", "tune-m", "measure-m", "tune-n", "tune-p", "measure-q", "tune-r"),
         "supersede": (*PARTS, "tune-i", "measure-e", "measure-f", "measure-i", "tune-p",
                       "measure-p", "tune-q", "measure-q", "tune-long", "measure-long"),
         "questions": ("measure",)}
