@@ -336,3 +336,24 @@ def test_a_verbless_note_with_an_arranging_word_looks_ahead() -> None:
 def test_a_clock_time_alone_is_the_nearest_reading_in_its_direction(
         text: str, at: datetime, expression: str, value: str) -> None:
     assert _value(text, at, expression) == value
+
+
+@pytest.mark.parametrize(("text", "at", "expression", "value"), [
+    ("the dog barked from half eleven till one", datetime(2026, 5, 6, 8, 0), "half eleven",
+     "2026-05-05T23:30"),
+    ("Ferry's at quarter past seven, don't be late", datetime(2026, 5, 6, 21, 0),
+     "quarter past seven", "2026-05-07T07:15"),
+    ("Dinner's at half past six", datetime(2026, 5, 6, 9, 0), "half past six",
+     "2026-05-06T18:30"),
+    ("The 7:42 is running late again", datetime(2026, 5, 6, 7, 30), "7:42", "2026-05-06T07:42"),
+    ("please have the bins out by 7", datetime(2026, 5, 6, 21, 40), "by 7", "2026-05-07T07:00"),
+])
+def test_british_half_and_quarter_hours_a_trains_time_and_a_bare_by(
+        text: str, at: datetime, expression: str, value: str) -> None:
+    assert _value(text, at, expression) == value
+
+
+@pytest.mark.parametrize("text", ["We won by 10 points.", "half the team left early",
+                                  "Helen won by 1,406 votes.", "Fares rise by 2.5% in May."])
+def test_a_count_after_by_or_a_half_is_no_clock_time(text: str) -> None:
+    assert all(":" not in m.value for m in extract_times(text, datetime(2026, 5, 6, 9)))

@@ -264,7 +264,7 @@ _PREFILTER = re.compile(
     r"|shrove|pancake|ash|mother|father|thanksgiving|pentecost|whit|palm|ascension|holy"
     r"|black|memorial|labou?r|luther|mlk"
     r"|president|lunar|chinese|hogmanay|tmrw|tmr|tmw|tomoz|2moro|2mor|2day|2nite|tonite|yday"
-    r"|yest|o['’]clock|" + _HOUR_WORDS
+    r"|yest|o['’]clock|half|quarter|" + _HOUR_WORDS
     + r"(?:\s+[a-z'-]+)?\s+[ap]\.?\s?m\b)|\b" + _SPELLED_DAY + r"\b",
     re.IGNORECASE,
 )
@@ -359,8 +359,24 @@ _CLOCK = (
                                                     "from", "around", "for", "about"))
     + r")(?P<ck_hd>1[0-2]|[1-9])(?=\s+(?:tonight|this\s+(?:morning|afternoon|evening)"
     r"|tomorrow\s+(?:morning|afternoon|evening|night)))"
-    # "at 9": a bare hour after "at", not a count of something
-    r"|(?<=\bat\s)(?P<ck_hb>1[0-2]|[1-9])\b(?![:.,]\d)(?!\s*(?:%|percent|[ap]\.?m\b"
+    # "at half eleven", "till half past nine", "is at quarter to nine": a British half or
+    # quarter hour after a word that introduces a time
+    r"|(?:" + "|".join(rf"(?<=\b{w}\s)" for w in ("at", "by", "till", "until", "from",
+                                                  "before", "after", "around", "about",
+                                                  "for")) + ")"
+    r"(?:(?P<ck_q>half|quarter)\s+(?P<ck_qrel>past|to|after)\s+(?P<ck_qh>" + _HOUR_WORDS
+    + r"|1[0-2]|[1-9])\b|half\s+(?P<ck_hh>" + _HOUR_WORDS + r"|1[0-2]|[1-9])\b"
+    r"(?!\s*(?:hours?|an?\b|the\b|of\b|dozen\b|price\b)))"
+    # "the 8:12", "from 3:05 to 3:40", "set for 5:45": hours and minutes after such a word
+    r"|(?:" + "|".join(rf"(?<=\b{w}\s)" for w in ("the", "from", "to", "for", "by", "till",
+                                                  "until", "before", "after", "around",
+                                                  "about")) + ")"
+    r"(?P<ck_hi>[01]?\d|2[0-3]):(?P<ck_mi>[0-5]\d)\b(?!:\d)"
+    # "be in by 10", "out by 7, they came early": a bare hour closing a clause after "by"
+    r"|(?:(?<=\bby\s)|(?<=\btill\s)|(?<=\buntil\s))(?P<ck_hx>1[0-2]|[1-9])"
+    r"(?=\s*(?:$|[,.;!?)](?!\d)|[-–—]\s|(?:and|so|but|or|then|please|latest)\b))"
+    # "at 9", "at about 10": a bare hour after "at", not a count of something
+    r"|(?:(?<=\bat\s)|(?<=\bat\sabout\s)|(?<=\bat\saround\s))(?P<ck_hb>1[0-2]|[1-9])\b(?![:.,]\d)(?!\s*(?:%|percent|[ap]\.?m\b"
     r"|years?|months?|weeks?|days?|hours?|h\b|minutes?|mins?|km|miles?|kg|lbs?|people"
     r"|of\b|out\b|points?|-|/))))"
 )
@@ -1319,18 +1335,34 @@ def _clock_parts(m: re.Match[str]) -> tuple[int, int, bool] | None:
         else:
             guessed = _half_unsaid(hour, m.string, m.start("clock"), m.end("clock"))
             hour = _half_day(hour, m.string, m.start("clock"), m.end("clock"))
+    elif m.group("ck_qh") is not None or m.group("ck_hh") is not None:
+        said = (m.group("ck_qh") or m.group("ck_hh")).lower()
+        hour = _NUMBER_WORDS[said] if said in _NUMBER_WORDS else int(said)
+        if m.group("ck_hh") is not None or m.group("ck_q").lower() == "half":
+            minute = 30  # "half seven" is half past seven
+        elif m.group("ck_qrel").lower() == "to":  # "quarter to nine": 8:45
+            hour, minute = (hour - 1) or 12, 45
+        else:
+            minute = 15
+        guessed = _half_unsaid(hour, m.string, m.start("clock"), m.end("clock"))
+        hour = _half_day(hour, m.string, m.start("clock"), m.end("clock"))
     elif m.group("ck_h24") is not None or m.group("ck_hm") is not None \
             or m.group("ck_hb") is not None or m.group("ck_hd") is not None \
-            or m.group("ck_hw") is not None:
-        if m.group("ck_hb") is not None or m.group("ck_hd") is not None:
-            hour, minute = int(m.group("ck_hb") or m.group("ck_hd")), 0
+            or m.group("ck_hw") is not None or m.group("ck_hi") is not None \
+            or m.group("ck_hx") is not None:
+        if m.group("ck_hb") is not None or m.group("ck_hd") is not None \
+                or m.group("ck_hx") is not None:
+            hour, minute = int(m.group("ck_hb") or m.group("ck_hd") or m.group("ck_hx")), 0
+        elif m.group("ck_hi") is not None:
+            hour, minute = int(m.group("ck_hi")), int(m.group("ck_mi"))
         elif m.group("ck_hw") is not None:
             hour, minute = int(m.group("ck_hw")), int(m.group("ck_mw"))
         elif m.group("ck_hm") is not None:
             hour, minute = int(m.group("ck_hm")), int(m.group("ck_mm"))
         else:
             hour, minute = int(m.group("ck_h24")), int(m.group("ck_m24"))
-        if not (m.group("ck_hw") or m.group("ck_hm") or "").startswith("0"):  # "06:40": 24h
+        if not (m.group("ck_hw") or m.group("ck_hm") or m.group("ck_hi") or "").startswith(
+                "0"):  # "06:40": 24h
             guessed = _half_unsaid(hour, m.string, m.start("clock"), m.end("clock"))
             hour = _half_day(hour, m.string, m.start("clock"), m.end("clock"))
     else:
@@ -1350,7 +1382,7 @@ def _half_unsaid(hour: int, text: str, start: int, end: int) -> bool:
     """Whether :func:`_half_day` would guess the half of the day of ``hour`` (1–11 with no
     evening or morning word nearby; 12 is noon, as a clock time ahead usually is)."""
     near = text[max(0, start - 40):end + 40]
-    return 1 <= hour <= 11 and not _EVENING.search(near) and not _MORNING.search(near)
+    return 1 <= hour <= 12 and not _EVENING.search(near) and not _MORNING.search(near)
 
 
 def _half_day(hour: int, text: str, start: int, end: int) -> int:
