@@ -357,3 +357,13 @@ def test_british_half_and_quarter_hours_a_trains_time_and_a_bare_by(
                                   "Helen won by 1,406 votes.", "Fares rise by 2.5% in May."])
 def test_a_count_after_by_or_a_half_is_no_clock_time(text: str) -> None:
     assert all(":" not in m.value for m in extract_times(text, datetime(2026, 5, 6, 9)))
+
+
+@pytest.mark.parametrize(("text", "at", "value"), [
+    ("Monday's minutes are in the shared drive.", datetime(2026, 5, 6, 9), "2026-05-04"),
+    ("Friday's quiz night is off, the hall flooded.", datetime(2026, 5, 7, 9), "2026-05-08"),
+])
+def test_a_days_possessive_thing_is_of_the_nearest_such_day(text: str, at: datetime,
+                                                            value: str) -> None:
+    day = text.split("'")[0]
+    assert _value(text, at, day) == value

@@ -720,6 +720,8 @@ def _parsed_direction(text: str, start: int, end: int) -> str | None:
         # at Tom's": ahead)
         thing = (owner.pos_ in ("NOUN", "PROPN") and owner.dep_ in ("nsubj", "nsubjpass")
                  and owner.head.tag_ in ("VBZ", "VBP") and owner.head.lemma_ != "be")
+    if root.dep_ == "poss" and owner.pos_ in ("NOUN", "PROPN"):
+        thing = True  # "Tuesday's match report is up", "Friday's figures are off"
     if not thing:
         return tense
     verb = next((t for t in [owner, *owner.ancestors] if t.pos_ in ("VERB", "AUX")), None)
