@@ -731,6 +731,9 @@ def _parsed_direction(text: str, start: int, end: int) -> str | None:
         if any(t.tag_ == "MD" or t.lower_ in ("to", "going", "gonna") or _arranges(t)
                for t in around if t.dep_ in ("aux", "auxpass", "ROOT", "xcomp") or t is verb):
             return tense
+        if any(c.dep_ == "advcl" and any(g.dep_ == "mark" and g.lower_ in ("if", "unless")
+                                         for g in c.children) for c in verb.children):
+            return tense  # "Sunday's match is off if the pitch floods": a condition ahead
     return "near"
 
 
