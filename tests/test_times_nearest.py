@@ -367,3 +367,9 @@ def test_a_days_possessive_thing_is_of_the_nearest_such_day(text: str, at: datet
                                                             value: str) -> None:
     day = text.split("'")[0]
     assert _value(text, at, day) == value
+
+
+def test_a_weekday_gone_by_said_on_its_own_evening_is_that_day() -> None:
+    text = "Thursday was chaos from start to finish."
+    assert _value(text, datetime(2026, 5, 7, 22, 30), "Thursday") == "2026-05-07"
+    assert _value(text, datetime(2026, 5, 7, 9, 0), "Thursday") == "2026-04-30"

@@ -31,7 +31,8 @@ Conventions (documented choices, all tested):
   forward or back: future markers ("will", "'ll", "going to", "need to", "tomorrow", ...) win,
   then past markers ("was", "did", "went", "-ed" verbs, "ago", ...); otherwise it is neutral.
   A deadline cue with a neutral clause counts as future.
-* **Bare weekday** ("on Monday", "Monday"): past → the latest such day strictly before ref;
+* **Bare weekday** ("on Monday", "Monday"): past → the latest such day strictly before ref
+  (ref's own day once it is evening: "Wednesday was a write-off", written that night);
   otherwise (future or neutral) → the first such day strictly after ref.
 * **Ordinal day** ("the 15th"): past → latest 15th on/before ref; otherwise → next 15th on/after
   ref (months without that day are skipped).
@@ -975,6 +976,10 @@ def _resolve(
             mod = "next"
         if mod:
             d = _library(f"{mod} {wd}", ref.date(), "future")
+        elif direction in ("near", "past") and ref.hour >= 17 \
+                and _WEEKDAYS.index(wd) == ref.weekday():
+            # "Wednesday was a write-off", written on Wednesday evening: the day ending
+            d = datetime.combine(ref.date(), time())
         elif direction == "near":  # whichever of the last and the next is closer
             days = [d for d in (_library(wd, ref.date(), "past"),
                                 _library(wd, ref.date(), "future")) if d is not None]
