@@ -373,3 +373,16 @@ def test_a_weekday_gone_by_said_on_its_own_evening_is_that_day() -> None:
     text = "Thursday was chaos from start to finish."
     assert _value(text, datetime(2026, 5, 7, 22, 30), "Thursday") == "2026-05-07"
     assert _value(text, datetime(2026, 5, 7, 9, 0), "Thursday") == "2026-04-30"
+
+
+@pytest.mark.parametrize(("text", "at", "expression", "value"), [
+    # the evening word is in the sentence, 41 characters before the clock time
+    ("Supper at the Okonkwos' new place moved to Thursday 7:30 sharp.",
+     datetime(2026, 5, 4, 10), "Thursday 7:30", "2026-05-07T19:30"),
+    # and a goodnight is a sentence of its own
+    ("Night! Can you wake me at 7? Two alarms please.", datetime(2026, 5, 4, 23, 50), "at 7",
+     "2026-05-05T07:00"),
+])
+def test_a_word_for_the_part_of_the_day_counts_within_its_sentence(
+        text: str, at: datetime, expression: str, value: str) -> None:
+    assert _value(text, at, expression) == value

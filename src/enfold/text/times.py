@@ -1388,10 +1388,24 @@ _EVENING = re.compile(r"\b(?:tonight|tonite|night|evening|dinner|supper|drinks|p
 _MORNING = re.compile(r"\b(?:morning|breakfast|am|dawn)\b", re.IGNORECASE)
 
 
+_SENTENCE_BREAK = re.compile(r"[.!?;]\s|[.!?;]$|\n")
+
+
+def _sentence_around(text: str, start: int, end: int, most: int = 80) -> str:
+    """The sentence around text[start:end], at most ``most`` characters either side: where
+    a word for the part of the day counts ("Dinner with the Patels moved to Thursday 7:30";
+    not "Night! Can you wake me at 7?")."""
+    left = max((m.end() for m in _SENTENCE_BREAK.finditer(text, max(0, start - most), start)),
+               default=max(0, start - most))
+    right_m = _SENTENCE_BREAK.search(text, end, min(len(text), end + most))
+    right = right_m.start() if right_m else min(len(text), end + most)
+    return text[left:right]
+
+
 def _half_unsaid(hour: int, text: str, start: int, end: int) -> bool:
     """Whether :func:`_half_day` would guess the half of the day of ``hour`` (1–11 with no
     evening or morning word nearby; 12 is noon, as a clock time ahead usually is)."""
-    near = text[max(0, start - 40):end + 40]
+    near = _sentence_around(text, start, end)
     return 1 <= hour <= 12 and not _EVENING.search(near) and not _MORNING.search(near)
 
 
@@ -1400,7 +1414,7 @@ def _half_day(hour: int, text: str, start: int, end: int) -> int:
     morning words am; without either, 1 to 6 o'clock is afternoon (nobody books 3 a.m.)."""
     if not 1 <= hour <= 11:
         return hour
-    near = text[max(0, start - 40):end + 40]
+    near = _sentence_around(text, start, end)
     if _EVENING.search(near):
         return hour + 12
     if _MORNING.search(near):
