@@ -386,3 +386,10 @@ def test_a_weekday_gone_by_said_on_its_own_evening_is_that_day() -> None:
 def test_a_word_for_the_part_of_the_day_counts_within_its_sentence(
         text: str, at: datetime, expression: str, value: str) -> None:
     assert _value(text, at, expression) == value
+
+
+def test_until_a_day_in_a_present_clause_is_ahead() -> None:
+    text = "Your parcel is being kept at the depot until Monday."
+    assert _value(text, datetime(2026, 5, 6, 9), "Monday") == "2026-05-11"
+    assert _value("We waited until Monday for the part.", datetime(2026, 5, 6, 9),
+                  "Monday") == "2026-05-04"

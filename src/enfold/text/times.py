@@ -811,6 +811,9 @@ def _tense_direction(text: str, start: int, end: int) -> str | None:
             or setter.pos_ == "VERB" and setter.lemma_.lower() not in ("thank", "be")):
         return "future"  # "got the plumber in for Thursday", "assigned a technician for
         # Monday morning", "the hearing listed for Friday has been vacated": a day set for
+    if named.dep_ == "pobj" and named.head.lower_ in ("until", "till") and not any(
+            t.tag_ == "VBD" for t in [*chain, *aux]):
+        return "future"  # "held for you until Friday": until a day not yet gone
     if verb.tag_ in ("VB", "VBP") and not aux and _past_form(verb.lower_):
         return "past"  # a diary's subjectless past the tagger took for a present or an
         # imperative: "Got back on the 2nd", "Lost my keys on Friday night"
