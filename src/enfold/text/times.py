@@ -53,10 +53,18 @@ Conventions (documented choices, all tested):
   "pushed ... to") points forward whatever its tense. The clause words below decide when
   there is no parse or no verb. A year-less date with no direction at all is the nearest
   occurrence ("March 22" said on 5 December is next March).
-* **Clock times without am/pm** ("at 7:30", "at 9", "8:15 tonight"): evening words nearby
-  ("tonight", "dinner") make them pm, morning words am; otherwise 1–6 o'clock is pm.
+* **Clock times without am/pm** ("at 7:30", "at 9", "8:15 tonight"): evening words in
+  their sentence ("tonight", "dinner") make them pm, morning words am; otherwise, next to a
+  day ("Friday at 4") 1–6 o'clock is pm, and alone ("woke at 4", "be in by 10") the reading
+  nearest ref in the clause's direction wins, a night hour counting as further off
+  (:func:`_clock_alone`).
+* **The day a thing dates from** ("the bill from the 28th", "Tuesday's match report",
+  "the order made on the 8th"), where the tense says nothing about that day, is the nearest
+  such day either way (:func:`_parsed_direction`); so is a numeric date in doubt ("04/08":
+  of its two readings, the nearer).
 * **Holidays with a fixed date** (Christmas Eve, New Year's Day, Halloween, ...) follow the
-  year-less date rule; "the end of the month" is its last day, "mid-May" the 15th.
+  year-less date rule; "the end of the month" and "the end of April" are their last day,
+  "mid-May" the 15th.
 * **Calendar arithmetic happens in ref's own time zone** (a naive ref is UTC); ``value`` is a
   local calendar value, ``start_ts``/``end_ts`` are converted to UTC. ``datetime`` mentions
   cover the minute named.
@@ -715,10 +723,9 @@ def _parsed_direction(text: str, start: int, end: int) -> str | None:
                  or owner.lemma_ != "be" and owner.dep_ in ("nsubj", "nsubjpass", "dobj",
                                                             "attr", "pobj"))
     else:
-        # "on" and a possessive: a dated thing whose effect a simple present tells ("the
-        # outage on Sunday affects …", "Thursday's delivery shows two missing"); not what
-        # one has or what is where ("I have a meeting on Friday", "the party on Saturday is
-        # at Tom's": ahead)
+        # "on": a dated thing whose effect a simple present tells ("the outage on Sunday
+        # affects …"); not what one has or what is where ("I have a meeting on Friday",
+        # "the party on Saturday is at Tom's": ahead)
         thing = (owner.pos_ in ("NOUN", "PROPN") and owner.dep_ in ("nsubj", "nsubjpass")
                  and owner.head.tag_ in ("VBZ", "VBP") and owner.head.lemma_ != "be")
     if root.dep_ == "poss" and owner.pos_ in ("NOUN", "PROPN"):
