@@ -90,10 +90,11 @@ def analyze(query: str, *, at: datetime | None = None,
     (the people index's), recognized even where a name could be an ordinary word.
 
     A question that opens with a wh-word or an auxiliary ("what", "how", "did") and has no
-    capital letter after it is parsed without the entity recogniser (speed, issue 23: half
-    the parse's cost; :func:`~enfold.text.nlp.without_entities`): the readers of a question
-    ask for the entity types of capitalised names, and for PERSON, which the small pipeline
-    gives to capitalised words."""
+    capital letter after it, or only known people's names standing alone
+    (:func:`_only_known_names`), is parsed without the entity recogniser (speed, issue 23:
+    half the parse's cost; :func:`~enfold.text.nlp.without_entities`): the readers of a
+    question ask for the entity types of capitalised names other than known people's, and
+    for PERSON, which the small pipeline gives to capitalised words."""
     first, _, rest = query.strip().partition(" ")
     opener = first.lower().strip("\"'(¿¡")
     if (opener in _WH or opener in _AUXILIARIES) and _only_known_names(rest, known_keys):

@@ -399,13 +399,13 @@ def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention]
             del out[key]  # "the new Sichuan place", "the Boston Children's team"
             continue
         place = prep in ("to", "from") and bool(labels & _PLACE_ENTS)
+        # a place does not act: "Imogen has already finished it" is a name the recogniser
+        # took for a place
+        acts = labels == {"GPE"} and len(span) == 1 and root.dep_ == "nsubj" \
+            and root.head.lemma_ != "be"
         if root.dep_ in ("nsubj", "nsubjpass") and labels & {"ORG", "PRODUCT", "GPE"} \
-                and root.head.lemma_.lower() not in _SPEECH_LEMMAS and not (
-                    labels == {"GPE"} and len(span) == 1 and root.head.lemma_ != "be"
-                    and root.dep_ == "nsubj"):
-            # "Stripe sent the invoice", "Postgres is fine"; but a place does not act:
-            # "Imogen has already finished it" is a name the recogniser took for a place
-            place = True
+                and root.head.lemma_.lower() not in _SPEECH_LEMMAS and not acts:
+            place = True  # "Stripe sent the invoice", "Postgres is fine"
         thing = bool(labels & {"PRODUCT", "WORK_OF_ART", "ORG"}) and root.dep_ in (
             "dobj", "compound", "nmod") or bool(labels & {"PRODUCT", "WORK_OF_ART"}) \
             and root.dep_ not in ("nsubj", "poss", "conj")

@@ -87,10 +87,10 @@ import calendar
 import functools
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
-from typing import Any
+from typing import Any, TypeVar
 
 from dateparser.date import DateDataParser
 
@@ -98,6 +98,9 @@ from enfold.errors import InputError
 from enfold.model import time_in_range
 
 __all__ = ["TimeMention", "extract_times", "parse_timestamp"]
+
+
+D = TypeVar("D", date, datetime)
 
 
 def _words(block: str) -> frozenset[str]:
@@ -704,7 +707,7 @@ def _parsed_direction(text: str, start: int, end: int) -> str | None:
         return tense
     root = span.root
     if root.dep_ == "poss":  # "Thursday's delivery"
-        owner, prep = root.head, "of"
+        owner, prep = root.head, "'s"
     elif root.dep_ == "pobj" and root.head.lower_ in ("from", "on", "of"):
         owner, prep = root.head.head, root.head.lower_
     elif root.dep_ == "npadvmod" and root.head.tag_ == "VBN":  # "the refund issued Monday"
@@ -714,7 +717,9 @@ def _parsed_direction(text: str, start: int, end: int) -> str | None:
     if owner.tag_ == "VBN" and owner.dep_ == "acl" and not _arranges(owner) and not any(
             c.dep_ in ("aux", "auxpass") for c in owner.children):
         return "near"  # a participle of a thing done: "the order made on the 8th"
-    if prep == "from":
+    if prep == "'s":  # "Tuesday's match report is up", "Friday's figures are off"
+        thing = owner.pos_ in ("NOUN", "PROPN")
+    elif prep == "from":
         # a thing (a noun, or a verb form in a noun's place: "jake's filling from the 2nd"),
         # or "be" that says what a thing is ("are these the pics from the 13th?"); not "be"
         # with a state ("the kids are off from friday": from then on)
@@ -728,8 +733,6 @@ def _parsed_direction(text: str, start: int, end: int) -> str | None:
         # "the party on Saturday is at Tom's": ahead)
         thing = (owner.pos_ in ("NOUN", "PROPN") and owner.dep_ in ("nsubj", "nsubjpass")
                  and owner.head.tag_ in ("VBZ", "VBP") and owner.head.lemma_ != "be")
-    if root.dep_ == "poss" and owner.pos_ in ("NOUN", "PROPN"):
-        thing = True  # "Tuesday's match report is up", "Friday's figures are off"
     if not thing:
         return tense
     verb = next((t for t in [owner, *owner.ancestors] if t.pos_ in ("VERB", "AUX")), None)
@@ -991,9 +994,8 @@ def _resolve(
             # "Wednesday was a write-off", written on Wednesday evening: the day ending
             d = datetime.combine(ref.date(), time())
         elif direction == "near":  # whichever of the last and the next is closer
-            days = [d for d in (_library(wd, ref.date(), "past"),
-                                _library(wd, ref.date(), "future")) if d is not None]
-            d = min(days, key=lambda d: abs((d.date() - ref.date()).days), default=None)
+            d = _closest([_library(wd, ref.date(), "past"),
+                          _library(wd, ref.date(), "future")], ref)
         else:
             d = _library(wd, ref.date(), "past" if direction == "past" else "future")
         return None if d is None else _day(d.date())
@@ -1049,9 +1051,8 @@ def _slashed(m: re.Match[str], ref: date, direction: str, firm: bool = False
                 days.append(_shift_year(date(ref.year, month, day), ref, direction, firm))
         except ValueError:
             continue
-    if not days:
-        return None
-    return _day(min(days, key=lambda d: (abs((d - ref).days), days.index(d))))
+    nearest = _closest(days, ref)
+    return None if nearest is None else _day(nearest)
 
 
 # ----------------------------------------------------------------- library and arithmetic
@@ -1162,6 +1163,17 @@ def _by_unit(unit: str, d: date, counted: bool = False) -> tuple[str, datetime, 
 _FAR, _NEAR = 240, 45
 
 
+def _closest(days: Sequence[D | None], ref: date | datetime) -> D | None:
+    """Of ``days`` (None for a reading that has none), the one nearest ``ref`` in whole
+    days; the first of them on a tie."""
+    return min((d for d in days if d is not None), default=None,
+               key=lambda d: abs((_as_date(d) - _as_date(ref)).days))
+
+
+def _as_date(d: date | datetime) -> date:
+    return d.date() if isinstance(d, datetime) else d
+
+
 def _nearer(chosen: date, other: date | None, ref: date, firm: bool = False) -> date:
     """``other`` when it is near and ``chosen`` far (see :data:`_FAR`), else ``chosen``;
     ``firm``: the text says the time is ahead in so many words ("we'll do Christmas at
@@ -1238,9 +1250,8 @@ def _ordinal_day(day: int, ref: date, direction: str) -> date | None:
     if not 1 <= day <= 31:
         return None
     if direction == "near":  # the closer of the last and the next, the last on a tie
-        days = [d for d in (_ordinal_day(day, ref, "past"), _ordinal_day(day, ref, "future"))
-                if d is not None]
-        return min(days, key=lambda d: abs((d - ref).days), default=None)
+        return _closest([_ordinal_day(day, ref, "past"), _ordinal_day(day, ref, "future")],
+                        ref)
     step = -1 if direction == "past" else 1
     y, m = ref.year, ref.month
     for _ in range(13):
@@ -1353,8 +1364,7 @@ def _clock_parts(m: re.Match[str]) -> tuple[int, int, bool] | None:
         if ap:
             hour = hour % 12 + (12 if ap == "p" else 0)
         else:
-            guessed = _half_unsaid(hour, m.string, m.start("clock"), m.end("clock"))
-            hour = _half_day(hour, m.string, m.start("clock"), m.end("clock"))
+            hour, guessed = _half_day(hour, m.string, m.start("clock"), m.end("clock"))
     elif m.group("ck_qh") is not None or m.group("ck_hh") is not None:
         said = (m.group("ck_qh") or m.group("ck_hh")).lower()
         hour = _NUMBER_WORDS[said] if said in _NUMBER_WORDS else int(said)
@@ -1364,8 +1374,7 @@ def _clock_parts(m: re.Match[str]) -> tuple[int, int, bool] | None:
             hour, minute = (hour - 1) or 12, 45
         else:
             minute = 15
-        guessed = _half_unsaid(hour, m.string, m.start("clock"), m.end("clock"))
-        hour = _half_day(hour, m.string, m.start("clock"), m.end("clock"))
+        hour, guessed = _half_day(hour, m.string, m.start("clock"), m.end("clock"))
     elif m.group("ck_h24") is not None or m.group("ck_hm") is not None \
             or m.group("ck_hb") is not None or m.group("ck_hd") is not None \
             or m.group("ck_hw") is not None or m.group("ck_hi") is not None \
@@ -1383,8 +1392,7 @@ def _clock_parts(m: re.Match[str]) -> tuple[int, int, bool] | None:
             hour, minute = int(m.group("ck_h24")), int(m.group("ck_m24"))
         if not (m.group("ck_hw") or m.group("ck_hm") or m.group("ck_hi") or "").startswith(
                 "0"):  # "06:40": 24h
-            guessed = _half_unsaid(hour, m.string, m.start("clock"), m.end("clock"))
-            hour = _half_day(hour, m.string, m.start("clock"), m.end("clock"))
+            hour, guessed = _half_day(hour, m.string, m.start("clock"), m.end("clock"))
     else:
         hour, minute = int(m.group("ck_h")), int(m.group("ck_m") or 0)
         if not 1 <= hour <= 12:
@@ -1412,24 +1420,19 @@ def _sentence_around(text: str, start: int, end: int, most: int = 80) -> str:
     return text[left:right]
 
 
-def _half_unsaid(hour: int, text: str, start: int, end: int) -> bool:
-    """Whether :func:`_half_day` would guess the half of the day of ``hour`` (1–11 with no
-    evening or morning word nearby; 12 is noon, as a clock time ahead usually is)."""
-    near = _sentence_around(text, start, end)
-    return 1 <= hour <= 12 and not _EVENING.search(near) and not _MORNING.search(near)
-
-
-def _half_day(hour: int, text: str, start: int, end: int) -> int:
-    """The hour of a clock time written without am/pm: evening words nearby make it pm,
-    morning words am; without either, 1 to 6 o'clock is afternoon (nobody books 3 a.m.)."""
-    if not 1 <= hour <= 11:
-        return hour
+def _half_day(hour: int, text: str, start: int, end: int) -> tuple[int, bool]:
+    """The hour of a clock time written without am/pm, and whether its half of the day was a
+    guess: evening words in its sentence make it pm, morning words am; without either the
+    guess is that 1 to 6 o'clock is afternoon (nobody books 3 a.m.) and 12 is noon, which
+    :func:`_clock_alone` may overrule for a clock time no day goes with."""
+    if not 1 <= hour <= 12:
+        return hour, False
     near = _sentence_around(text, start, end)
     if _EVENING.search(near):
-        return hour + 12
+        return (hour + 12 if hour <= 11 else hour), False
     if _MORNING.search(near):
-        return hour
-    return hour + 12 if hour <= 6 else hour
+        return hour, False
+    return (hour + 12 if hour <= 6 else hour), True
 
 
 _WEEKDAY_JOIN = re.compile(r"\.?,?\s*")
