@@ -33,9 +33,11 @@ Potter", "Dr Pepper") can read as names; pronouns are not otherwise resolved.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
 from enfold.text.letters import CAPITALISED, UPPER
@@ -354,6 +356,21 @@ _ROLES = frozenset([
     "bandmate", "housemate", "roomie", "bestie", "boyfriend", "girlfriend",
 ])
 _OWNERS = frozenset({"my", "our", "the", "your", "his", "her", "their"})
+
+
+@functools.cache
+def person_nouns() -> frozenset[str]:
+    """The nouns that name a person in their usual sense ("contractor", "caterer", "guy",
+    "nurse"), derived from WordNet 3.0 by ``scripts/build_person_nouns.py``."""
+    text = resources.files("enfold").joinpath("data", "person_nouns.txt").read_text("utf-8")
+    return frozenset(w for w in text.split("\n") if w and not w.startswith("#"))
+
+
+def _person_noun(tok: Any) -> bool:
+    """A common noun written in lower case whose usual sense is a person: "the
+    contractor", "the IT guy", "the nurses" (a role the list above does not name)."""
+    return tok.pos_ == "NOUN" and tok.tag_ == "NN" and tok.text.islower() \
+        and tok.lemma_.lower() in person_nouns()
 # What only a person does: a name the recogniser calls an organisation is still a person
 # when it says or thinks ("Tasha said", "Callum reckons").
 _SPEECH_LEMMAS = frozenset([
@@ -450,7 +467,8 @@ def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention]
             for k in [k for k in out if k[0] < end and tok.idx < k[1]]:
                 del out[k]
             out[(tok.idx, end)] = mention
-        elif (low in _ROLES and tok.tag_ == "NN" or low in _KIN_PLURALS or (
+        elif (low in _ROLES and tok.tag_ == "NN" or low in _KIN_PLURALS or _person_noun(tok)
+                and not any(s <= tok.idx < e for s, e in out) or (
                 low in _BARE_KIN or canonical_relation(low)) and owner is not None
                 and (owner.lower_ not in _OWNERS or low not in _RELATIONS
                      and owner.lower_ in ("my", "our"))) \
