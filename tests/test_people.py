@@ -341,6 +341,7 @@ def test_people_by_occupation(text: str) -> None:
         ("I'll tell the caterer we need six more vegetarian plates", "the caterer"),
         ("Our new printer jammed again, the IT guy is furious", "the guy"),
         ("The sommelier talked us out of the cheaper red", "the sommelier"),
+        ("Please send the Q2 figures to the CFO by close of business", "the CFO"),
     ],
 )
 def test_a_noun_whose_usual_sense_is_a_person_is_one(text: str, name: str) -> None:

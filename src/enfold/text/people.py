@@ -367,8 +367,11 @@ def person_nouns() -> frozenset[str]:
 
 
 def _person_noun(tok: Any) -> bool:
-    """A common noun written in lower case whose usual sense is a person: "the
-    contractor", "the IT guy", "the nurses" (a role the list above does not name)."""
+    """A singular common noun whose usual sense is a person, written in lower case ("the
+    contractor", "the IT guy": roles the list above does not name) or as an abbreviation
+    ("the CFO", "my GP")."""
+    if tok.text.isupper() and 2 <= len(tok.text) <= 4 and tok.pos_ in ("NOUN", "PROPN"):
+        return tok.lower_ in person_nouns() or tok.lower_ in _ROLES
     return tok.pos_ == "NOUN" and tok.tag_ == "NN" and tok.text.islower() \
         and tok.lemma_.lower() in person_nouns()
 # What only a person does: a name the recogniser calls an organisation is still a person
@@ -480,12 +483,13 @@ def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention]
             if any(s < end and start < e for s, e in out if not s <= owner.idx < e) or any(
                     m.relation == rel for m in out.values()):
                 continue  # "Dana, my boss": the rules bound it to the name
+            word = tok.text if tok.text.isupper() else low  # "the CFO" as written
             if owner.lower_ not in _OWNERS:  # "Chidi's mum": a person of their own
                 start = tok.idx
-                name = f"{text[owner.idx:owner.idx + len(owner.text)]}'s {low}"
+                name = f"{text[owner.idx:owner.idx + len(owner.text)]}'s {word}"
             else:
-                name = relation_holder(speaker, rel) if owner.lower_ in ("my", "our") \
-                    else f"{owner.lower_} {low}"
+                name = relation_holder(speaker, word if rel == low else rel) \
+                    if owner.lower_ in ("my", "our") else f"{owner.lower_} {word}"
             out[(start, end)] = PersonMention(name, start, end, "mentioned", rel)
     return out
 
