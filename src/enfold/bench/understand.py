@@ -37,7 +37,7 @@ PARTS = ("tune", "measure")
 #: (A part named "measure-x" or "tune-x" is a further measure or tune part, by another
 #: author: ``--part measure`` or ``--part tune`` runs it too.)
 SETS = {"people": (*PARTS, "measure-g", "tune-h", "measure-h", "tune-k", "measure-k",
-                   "measure-n"),
+                   "measure-n", "measure-s"),
         "time": (*PARTS, "measure-g", "tune-h", "measure-h", "tune-j", "measure-j", "tune-k",
                  "measure-k", "tune-m", "measure-m", "tune-n", "tune-p", "measure-q", "tune-r"),
         "supersede": (*PARTS, "tune-i", "measure-e", "measure-f", "measure-i", "tune-p",
