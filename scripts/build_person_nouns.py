@@ -13,7 +13,8 @@ A word is kept when WordNet files its first noun sense (the most frequent one in
 tagged SemCor counts) under ``noun.person`` and, for a word none of whose senses was ever
 tagged (the order of its senses says nothing then), when every one of its senses is a
 person. Only single lower-case words are kept, and not the names of particular people
-(instances, written capitalised in the synset: "Joyce", "Pitt").
+(instances, written capitalised in the synset: "Joyce", "Pitt"). Then the two-word
+compounds of those words that WordNet files elsewhere ("heat exchanger"), marked "!".
 """
 
 from __future__ import annotations
@@ -63,6 +64,24 @@ def person_nouns(root: Path) -> list[str]:
     return sorted(set(kept))
 
 
+def not_person_compounds(root: Path, nouns: set[str]) -> list[str]:
+    """Two-word lemmas that end in one of ``nouns`` but name no person ("heat exchanger",
+    "cassette player", "aircraft carrier"): the head alone is no sign then."""
+    synsets = _synsets(root / "data.noun")
+    kept: list[str] = []
+    with open(root / "index.noun", encoding="utf-8", newline=None) as fh:
+        for line in fh:
+            parts = line.split()
+            if line.startswith(" ") or parts[0].count("_") != 1:
+                continue
+            lemma, senses = parts[0], int(parts[2])
+            first, last = lemma.split("_")
+            if last in nouns and first.isalpha() and first.isascii() \
+                    and synsets[int(parts[-senses])][0] != _PERSON_LEXFILE:
+                kept.append(lemma.replace("_", " "))
+    return sorted(set(kept))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("root", type=Path)
@@ -71,9 +90,11 @@ def main() -> None:
                     / "person_nouns.txt")
     args = ap.parse_args()
     words = person_nouns(args.root)
+    words += [f"!{c}" for c in not_person_compounds(args.root, set(words))]
     notice = (args.root / "LICENSE").read_text(encoding="utf-8").strip().splitlines()
     header = ["# Nouns that name a person in their usual sense, derived from Princeton",
-              "# WordNet 3.0 by scripts/build_person_nouns.py (see its docstring).", "#"]
+              "# WordNet 3.0 by scripts/build_person_nouns.py (see its docstring); a line",
+              "# '!<modifier> <noun>' is a compound of such a noun that names no person.", "#"]
     header += [f"# {line.rstrip()}".rstrip() for line in notice]
     args.out.write_text("\n".join(header + words) + "\n", encoding="utf-8")
     print(f"{len(words)} words -> {args.out}")

@@ -363,6 +363,26 @@ def test_a_rare_person_sense_or_a_name_is_not_a_role(text: str) -> None:
 @pytest.mark.parametrize(
     "text",
     [
+        # the demo's events: a compound that names a thing, a plural opening a sentence,
+        # a language modifying "people", a hospital's name
+        "Because the heat exchanger is cracked, the whole furnace has to go.",
+        "Easy 5 miles along the river after work. Legs felt heavy, but race day is close.",
+        "Already 14 applicants, mostly Go and Python people.",
+        "Letters of support: the Boston Children's field team sent theirs.",
+    ],
+)
+def test_things_the_demo_took_for_people_are_not(text: str) -> None:
+    assert mentioned(text) == []
+
+
+def test_a_name_the_tagger_reads_as_a_plural_still_speaks() -> None:
+    assert mentioned("Mercedes said her new Benz is already making a weird noise") == [
+        "Mercedes"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "Biscuit the hamster escaped again.",
         "Storm Ciara knocked the fence down.",
         "Been reading Middlemarch on the train.",

@@ -359,11 +359,17 @@ _OWNERS = frozenset({"my", "our", "the", "your", "his", "her", "their"})
 
 
 @functools.cache
+def _lexicon() -> tuple[frozenset[str], frozenset[str]]:
+    text = resources.files("enfold").joinpath("data", "person_nouns.txt").read_text("utf-8")
+    lines = [w for w in text.split("\n") if w and not w.startswith("#")]
+    return (frozenset(w for w in lines if not w.startswith("!")),
+            frozenset(w[1:] for w in lines if w.startswith("!")))
+
+
 def person_nouns() -> frozenset[str]:
     """The nouns that name a person in their usual sense ("contractor", "caterer", "guy",
     "nurse"), derived from WordNet 3.0 by ``scripts/build_person_nouns.py``."""
-    text = resources.files("enfold").joinpath("data", "person_nouns.txt").read_text("utf-8")
-    return frozenset(w for w in text.split("\n") if w and not w.startswith("#"))
+    return _lexicon()[0]
 
 
 def _person_noun(tok: Any) -> bool:
@@ -372,8 +378,12 @@ def _person_noun(tok: Any) -> bool:
     ("the CFO", "my GP")."""
     if tok.text.isupper() and 2 <= len(tok.text) <= 4 and tok.pos_ in ("NOUN", "PROPN"):
         return tok.lower_ in person_nouns() or tok.lower_ in _ROLES
-    return tok.pos_ == "NOUN" and tok.tag_ == "NN" and tok.text.islower() \
-        and tok.lemma_.lower() in person_nouns()
+    if tok.pos_ != "NOUN" or tok.tag_ != "NN" or not tok.text.islower() \
+            or tok.lemma_.lower() not in person_nouns():
+        return False
+    # "the heat exchanger": a compound of the word that names a thing
+    return not any(c.dep_ == "compound" and f"{c.lower_} {tok.lower_}" in _lexicon()[1]
+                   for c in tok.children)
 # What only a person does: a name the recogniser calls an organisation is still a person
 # when it says or thinks ("Tasha said", "Callum reckons").
 _SPEECH_LEMMAS = frozenset([
@@ -411,6 +421,9 @@ def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention]
         owned = any(c.dep_ == "case" for c in root.children)  # "at Kat's": her place
         if prep in _PLACE_PREPS | {"on", "up", "for"} and not owned:
             del out[key]  # "a job at Stripe", "hours on Duolingo", "up Snowdon"
+            continue
+        if not labels and _modifies_a_noun(root):
+            del out[key]  # "mostly Go and Python people": a kind of thing, not someone
             continue
         if not labels & _NOT_PERSON_ENTS or prep == "with" and not labels & _PLACE_ENTS:
             continue  # "ran 5 km with Priya": company is a person, whatever the label
@@ -452,7 +465,8 @@ def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention]
         out[(start, end)] = PersonMention(_canonical(words), start, end, "mentioned", None)
     out = _evidenced(text, doc, out, known)
     for key, m in list(out.items()):
-        if m.relation is None and name_key(m.name) not in known and _named_thing(doc, m):
+        if m.relation is None and name_key(m.name) not in known and (
+                _named_thing(doc, m) or _common_plural(doc, m)):
             del out[key]
     for tok in doc:
         low = tok.lower_
@@ -470,7 +484,8 @@ def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention]
             for k in [k for k in out if k[0] < end and tok.idx < k[1]]:
                 del out[k]
             out[(tok.idx, end)] = mention
-        elif (low in _ROLES and tok.tag_ == "NN" or low in _KIN_PLURALS or _person_noun(tok)
+        elif (low in _ROLES and tok.tag_ == "NN" or low in _KIN_PLURALS and tok.text.islower()
+                or _person_noun(tok)
                 and not any(s <= tok.idx < e for s, e in out) or (
                 low in _BARE_KIN or canonical_relation(low)) and owner is not None
                 and (owner.lower_ not in _OWNERS or low not in _RELATIONS
@@ -611,6 +626,8 @@ def _evidenced(text: str, doc: Any, found: dict[tuple[int, int], PersonMention],
             continue
         if not _person_evidence(tok, doc, out, strong=common):
             continue
+        if _common_noun(tok):
+            continue  # a common noun the tagger read, opening a sentence: not a name
         words = text[start:end]
         out[(start, end)] = PersonMention(_canonical(words), start, end, "mentioned", None)
     return out
@@ -644,6 +661,39 @@ def _named_thing(doc: Any, m: PersonMention) -> bool:
     head = root.head
     return root.dep_ == "dobj" and head.lemma_.lower() in _CONSUME_LEMMAS \
         and "PERSON" not in {t.ent_type_ for t in span}
+
+
+def _common_noun(tok: Any) -> bool:
+    """A capitalised word the tagger reads as a common noun ("Reference calls for Lena"),
+    that is one in the dictionary (lemminflect's), not a PERSON entity and not joined to
+    another name ("Faith and Grace are in Charlotte": a name all the same)."""
+    from lemminflect import getAllLemmas
+
+    return tok.pos_ == "NOUN" and tok.ent_type_ != "PERSON" and tok.dep_ != "conj" \
+        and not any(c.dep_ == "conj" for c in tok.children) \
+        and bool(getAllLemmas(tok.lower_, upos="NOUN"))
+
+
+def _modifies_a_noun(tok: Any) -> bool:
+    """A word that modifies a common noun (or is joined to one that does), not as its
+    owner: "Python" in "Go and Python people", "Figma" in "the Figma file"."""
+    if tok.dep_ == "conj":
+        tok = tok.head
+    return tok.dep_ in ("compound", "nmod", "amod") and tok.head.pos_ == "NOUN"
+
+
+def _common_plural(doc: Any, m: PersonMention) -> bool:
+    """A capitalised plural common noun the recogniser does not call a person and that
+    says or thinks nothing: "Legs felt heavy" opens a sentence, it names no one."""
+    span = doc.char_span(m.start, m.end, alignment_mode="expand")
+    if span is None or len(span) != 1:
+        return False
+    tok = span[0]
+    if tok.tag_ != "NNS" or tok.pos_ != "NOUN" or tok.ent_type_ == "PERSON":
+        return False
+    head = tok.head  # "Mercedes said ...": a name the tagger took for a plural still speaks
+    return not (tok.dep_ == "nsubj" and head.lemma_.lower() in _SPEECH_LEMMAS
+                and not any(c.dep_ == "acomp" for c in head.children))
 
 
 def _named_owner(owner: Any, found: dict[tuple[int, int], PersonMention]) -> bool:
