@@ -153,12 +153,12 @@ def locomo(ctx: click.Context, data: Path, embedder_name: str, conversations: in
 
 
 @bench.command()
-@click.option("--only", default="people,time,supersede,questions",
+@click.option("--only", default="people,time,supersede,questions,views",
               show_default=True, metavar="SET,SET,…", help="The sets to run.")
 @click.option("--part", type=click.Choice(["tune", "measure", "both"]), default="both",
               show_default=True, help="The tune part, the measure part, or both.")
 @click.option("--embedder", "embedder_name", type=click.Choice(["hash", "minilm"]),
-              default="minilm", show_default=True, help="Embedder for the supersede set.")
+              default="minilm", show_default=True, help="Embedder for the supersede and views sets.")
 @click.option("--errors", is_flag=True, help="Also list the tune parts' errors.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the JSON result here and a Markdown table beside it (.md).")
@@ -178,7 +178,7 @@ def understand(ctx: click.Context, only: str, part: str, embedder_name: str, err
     unknown = [k for k in kinds if k not in ub.SETS]
     if unknown:
         raise click.UsageError(f"unknown set(s): {', '.join(unknown)}")
-    embedder = make_embedder(embedder_name) if "supersede" in kinds else None
+    embedder = make_embedder(embedder_name) if {"supersede", "views"} & set(kinds) else None
     systems: dict[str, dict[str, Any]] = {}
     listed: list[dict[str, Any]] = []
     for kind in kinds:

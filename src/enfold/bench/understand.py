@@ -17,6 +17,9 @@ fitted on; ``*-measure.jsonl`` (work, formal and narrative registers) is only me
 * **supersede** — each item's events folded into a fresh namespace; a labelled pair (an older
   and a newer event of one holder) is predicted a supersession when a claim resting on the
   newer event supersedes one resting on the older. Precision and recall over the pairs.
+* **views** — does the write path read a view (any claim) in a personal message? Precision
+  and recall over messages labelled as holding a view or only telling what happened (half
+  of them accounts told vividly: "Nor'easter rolled in tonight. The power flickered twice").
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ SETS = {"people": (*PARTS, "measure-g", "tune-h", "measure-h", "tune-k", "measur
                  "measure-k", "tune-m", "measure-m", "tune-n", "tune-p", "measure-q", "tune-r"),
         "supersede": (*PARTS, "tune-i", "measure-e", "measure-f", "measure-i", "tune-p",
                       "measure-p", "tune-q", "measure-q", "tune-long", "measure-long"),
-        "questions": ("measure",)}
+        "questions": ("measure",),
+        "views": ("tune", "measure")}
 _DETERMINERS = re.compile(r"^(?:my|our|the|his|her|their|your|a|an)\s+", re.IGNORECASE)
 _TITLE = re.compile(r"^(?:dr|mr|mrs|ms|mx|prof|professor)\.?\s+", re.IGNORECASE)
 
@@ -231,6 +235,33 @@ def run_supersede(path: Path, *, embedder: Any, settings: Settings | None = None
             "errors": misses}
 
 
+def run_views(path: Path, *, embedder: Any) -> dict[str, Any]:
+    """Whether the write path reads a view in each message (any claim at all) against the
+    set's label: precision and recall of messages holding a view. The messages are
+    personal (diaries, logs, chat), about half of them plain accounts told vividly."""
+    from enfold.text.annotate import annotate
+
+    rows = list(_rows(path))
+    vectors = embedder.embed([str(r["text"]) for r in rows])
+    tp = fp = fn = 0
+    misses: list[dict[str, Any]] = []
+    for row, vec in zip(rows, vectors, strict=True):
+        ann = annotate(str(row["text"]), ts=_ts(str(row.get("ts", "2026-03-01T12:00:00"))),
+                       speaker=row.get("speaker"), vector=vec, embedder=embedder.name)
+        got, truth = bool(ann.claims), bool(row["view"])
+        tp += got and truth
+        fp += got and not truth
+        fn += truth and not got
+        if got != truth:
+            misses.append({"id": row.get("id"), "text": row["text"], "view": truth,
+                           "read": [c.content for c in ann.claims]})
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4),
+            "messages": len(rows), "views": tp + fn, "false_views": fp, "errors": misses}
+
+
 def run_questions(path: Path) -> dict[str, Any]:
     from enfold.recall.analyze import analyze
 
@@ -263,4 +294,6 @@ def run(kind: str, path: Path, *, embedder: Any = None,
         return run_questions(path)
     if kind == "supersede":
         return run_supersede(path, embedder=embedder, settings=settings)
+    if kind == "views":
+        return run_views(path, embedder=embedder)
     raise InputError(f"unknown set {kind!r} (one of {', '.join(SETS)})")
