@@ -189,6 +189,18 @@ def test_views_in_personal_messages_are_read_and_accounts_are_not(minilm: Any) -
         assert scores["messages"] == 120
 
 
+def test_a_verdict_beside_an_account_is_a_view(minilm: Any) -> None:
+    from datetime import datetime
+
+    from enfold.text.annotate import annotate
+
+    # the account of the morning pulls the whole text's vector to 0.32
+    text = "The docs for this library are a disaster, took me all morning to find one flag."
+    ann = annotate(text, ts=datetime(2026, 3, 1), speaker="Sam",
+                   vector=minilm.embed([text])[0], embedder=minilm.name)
+    assert [c.holder for c in ann.claims] == ["Sam"]
+
+
 def test_the_polarity_model_reads_a_lean_the_word_lists_miss(minilm: Any) -> None:
     from datetime import datetime
 

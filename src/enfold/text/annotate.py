@@ -199,7 +199,7 @@ def _says_something(text: str, claim: ClaimCandidate) -> bool:
 #: classifier's own threshold is not met: an account of what was done beside the verdict
 #: ("sold the new phone ... biggest waste of money this year") pulls the whole text's
 #: vector towards an account.
-VIEW_WITH_A_VERDICT = 0.4
+VIEW_WITH_A_VERDICT = 0.3
 
 
 def _leans_to_a_view(vector: Any, embedder: str | None) -> bool:
