@@ -360,6 +360,7 @@ _OWNERS = frozenset({"my", "our", "the", "your", "his", "her", "their"})
 
 @functools.cache
 def _lexicon() -> tuple[frozenset[str], frozenset[str]]:
+    """The person nouns, and the compounds of them that name things ("!heat exchanger")."""
     text = resources.files("enfold").joinpath("data", "person_nouns.txt").read_text("utf-8")
     lines = [w for w in text.split("\n") if w and not w.startswith("#")]
     return (frozenset(w for w in lines if not w.startswith("!")),
@@ -384,6 +385,8 @@ def _person_noun(tok: Any) -> bool:
     # "the heat exchanger": a compound of the word that names a thing
     return not any(c.dep_ == "compound" and f"{c.lower_} {tok.lower_}" in _lexicon()[1]
                    for c in tok.children)
+
+
 # What only a person does: a name the recogniser calls an organisation is still a person
 # when it says or thinks ("Tasha said", "Callum reckons").
 _SPEECH_LEMMAS = frozenset([
