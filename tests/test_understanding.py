@@ -86,6 +86,12 @@ def test_plain_accounts_are_not_claims() -> None:
         assert extract_claims(text, "Sam") == [], text
 
 
+def test_a_concession_reports_no_view_of_the_one_conceded_to() -> None:
+    # what Marisol thinks is not said: no claim of hers (a long stream's false change of mind)
+    text = "He's fair, whatever Marisol thinks — he sorted the Easter swaps the same day."
+    assert all(c.holder != "Marisol" for c in extract_claims(text, "Adaeze"))
+
+
 def _claims_of(m: Memory, holder: str) -> list[Any]:
     g = m.graph()
     return sorted((g.nodes[c] for c in g.of_kind(NodeKind.CLAIM)

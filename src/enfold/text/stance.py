@@ -563,7 +563,11 @@ def _subject(verb: Token) -> Token | None:
 
 
 def _content(verb: Token, sent: Span) -> Span | None:
-    """The view itself: the verb's clause complement, else what follows the verb."""
+    """The view itself: the verb's clause complement, else what follows the verb; none for
+    a concession ("He's fair, whatever Marisol thinks": what she thinks is not said)."""
+    if any(c.lower_ in ("whatever", "whatsoever") and c.dep_ in ("dobj", "ccomp", "nsubj")
+           for c in verb.children):
+        return None
     for c in verb.children:
         if c.dep_ in ("ccomp", "xcomp") and c.i > verb.i:
             return sent.doc[c.left_edge.i:c.right_edge.i + 1]
