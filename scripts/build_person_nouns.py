@@ -39,8 +39,7 @@ def _synsets(data_noun: Path) -> dict[int, tuple[int, list[str]]]:
     return out
 
 
-def person_nouns(root: Path) -> list[str]:
-    synsets = _synsets(root / "data.noun")
+def person_nouns(root: Path, synsets: dict[int, tuple[int, list[str]]]) -> list[str]:
     kept: list[str] = []
     with open(root / "index.noun", encoding="utf-8", newline=None) as fh:
         for line in fh:
@@ -64,10 +63,10 @@ def person_nouns(root: Path) -> list[str]:
     return sorted(set(kept))
 
 
-def not_person_compounds(root: Path, nouns: set[str]) -> list[str]:
+def not_person_compounds(root: Path, synsets: dict[int, tuple[int, list[str]]],
+                         nouns: set[str]) -> list[str]:
     """Two-word lemmas that end in one of ``nouns`` but name no person ("heat exchanger",
     "cassette player", "aircraft carrier"): the head alone is no sign then."""
-    synsets = _synsets(root / "data.noun")
     kept: list[str] = []
     with open(root / "index.noun", encoding="utf-8", newline=None) as fh:
         for line in fh:
@@ -89,15 +88,17 @@ def main() -> None:
                     default=Path(__file__).resolve().parents[1] / "src" / "enfold" / "data"
                     / "person_nouns.txt")
     args = ap.parse_args()
-    words = person_nouns(args.root)
-    words += [f"!{c}" for c in not_person_compounds(args.root, set(words))]
+    synsets = _synsets(args.root / "data.noun")
+    nouns = person_nouns(args.root, synsets)
+    compounds = not_person_compounds(args.root, synsets, set(nouns))
+    words = nouns + [f"!{c}" for c in compounds]
     notice = (args.root / "LICENSE").read_text(encoding="utf-8").strip().splitlines()
     header = ["# Nouns that name a person in their usual sense, derived from Princeton",
               "# WordNet 3.0 by scripts/build_person_nouns.py (see its docstring); a line",
               "# '!<modifier> <noun>' is a compound of such a noun that names no person.", "#"]
     header += [f"# {line.rstrip()}".rstrip() for line in notice]
     args.out.write_text("\n".join(header + words) + "\n", encoding="utf-8")
-    print(f"{len(words)} words -> {args.out}")
+    print(f"{len(nouns)} nouns, {len(compounds)} compounds -> {args.out}")
 
 
 if __name__ == "__main__":

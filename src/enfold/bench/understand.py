@@ -112,6 +112,15 @@ def found_people(text: str, speaker: str | None, gold: list[str], **kw: Any
     return out
 
 
+def _prf(tp: int, fp: int, fn: int) -> dict[str, float]:
+    """Precision, recall and F1, rounded; a part with nothing to find or nothing found
+    scores 1 on that side."""
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4)}
+
+
 def run_people(path: Path) -> dict[str, Any]:
 
     tp = fp = fn = leaked = not_people = 0
@@ -134,11 +143,7 @@ def run_people(path: Path) -> dict[str, Any]:
         if unmatched or wrong:
             misses.append({"id": row.get("id"), "text": text, "missed": unmatched,
                            "wrong": wrong})
-    precision = tp / (tp + fp) if tp + fp else 1.0
-    recall = tp / (tp + fn) if tp + fn else 1.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4),
-            "people": tp + fn, "found": tp + fp, "not_people": not_people,
+    return {**_prf(tp, fp, fn), "people": tp + fn, "found": tp + fp, "not_people": not_people,
             "not_people_taken": leaked, "errors": misses}
 
 
@@ -255,11 +260,7 @@ def run_views(path: Path, *, embedder: Any) -> dict[str, Any]:
         if got != truth:
             misses.append({"id": row.get("id"), "text": row["text"], "view": truth,
                            "read": [c.content for c in ann.claims]})
-    precision = tp / (tp + fp) if tp + fp else 1.0
-    recall = tp / (tp + fn) if tp + fn else 1.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4),
-            "messages": len(rows), "views": tp + fn, "false_views": fp, "errors": misses}
+    return {**_prf(tp, fp, fn), "messages": len(rows), "views": tp + fn, "false_views": fp, "errors": misses}
 
 
 def run_questions(path: Path) -> dict[str, Any]:

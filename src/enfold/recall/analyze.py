@@ -16,7 +16,7 @@ from datetime import datetime
 from enfold.text.claims import STANCE_WORDS
 from enfold.text.letters import UPPER
 from enfold.text.nlp import parse, without_entities
-from enfold.text.people import extract_people, name_key
+from enfold.text.people import dictionary_word, extract_people, name_key
 from enfold.text.stance import asks_whose_view, is_handle, view_holder
 from enfold.text.times import extract_times
 
@@ -120,16 +120,9 @@ def _only_known_names(rest: str, known_keys: Container[str]) -> bool:
             return False
         if i and capital[i - 1] or i + 1 < len(words) and capital[i + 1]:
             return False
-        if name_key(w) not in known_keys or _english_word(w.lower()):
+        if name_key(w) not in known_keys or dictionary_word(w.lower()):
             return False
     return True
-
-
-def _english_word(word: str) -> bool:
-    """Whether ``word`` is in the English dictionary of lemminflect (as a noun, verb, …)."""
-    from lemminflect import getAllLemmas
-
-    return bool(getAllLemmas(word))
 
 
 def _analyze(query: str, at: datetime | None, known_keys: Container[str]) -> QueryAnalysis:

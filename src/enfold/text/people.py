@@ -360,30 +360,35 @@ _OWNERS = frozenset({"my", "our", "the", "your", "his", "her", "their"})
 
 @functools.cache
 def _lexicon() -> tuple[frozenset[str], frozenset[str]]:
-    """The person nouns, and the compounds of them that name things ("!heat exchanger")."""
+    """The nouns that name a person in their usual sense ("contractor", "caterer", "guy",
+    "nurse"), and the two-word compounds of them that name things ("heat exchanger"):
+    derived from WordNet 3.0 by ``scripts/build_person_nouns.py``."""
     text = resources.files("enfold").joinpath("data", "person_nouns.txt").read_text("utf-8")
     lines = [w for w in text.split("\n") if w and not w.startswith("#")]
     return (frozenset(w for w in lines if not w.startswith("!")),
             frozenset(w[1:] for w in lines if w.startswith("!")))
 
 
-def person_nouns() -> frozenset[str]:
-    """The nouns that name a person in their usual sense ("contractor", "caterer", "guy",
-    "nurse"), derived from WordNet 3.0 by ``scripts/build_person_nouns.py``."""
-    return _lexicon()[0]
+def dictionary_word(word: str, upos: str | None = None) -> bool:
+    """Whether ``word`` is in lemminflect's English dictionary (as ``upos``, "NOUN", "VERB",
+    …, or as any part of speech)."""
+    from lemminflect import getAllLemmas
+
+    return bool(getAllLemmas(word, upos))
 
 
 def _person_noun(tok: Any) -> bool:
     """A singular common noun whose usual sense is a person, written in lower case ("the
     contractor", "the IT guy": roles the list above does not name) or as an abbreviation
     ("the CFO", "my GP")."""
+    nouns, things = _lexicon()
     if tok.text.isupper() and 2 <= len(tok.text) <= 4 and tok.pos_ in ("NOUN", "PROPN"):
-        return tok.lower_ in person_nouns() or tok.lower_ in _ROLES
+        return tok.lower_ in nouns or tok.lower_ in _ROLES
     if tok.pos_ != "NOUN" or tok.tag_ != "NN" or not tok.text.islower() \
-            or tok.lemma_.lower() not in person_nouns():
+            or tok.lemma_.lower() not in nouns:
         return False
     # "the heat exchanger": a compound of the word that names a thing
-    return not any(c.dep_ == "compound" and f"{c.lower_} {tok.lower_}" in _lexicon()[1]
+    return not any(c.dep_ == "compound" and f"{c.lower_} {tok.lower_}" in things
                    for c in tok.children)
 
 
@@ -487,9 +492,7 @@ def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention]
             for k in [k for k in out if k[0] < end and tok.idx < k[1]]:
                 del out[k]
             out[(tok.idx, end)] = mention
-        elif (low in _ROLES and tok.tag_ == "NN" or low in _KIN_PLURALS and tok.text.islower()
-                or _person_noun(tok)
-                and not any(s <= tok.idx < e for s, e in out) or (
+        elif (_role_word(tok, out) or (
                 low in _BARE_KIN or canonical_relation(low)) and owner is not None
                 and (owner.lower_ not in _OWNERS or low not in _RELATIONS
                      and owner.lower_ in ("my", "our"))) \
@@ -510,6 +513,15 @@ def _with_parse(text: str, doc: Any, found: dict[tuple[int, int], PersonMention]
                     if owner.lower_ in ("my", "our") else f"{owner.lower_} {word}"
             out[(start, end)] = PersonMention(name, start, end, "mentioned", rel)
     return out
+
+
+def _role_word(tok: Any, found: dict[tuple[int, int], PersonMention]) -> bool:
+    """A noun that is a person with a determiner or owner: a role of the list ("the
+    landlord"), kin in the plural ("the kids", not "Boston Children's"), or a person noun
+    no mention covers yet ("the contractor"; "my best friend" is one already)."""
+    low = tok.lower_
+    return low in _ROLES and tok.tag_ == "NN" or low in _KIN_PLURALS and tok.text.islower() \
+        or _person_noun(tok) and not any(s <= tok.idx < e for s, e in found)
 
 
 # Pronouns only a person is ("she's so excited", "cannot wait to see her").
@@ -670,11 +682,9 @@ def _common_noun(tok: Any) -> bool:
     """A capitalised word the tagger reads as a common noun ("Reference calls for Lena"),
     that is one in the dictionary (lemminflect's), not a PERSON entity and not joined to
     another name ("Faith and Grace are in Charlotte": a name all the same)."""
-    from lemminflect import getAllLemmas
-
     return tok.pos_ == "NOUN" and tok.ent_type_ != "PERSON" and tok.dep_ != "conj" \
         and not any(c.dep_ == "conj" for c in tok.children) \
-        and bool(getAllLemmas(tok.lower_, upos="NOUN"))
+        and dictionary_word(tok.lower_, "NOUN")
 
 
 def _modifies_a_noun(tok: Any) -> bool:
