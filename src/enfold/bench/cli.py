@@ -178,7 +178,8 @@ def understand(ctx: click.Context, only: str, part: str, embedder_name: str, err
     unknown = [k for k in kinds if k not in ub.SETS]
     if unknown:
         raise click.UsageError(f"unknown set(s): {', '.join(unknown)}")
-    embedder = make_embedder(embedder_name) if {"supersede", "views"} & set(kinds) else None
+    embedder = make_embedder(embedder_name) if {"supersede", "views", "intents"} & set(kinds) \
+        else None
     systems: dict[str, dict[str, Any]] = {}
     listed: list[dict[str, Any]] = []
     for kind in kinds:

@@ -20,6 +20,10 @@ fitted on; ``*-measure.jsonl`` (work, formal and narrative registers) is only me
 * **views** — does the write path read a view (any claim) in a personal message? Precision
   and recall over messages labelled as holding a view or only telling what happened (half
   of them accounts told vividly: "Nor'easter rolled in tonight. The power flickered twice").
+* **intents** — the to-dos a personal message sets its writer (precision and recall of
+  finding one; how close its label is to the to-do line a person wrote, by MiniLM cosine)
+  and the habits a series of messages shows (precision and recall; the label's cosine);
+  see :func:`run_intents`.
 """
 
 from __future__ import annotations
@@ -46,7 +50,8 @@ SETS = {"people": (*PARTS, "measure-g", "tune-h", "measure-h", "tune-k", "measur
         "supersede": (*PARTS, "tune-i", "measure-e", "measure-f", "measure-i", "tune-p",
                       "measure-p", "tune-q", "measure-q", "tune-long", "measure-long"),
         "questions": ("measure",),
-        "views": ("tune", "measure")}
+        "views": ("tune", "measure"),
+        "intents": ("tune", "measure")}
 _DETERMINERS = re.compile(r"^(?:my|our|the|his|her|their|your|a|an)\s+", re.IGNORECASE)
 _TITLE = re.compile(r"^(?:dr|mr|mrs|ms|mx|prof|professor)\.?\s+", re.IGNORECASE)
 
@@ -263,6 +268,107 @@ def run_views(path: Path, *, embedder: Any) -> dict[str, Any]:
     return {**_prf(tp, fp, fn), "messages": len(rows), "views": tp + fn, "false_views": fp, "errors": misses}
 
 
+def run_intents(path: Path, *, embedder: Any, settings: Settings | None = None
+                ) -> dict[str, Any]:
+    """Intents read from personal messages, against the set's to-do lines and habits.
+
+    * A ``message`` row: does the write path find an obligation in it (precision and recall
+      against rows with a ``goal``), and for each one found in a row with a goal, the
+      MiniLM cosine between the best-matching obligation's label and the goal
+      (``label_cosine``, mean) and whether it reaches CogEval's reference threshold of 0.5
+      (``label_match``, share); ``goals_named``: the share of all goals found and named
+      at that threshold (what the two give together); ``due_found``: share of goals with a due time whose label
+      keeps that time's words.
+    * A ``series`` row: its events folded into a fresh namespace (``settings``; None: the
+      defaults); a habit intent predicted or not against ``habit`` (precision and recall),
+      and the cosine of the habit's label to it (``habit_cosine``, mean over habits found).
+    """
+    import numpy as np
+
+    from enfold.bench.cogeval import LABEL_THRESHOLD, _reference_embed
+    from enfold.memory import Memory
+    from enfold.model import NodeKind
+    from enfold.store import open_store
+    from enfold.text.annotate import annotate
+    from enfold.text.goals import obligation_label
+    from enfold.write.planner_local import LocalPlanner
+
+    embed = _reference_embed(embedder)
+    if embed is None:
+        raise InputError("the intents set needs MiniLM for its label cosines")
+
+    def cosines(pairs: list[tuple[str, str]]) -> list[float]:
+        if not pairs:
+            return []
+        vecs = np.asarray(embed([t for pair in pairs for t in pair]), dtype=np.float64)
+        vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        return [float(vecs[2 * i] @ vecs[2 * i + 1]) for i in range(len(pairs))]
+
+    rows = list(_rows(path))
+    tp = fp = fn = 0
+    labelled: list[tuple[dict[str, Any], list[str]]] = []
+    misses: list[dict[str, Any]] = []
+    for row in (r for r in rows if r.get("type") == "message"):
+        ann = annotate(str(row["text"]), ts=_ts(str(row["ts"])), speaker=row.get("speaker"))
+        labels = [obligation_label(ob.text, ob.due.expression if ob.due else None)
+                  for ob in ann.obligations]
+        goal = row.get("goal")
+        tp += bool(labels) and goal is not None
+        fp += bool(labels) and goal is None
+        fn += not labels and goal is not None
+        if labels and goal is not None:
+            labelled.append((row, labels))
+        elif bool(labels) != (goal is not None):
+            misses.append({"id": row.get("id"), "text": row["text"], "goal": goal,
+                           "read": labels})
+    best: list[float] = []
+    due_kept = due_asked = 0
+    for row, labels in labelled:
+        sims = cosines([(label, str(row["goal"])) for label in labels])
+        i = int(np.argmax(sims))
+        best.append(sims[i])
+        if row.get("due"):
+            due_asked += 1
+            due_kept += str(row["due"]).lower() in labels[i].lower()
+        if sims[i] < LABEL_THRESHOLD:
+            misses.append({"id": row.get("id"), "text": row["text"], "goal": row["goal"],
+                           "read": labels, "cosine": round(sims[i], 3)})
+    htp = hfp = hfn = 0
+    habit_pairs: list[tuple[str, str]] = []
+    for row in (r for r in rows if r.get("type") == "series"):
+        mem = Memory(open_store("memory:"), namespace="probe", embedder=embedder,
+                     settings=settings, planners=[LocalPlanner(settings, embedder)])
+        try:
+            for e in row["events"]:
+                mem.add(str(e["text"]), source=row.get("speaker"), ts=str(e["ts"]))
+            g = mem.graph()
+            habits = [g.nodes[i].text for i in g.of_kind(NodeKind.INTENT)
+                      if g.nodes[i].attrs.get("category") == "habit"]
+        finally:
+            mem.close()
+        truth = row.get("habit")
+        htp += bool(habits) and truth is not None
+        hfp += bool(habits) and truth is None
+        hfn += not habits and truth is not None
+        if habits and truth is not None:
+            habit_pairs += [(habits[0], str(truth))]
+        if bool(habits) != (truth is not None):
+            misses.append({"id": row.get("id"), "habit": truth, "read": habits})
+    habit_sims = cosines(habit_pairs)
+    tasks = {f"task_{k}": v for k, v in _prf(tp, fp, fn).items()}
+    habit = {f"habit_{k}": v for k, v in _prf(htp, hfp, hfn).items()}
+    return {**tasks, "goals": tp + fn, "label_cosine": round(float(np.mean(best)), 4)
+            if best else 0.0,
+            "label_match": round(sum(b >= LABEL_THRESHOLD for b in best) / len(best), 4)
+            if best else 0.0,
+            "goals_named": round(sum(b >= LABEL_THRESHOLD for b in best) / (tp + fn), 4)
+            if tp + fn else 1.0,
+            "due_found": round(due_kept / due_asked, 4) if due_asked else 1.0,
+            **habit, "habits": htp + hfn,
+            "habit_cosine": round(float(np.mean(habit_sims)), 4) if habit_sims else 0.0,
+            "errors": misses}
+
+
 def run_questions(path: Path) -> dict[str, Any]:
     from enfold.recall.analyze import analyze
 
@@ -297,4 +403,6 @@ def run(kind: str, path: Path, *, embedder: Any = None,
         return run_supersede(path, embedder=embedder, settings=settings)
     if kind == "views":
         return run_views(path, embedder=embedder)
+    if kind == "intents":
+        return run_intents(path, embedder=embedder, settings=settings)
     raise InputError(f"unknown set {kind!r} (one of {', '.join(SETS)})")

@@ -33,7 +33,7 @@ from datetime import datetime
 from typing import Any
 
 from enfold.text.claims import ClaimCandidate, extract_claims, holder_name, speaker_view
-from enfold.text.people import PersonMention, extract_people
+from enfold.text.people import PersonMention, extract_people, is_person_noun
 from enfold.text.polarity import polarity
 from enfold.text.stance import bare_view, evaluative_view, reports_another, revision
 from enfold.text.subjectivity import is_view, view_probability
@@ -80,6 +80,7 @@ class Annotation:
 
 
 _SUBJ = r"(?:\b[Ii]|\b[Ww]e)"
+_CLAUSE_START = r"(?:^|(?<=[.!?;:,—–\n] )|(?<=[.!?;:—–\n]))"
 _FILLER = r"(?:\s+(?:really|still|just|also|definitely|seriously|absolutely|totally|will|do|so))*"
 # "I gotta say", "I have to admit": discourse markers, not duties.
 _NOT_A_DUTY = r"(?!\s+(?:say|tell|admit|agree|ask|thank|hand\s+it|give\s+it|love|wonder)\b)"
@@ -90,6 +91,21 @@ _OBLIGATION_CUE = re.compile(
     # A request: "Remind me to ..." opening a sentence, or after "please" / "can you".
     r"|(?:(?<![\w,] )|(?<=[Pp]lease )|(?<=you ))\b[Rr]emind\s+(?:me|us)\s+to\b"
     r"|\b(?:[Dd]on['’]t|[Dd]o\s+not)\s+(?:let\s+me\s+)?forget\s+to\b"
+    # A note's own subjectless cue, opening its clause: "need to take them back", "Have to
+    # fill in the form", "gotta pick up the dry cleaning", "Must remember to ...".
+    rf"|{_CLAUSE_START}(?:[Rr]eally\s+|[Dd]efo\s+|[Dd]efinitely\s+|[Ss]till\s+|[Aa]lso\s+)?"
+    rf"(?:[Nn]eed\s+to|[Hh]ave\s+to|[Gg]otta|[Gg]ot\s+to|[Mm]ust(?!\s+(?:be|have)\b)"
+    rf"|[Oo]ught\s+to){_NOT_A_DUTY}"
+    # "I should really back up the photos": advice to oneself, when it is insisted on.
+    rf"|{_SUBJ}\s+(?:should\s+really|really\s+should|ought\s+to)\b{_NOT_A_DUTY}"
+    # A commitment made to someone: "Promised Coach Danny I'd wash ...", "I volunteered to
+    # draft ...", "told Priti I'd proofread ...".
+    rf"|(?:{_CLAUSE_START}|{_SUBJ}\s+)(?:[Pp]romised|[Vv]olunteered|[Aa]greed|[Oo]ffered"
+    r"|told|said)(?:\s+[\w'’-]+){0,3}?\s+(?:to|[Ii]['’]d|[Ii]\s+would|[Ww]e['’]d)\s"
+    # A task set by someone: "Vet nurse wants me to bring in a stool sample".
+    r"|\b(?:wants|needs|asked|expects|told)\s+(?:me|us)\s+to\b"
+    # A note that says what it is: "note to self: call the vet", "Reminder - pay the gas bill".
+    r"|\b(?:[Nn]ote\s+to\s+self|[Rr]eminder|[Tt]o-?do|[Oo]n\s+my\s+list)\s*[:–—-]\s*"
 )
 # "We launched! 1,200 downloads by noon", "we hit 300 signups by Friday": a count opening its
 # clause (or after had/got/hit/reached…) right before the time ("Submit 3 reports by Friday"
@@ -100,11 +116,20 @@ _TALLY_BEFORE = re.compile(
 # "what we still have to do": a relative clause describes, it does not commit.
 _RELATIVE_BEFORE = re.compile(r"\b(?:what|which)\s+$", re.IGNORECASE)
 _DEADLINE_CUE = re.compile(
-    r"\bdeadlines?\b|\b(?:is|are|was)\s+due\b|\bdue\s+(?:on|by|at|today|tomorrow|tonight|next"
+    # ("is due to lamb", "are due back", "due out on": expected, not a deadline)
+    r"\bdeadlines?\b|\b(?:is|are|was)\s+due\b(?!\s+(?:to|back|out)\b)"
+    r"|\bdue\s+(?:on|by|at|today|tomorrow|tonight|next"
     r"|this)\b",
     re.IGNORECASE,
 )
 _CLAUSE_END = re.compile(r"[.!?;\n]")
+# "I have to go —", "I have to laugh": the duty's verb with nothing to do it to or with.
+_BARE_VERB = re.compile(r"\s*[\w'’-]+\s*(?:[,;:!?.—–)]|\s-\s|$)")
+_REQUEST = re.compile(r"(?<![\w'’])(?:[Cc]an|[Cc]ould|[Ww]ould|[Ww]ill)\s+(?:you|u)\s+"
+                      r"(?:please\s+)?(?=[a-z])")
+_TIMED_DUTY = re.compile(rf"{_SUBJ}['’]ll\s+(?!(?:need|have|be|see|probably|never)\b)"
+                         rf"(?=[a-z])|{_CLAUSE_START}[Pp]lease\s+(?=[a-z])")
+_PLEASE = re.compile(r"\bplease\b|\bpls\b", re.IGNORECASE)
 _CAUSAL = re.compile(
     r"\b(?:because|cause\s+of|as\s+a\s+(?:result|consequence)|due\s+to|owing\s+to|led\s+to"
     r"|leads?\s+to|leading\s+to|caused|causes|that['’]s\s+why|which\s+is\s+why|this\s+is\s+why"
@@ -273,7 +298,22 @@ def find_obligations(
         (m.start(), _clause_end(text, m.end()))
         for m in _OBLIGATION_CUE.finditer(text)
         if not _RELATIVE_BEFORE.search(text, max(0, m.start() - 12), m.start())
+        and not _BARE_VERB.match(text, m.end())
     ]
+    # A request made of the reader with a time or a "please" on it: "can you pick Mateo up
+    # from swimming at 5:30 today?" ("Can you believe it?" asks nothing to be done).
+    for m in _REQUEST.finditer(text):
+        end = _clause_end(text, m.end())
+        if _PLEASE.search(text, max(0, m.start() - 12), end) or any(
+                m.end() <= t.start and t.end <= end for t in times):
+            spans.append((m.start(), end))
+    # What the writer says they will do at a given time: "ok fine, I'll bring it on
+    # Tuesday"; a request opening with "please": "Please bring your own apron ... on Saturday".
+    for m in _TIMED_DUTY.finditer(text):
+        end = _clause_end(text, m.end())
+        if any(m.end() <= t.start and t.end <= end and (after is None or t.end_ts > after)
+               for t in times):
+            spans.append((m.start(), end))
     # Sentences with a deadline but no explicit cue ("The report is due Friday.") count whole.
     seeds = [m.start() for m in _DEADLINE_CUE.finditer(text)]
     # A deadline-flagged time seeds one only while it lies ahead, and not after a count
@@ -340,7 +380,26 @@ def _bounds_a_task(text: str, time: TimeMention) -> bool:
         subject = next((c for c in governor.children if c.dep_ == "nsubj"), None)
         if subject is not None and subject.lower_ not in ("i", "we"):
             return False
+    # another person's own task ("Ollie has to finish his project by Monday", "the plumber
+    # will be here by 10"): the clause's subject, or its obligation verb's, is someone else
+    if head.lemma_.lower() not in _TASK_SETTERS:
+        holder = head.head if head.dep_ == "xcomp" and head.head.pos_ in ("VERB", "AUX") \
+            else head
+        subject = next((c for c in holder.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        if subject is not None and _someone_else(subject):
+            return False
     return True
+
+
+def _someone_else(tok: Any) -> bool:
+    """Whether a subject is a person other than the writer: he, she, they, a name the
+    recogniser calls a person, or a role or kin word ("the plumber", "Mum")."""
+    low = tok.lower_
+    if low in ("he", "she", "they"):
+        return True
+    if tok.ent_type_ == "PERSON":
+        return True
+    return tok.pos_ in ("NOUN", "PROPN") and is_person_noun(tok)
 
 
 def has_causal_cue(text: str) -> bool:

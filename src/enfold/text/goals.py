@@ -104,13 +104,17 @@ def _action(doc: Any) -> str | None:
             continue
         if tok.lemma_.lower() in _CUE_LEMMAS:
             continue  # "wants ... need to hand back": the action is under the inner cue
-        if tok.head.lemma_.lower() in _CUE_LEMMAS or tok.head.lower_ in _CUE_LEMMAS:
-            return _phrase(tok)
+        if tok.i > tok.head.i and (tok.head.lemma_.lower() in _CUE_LEMMAS
+                                   or tok.head.lower_ in _CUE_LEMMAS):
+            # the action follows its cue ("the letter came — the cover has to be renewed")
+            return _of_a_thing(tok, tok.head) or _phrase(tok)
     for tok in doc:  # "Must call the bank", "Gotta renew it": the verb after the cue
         if tok.lower_ in ("must", "gotta", "should") and tok.i + 1 < len(doc):
             nxt = doc[tok.i + 1]
             if nxt.pos_ in ("VERB", "AUX"):
-                return _phrase(nxt)
+                verb = nxt.head if nxt.dep_ in ("auxpass", "aux") and nxt.head.i > nxt.i \
+                    else nxt
+                return _of_a_thing(verb, verb) or _phrase(verb)
     for tok in doc:  # a thing asked for: "she wants the research statement draft by Friday"
         if tok.pos_ == "VERB" and tok.lemma_.lower() in ("want", "need", "expect") \
                 and not any(c.dep_ in ("xcomp", "ccomp") for c in tok.children):
@@ -132,6 +136,36 @@ def _action(doc: Any) -> str | None:
     return None
 
 
+def _of_a_thing(verb: Token, cue: Token) -> str | None:
+    """The action of a duty stated of a thing rather than a person: "the car cover has to
+    be renewed by March 31" -> "Renew the car cover by March 31"; "Timesheets have to be in
+    by 5pm Friday" -> "Get timesheets in by 5pm Friday"; "Spring tuition has to clear by
+    Jan 15" -> "Spring tuition to clear by Jan 15". None when the subject is a person or a
+    pronoun (the action is theirs, or its thing is named elsewhere)."""
+    subject = next((c for c in cue.children if c.dep_ in ("nsubj", "nsubjpass")), None) \
+        or next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if subject is None or subject.pos_ not in ("NOUN", "PROPN") \
+            or subject.ent_type_ == "PERSON" or subject.i > verb.i:
+        return None
+    from enfold.text.people import is_person_noun
+
+    if is_person_noun(subject):
+        return None
+    words_of = _noun_phrase(subject)
+    thing = _text(words_of)
+    if words_of and words_of[0].is_sent_start and words_of[0].pos_ == "NOUN" \
+            and not words_of[0].text.isupper():
+        thing = thing[:1].lower() + thing[1:]  # capitalised only as the sentence's first word
+    rest = _phrase(verb)
+    words = rest.split(" ", 1)
+    tail = words[1] if len(words) > 1 else ""
+    if any(c.dep_ == "auxpass" for c in verb.children):  # "be renewed by ..."
+        return f"{_capital(verb.lemma_.lower())} {thing} {tail}".strip()
+    if verb.lemma_.lower() == "be":  # "be in by 5pm", "be in the post by Tuesday"
+        return f"Get {thing} {tail}".strip() if tail else None
+    return _capital(f"{thing} to {rest}")
+
+
 _DEADLINE_CUE = re.compile(r"^(?:the\s+)?deadline\s+(?:is\s+|of\s+)?", re.IGNORECASE)
 _PREDICATE_DEPS = frozenset({"ROOT", "conj", "xcomp", "ccomp", "advcl"})
 _LEFT_DEPS = frozenset({"compound", "amod", "nmod", "poss", "det", "nummod", "quantmod"})
@@ -146,7 +180,12 @@ def _noun_phrase(head: Token, exclude: Collection[int] = ()) -> list[Token]:
             break
         run.insert(0, t)
     for t in head.doc[head.i + 1:head.i + 8]:
-        if t.i in exclude or t.dep_ not in _RIGHT_DEPS or t.head.i not in {r.i for r in run}:
+        inside = {r.i for r in run}
+        attached = t.head.i in inside and t.dep_ in _RIGHT_DEPS
+        # the modifiers of a phrase already begun: "for [the physio] clinic"
+        ahead = t.dep_ in _LEFT_DEPS | _RIGHT_DEPS and t.head.i > t.i \
+            and t.head.head.i in inside and t.head.dep_ in _RIGHT_DEPS
+        if t.i in exclude or not (attached or ahead):
             break
         run.append(t)
     while len(run) > 1 and run[-1].pos_ in ("ADP", "DET", "CCONJ", "PUNCT", "PART"):

@@ -392,6 +392,11 @@ def _person_noun(tok: Any) -> bool:
                    for c in tok.children)
 
 
+def is_person_noun(tok: Any) -> bool:
+    """Whether a word names a person by role or kin ("the plumber", "Mum", "my GP")."""
+    return _person_noun(tok) or bare_kin(tok.lower_) is not None or tok.lower_ in _ROLES
+
+
 # What only a person does: a name the recogniser calls an organisation is still a person
 # when it says or thinks ("Tasha said", "Callum reckons").
 _SPEECH_LEMMAS = frozenset([
