@@ -80,3 +80,44 @@ def test_the_planner_writes_the_goal_and_keeps_the_clause() -> None:
         node = m.get(iid)
         assert node.text == "Renew my passport by June"
         assert node.attrs["clause"] == "I need to renew my passport by June"
+
+
+@pytest.mark.parametrize(("text", "label"), [
+    # the action follows its cue; a duty stated of a thing is named by what is done to it
+    ("Insurance renewal letter came this morning — the car cover has to be renewed by "
+     "March 31 or we lose the no-claims discount.", "Renew the car cover by March 31"),
+    ("Timesheets for the physio clinic have to be in by 5pm Friday.",
+     "Get timesheets for the physio clinic in by 5pm Friday"),
+    ("Objections to the planning application must be lodged by 22 May.",
+     "Lodge objections to the planning application by 22 May"),
+])
+def test_a_duty_stated_of_a_thing_is_named_by_what_is_done_to_it(text: str, label: str
+                                                                 ) -> None:
+    ann = annotate(text, ts=AT, speaker="Maya")
+    (ob,) = ann.obligations
+    assert obligation_label(ob.text, ob.due.expression if ob.due else None) == label
+
+
+@pytest.mark.parametrize("text", [
+    "note to self: call the vet about Biscuit's stitches tmrw morning",
+    "gotta pick up the dry cleaning before sat, my suit's in there",
+    "ugh my library books are overdue, need to take them back before the fines get worse",
+    "Promised Coach Danny I'd wash the under-11s kits this week.",
+    "Vet nurse wants me to bring in a stool sample from Pip on Friday morning.",
+    "Lucia, can you pick Mateo up from swimming at 5:30 today? I'm stuck at work!",
+    "Laptop keeps crashing. I should really back up all the photos before it dies.",
+])
+def test_a_to_do_is_read_in_the_ways_people_write_one(text: str) -> None:
+    assert annotate(text, ts=AT, speaker="Maya").obligations, text
+
+
+@pytest.mark.parametrize("text", [
+    "Sorry, I have to go — the pasta's boiling over. Talk later!",
+    "The old ewe in the back paddock is due to lamb next week.",
+    "Exam results are due out on 20 August.",
+    "The swallows are due back any day now.",
+    "Ollie has to finish his science project by Monday and he hasn't even started.",
+    "Can you believe it? The dog ate the whole cake.",
+])
+def test_what_sets_the_writer_nothing_to_do_is_no_to_do(text: str) -> None:
+    assert not annotate(text, ts=AT, speaker="Maya").obligations, text

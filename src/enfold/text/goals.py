@@ -151,8 +151,8 @@ def _of_a_thing(verb: Token, cue: Token) -> str | None:
 
     if is_person_noun(subject):
         return None
-    words_of = _noun_phrase(subject)
-    thing = _text(words_of)
+    words_of = _whole(_noun_phrase(subject))
+    thing = "".join(t.text_with_ws for t in words_of).strip()  # "the car cover", as written
     if words_of and words_of[0].is_sent_start and words_of[0].pos_ == "NOUN" \
             and not words_of[0].text.isupper():
         thing = thing[:1].lower() + thing[1:]  # capitalised only as the sentence's first word
