@@ -84,8 +84,8 @@ def test_the_planner_writes_the_goal_and_keeps_the_clause() -> None:
 
 @pytest.mark.parametrize(("text", "label"), [
     # the action follows its cue; a duty stated of a thing is named by what is done to it
-    ("Insurance renewal letter came this morning — the car cover has to be renewed by "
-     "March 31 or we lose the no-claims discount.", "Renew the car cover by March 31"),
+    (("Insurance renewal letter came this morning — the car cover has to be renewed by "
+      "March 31 or we lose the no-claims discount."), "Renew the car cover by March 31"),
     ("Timesheets for the physio clinic have to be in by 5pm Friday.",
      "Get timesheets for the physio clinic in by 5pm Friday"),
     ("Objections to the planning application must be lodged by 22 May.",

@@ -100,8 +100,9 @@ _OBLIGATION_CUE = re.compile(
     rf"|{_SUBJ}\s+(?:should\s+really|really\s+should|ought\s+to)\b{_NOT_A_DUTY}"
     # A commitment made to someone: "Promised Coach Danny I'd wash ...", "I volunteered to
     # draft ...", "told Priti I'd proofread ...".
-    rf"|(?:{_CLAUSE_START}|{_SUBJ}\s+)(?:[Pp]romised|[Vv]olunteered|[Aa]greed|[Oo]ffered"
-    r"|told|said)(?:\s+[\w'’-]+){0,3}?\s+(?:to|[Ii]['’]d|[Ii]\s+would|[Ww]e['’]d)\s"
+    rf"|(?:{_CLAUSE_START}|{_SUBJ}\s+)(?:(?:[Pp]romised|[Vv]olunteered|[Aa]greed|[Oo]ffered)"
+    r"(?:\s+[\w'’-]+){0,3}?\s+(?:to|[Ii]['’]d|[Ii]\s+would|[Ww]e['’]d)"
+    r"|(?:told|said)(?:\s+[\w'’-]+){0,2}?\s+(?:[Ii]['’]d|[Ii]\s+would|[Ww]e['’]d))\s"
     # A task set by someone: "Vet nurse wants me to bring in a stool sample".
     r"|\b(?:wants|needs|asked|expects|told)\s+(?:me|us)\s+to\b"
     # A note that says what it is: "note to self: call the vet", "Reminder - pay the gas bill".

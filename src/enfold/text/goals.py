@@ -166,6 +166,8 @@ def _of_a_thing(verb: Token, cue: Token) -> str | None:
     return _capital(f"{thing} to {rest}")
 
 
+_NOTE_CUE = re.compile(r"^\s*(?:note\s+to\s+self|reminder|to-?do|on\s+my\s+list)\s*[:–—-]\s*",
+                       re.IGNORECASE)
 _DEADLINE_CUE = re.compile(r"^(?:the\s+)?deadline\s+(?:is\s+|of\s+)?", re.IGNORECASE)
 _PREDICATE_DEPS = frozenset({"ROOT", "conj", "xcomp", "ccomp", "advcl"})
 _LEFT_DEPS = frozenset({"compound", "amod", "nmod", "poss", "det", "nummod", "quantmod"})
@@ -226,6 +228,8 @@ def _thing_due(doc: Any) -> tuple[str, bool] | None:
 def obligation_label(clause: str, due: str | None = None) -> str:
     """A goal label for the obligation stated in ``clause``; ``due`` is its due time's
     expression as written ("by Friday", "November 13"), if any."""
+    noted = _NOTE_CUE.sub("", clause, count=1)  # "note to self: call the vet"
+    clause = _capital(noted) if noted and noted != clause else clause
     doc = nlp.parse(clause)
     if doc is None:
         return clause[:200]
