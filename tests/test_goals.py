@@ -106,6 +106,10 @@ def test_a_duty_stated_of_a_thing_is_named_by_what_is_done_to_it(text: str, labe
     "Vet nurse wants me to bring in a stool sample from Pip on Friday morning.",
     "Lucia, can you pick Mateo up from swimming at 5:30 today? I'm stuck at work!",
     "Laptop keeps crashing. I should really back up all the photos before it dies.",
+    "Right, it's on me to sort the minibus for the away game on the 8th.",
+    "My job this week: count the tuck shop float and get it banked by Thursday.",
+    "Dr Moss has asked that you book a follow-up within the next fortnight.",
+    "I'd be grateful if you could forward your last three payslips by Monday.",
 ])
 def test_a_to_do_is_read_in_the_ways_people_write_one(text: str) -> None:
     assert annotate(text, ts=AT, speaker="Maya").obligations, text
@@ -121,3 +125,11 @@ def test_a_to_do_is_read_in_the_ways_people_write_one(text: str) -> None:
 ])
 def test_what_sets_the_writer_nothing_to_do_is_no_to_do(text: str) -> None:
     assert not annotate(text, ts=AT, speaker="Maya").obligations, text
+
+
+def test_a_vague_action_gives_way_to_the_one_that_says_what() -> None:
+    text = ("It's on me to book the village hall for the spring fair, and it has to be "
+            "done before Friday.")
+    (ob,) = annotate(text, ts=AT, speaker="Maya").obligations
+    label = obligation_label(ob.text, ob.due.expression if ob.due else None)
+    assert label.startswith("Book the village hall for the spring fair"), label

@@ -104,7 +104,11 @@ _OBLIGATION_CUE = re.compile(
     r"(?:\s+[\w'’-]+){0,3}?\s+(?:to|[Ii]['’]d|[Ii]\s+would|[Ww]e['’]d)"
     r"|(?:told|said)(?:\s+[\w'’-]+){0,2}?\s+(?:[Ii]['’]d|[Ii]\s+would|[Ww]e['’]d))\s"
     # A task set by someone: "Vet nurse wants me to bring in a stool sample".
-    r"|\b(?:wants|needs|asked|expects|told)\s+(?:me|us)\s+to\b"
+    r"|\b(?:wants|needs|asked|expects|told)\s+(?:me|us)\s+to\b|\basked\s+that\s+(?:you|I|we)\s"
+    # A task that falls to the writer: "it's on me to book the hall", "My job this week:
+    # count the float", "It's my turn to do the flowers".
+    r"|\b(?:[Ii]t['’]s|is)\s+on\s+(?:me|us)\s+to\b"
+    r"|\b(?:[Mm]y|[Oo]ur)\s+(?:job|turn|task)\b(?:\s+[\w'’-]+){0,2}?\s*(?:\s+to\b|:)"
     # A note that says what it is: "note to self: call the vet", "Reminder - pay the gas bill".
     r"|\b(?:[Nn]ote\s+to\s+self|[Rr]eminder|[Tt]o-?do|[Oo]n\s+my\s+list)\s*[:–—-]\s*"
 )
@@ -126,8 +130,8 @@ _DEADLINE_CUE = re.compile(
 _CLAUSE_END = re.compile(r"[.!?;\n]")
 # "I have to go —", "I have to laugh": the duty's verb with nothing to do it to or with.
 _BARE_VERB = re.compile(r"\s*[\w'’-]+\s*(?:[,;:!?.—–)]|\s-\s|$)")
-_REQUEST = re.compile(r"(?<![\w'’])(?:[Cc]an|[Cc]ould|[Ww]ould|[Ww]ill)\s+(?:you|u)\s+"
-                      r"(?:please\s+)?(?=[a-z])")
+_REQUEST = re.compile(r"(?<![\w'’])(?:(?:[Cc]an|[Cc]ould|[Ww]ould|[Ww]ill)\s+(?:you|u)"
+                      r"|\bif\s+you\s+(?:could|would|can))\s+(?:please\s+)?(?=[a-z])")
 _TIMED_DUTY = re.compile(rf"{_SUBJ}['’]ll\s+(?!(?:need|have|be|see|probably|never)\b)"
                          rf"(?=[a-z])|{_CLAUSE_START}[Pp]lease\s+(?=[a-z])")
 _PLEASE = re.compile(r"\bplease\b|\bpls\b", re.IGNORECASE)

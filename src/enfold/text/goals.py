@@ -98,16 +98,29 @@ def _whole(words: Sequence[Token]) -> list[Token]:
     return out
 
 
+def _falls_to_me(cue: Token) -> bool:
+    """"It's on me to ...": the task falls to the writer."""
+    return any(c.dep_ == "prep" and c.lower_ == "on"
+               and any(o.lower_ in ("me", "us") for o in c.children) for c in cue.children)
+
+
 def _action(doc: Any) -> str | None:
+    vague: str | None = None
     for tok in doc:
         if tok.pos_ not in ("VERB", "AUX") or tok.dep_ != "xcomp" and tok.dep_ != "ccomp":
             continue
         if tok.lemma_.lower() in _CUE_LEMMAS:
             continue  # "wants ... need to hand back": the action is under the inner cue
         if tok.i > tok.head.i and (tok.head.lemma_.lower() in _CUE_LEMMAS
-                                   or tok.head.lower_ in _CUE_LEMMAS):
+                                   or tok.head.lower_ in _CUE_LEMMAS or _falls_to_me(tok.head)):
             # the action follows its cue ("the letter came — the cover has to be renewed")
-            return _of_a_thing(tok, tok.head) or _phrase(tok)
+            found = _of_a_thing(tok, tok.head) or _phrase(tok)
+            if tok.lemma_.lower() in ("do", "be") and vague is None:
+                vague = found  # "it has to be done before Friday": another may say what
+                continue
+            return found
+    if vague is not None:
+        return vague
     for tok in doc:  # "Must call the bank", "Gotta renew it": the verb after the cue
         if tok.lower_ in ("must", "gotta", "should") and tok.i + 1 < len(doc):
             nxt = doc[tok.i + 1]
