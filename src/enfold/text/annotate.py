@@ -6,15 +6,24 @@ functions without I/O. This module combines :mod:`~enfold.text.times`,
 :mod:`~enfold.text.people` and :mod:`~enfold.text.claims` and adds three cue detectors of its own:
 
 * **Obligations** (explicit intents): "I need to", "I have to", "I've got to",
-  "I gotta", "I must", "I'm supposed to", "remind me to", "don't forget to", plus any sentence
+  "I gotta", "I must", "I'm supposed to", "remind me to", "don't forget to", a note's
+  subjectless "need to / have to / gotta / must" opening its clause, "I should really",
+  commitments made to someone ("promised ... I'd", "volunteered to", "told X I'd"), tasks
+  set by someone ("wants me to", "asked that you") or falling to the writer ("it's on me
+  to", "my job this week:"), labelled notes ("note to self:", "reminder:"), requests made
+  of the reader ("can you ...", "if you could ...") and "I'll ..." or "Please ..." when a
+  time or a please is on them, plus any sentence
   with "deadline", "is due" or a deadline-flagged time still ahead of the event ("submit it
   by Friday"; not a tally such as "1,200 downloads by noon"). The obligation
   text runs from the cue to the end of its clause (for deadline sentences: the sentence);
   ``due`` is the deadline-flagged time in that span, else the first time in it that ends after
   the event. Not obligations: negated or past cues ("I don't need to", "I had to"),
-  discourse markers ("I gotta say", "I have to admit"), relative clauses ("what we still
-  have to do"), and "remind me to" unless it is a request (sentence-initial, or after
-  "please" / "can you"): "these moments remind me to slow down" is not one.
+  discourse markers ("I gotta say", "I have to admit"), a duty verb with nothing after it
+  ("I have to go —"), relative clauses ("what we still have to do"), "due to / due back /
+  due out" (expected, not owed), a deadline in another person's clause ("Ollie has to
+  finish his project by Monday"), and "remind me to" unless it is a request
+  (sentence-initial, or after "please" / "can you"): "these moments remind me to slow
+  down" is not one.
 * **Causal** cues that tie this event to an earlier one: "because", "so" as a conjunction
   (", so I ...", "So we ..."), "as a result", "due to", "led to", "caused", "that's why",
   "which is why", "therefore", "thanks to", "resulted in", "consequently".
