@@ -393,3 +393,11 @@ def test_until_a_day_in_a_present_clause_is_ahead() -> None:
     assert _value(text, datetime(2026, 5, 6, 9), "Monday") == "2026-05-11"
     assert _value("We waited until Monday for the part.", datetime(2026, 5, 6, 9),
                   "Monday") == "2026-05-04"
+
+
+def test_what_i_will_arrange_on_a_day_is_ahead() -> None:
+    # "booked the vet on the 3rd" may name the day of booking; "I'll bring it on Tuesday"
+    # names the day it will be done (said on a Friday: the Tuesday after, not the one gone)
+    friday = datetime.fromisoformat("2026-09-11T12:00:00+00:00")
+    text = "Who's bringing cake for Sue's leaving do? ...ok fine, I'll bring it on Tuesday."
+    assert _value(text, friday, "Tuesday") == "2026-09-15"

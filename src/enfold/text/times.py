@@ -808,7 +808,8 @@ def _tense_direction(text: str, start: int, end: int) -> str | None:
             or span.root.head in chain and span.root.dep_ in ("npadvmod", "dobj", "attr",
                                                               "nummod")):
         return "future"  # "booked 20/8", "pushed it to Friday", "flights for May 14"
-    if "on" in preps and any(_arranges(t) and (t.dep_ == "acl" or any(
+    willed = any(a.tag_ == "MD" and a.lower_ not in ("would", "could", "might") for a in aux)
+    if "on" in preps and not willed and any(_arranges(t) and (t.dep_ == "acl" or any(
             c.dep_ == "dobj" or c.dep_ == "prep" and c.lower_ == "for" for c in t.children))
             for t in chain):
         return "near"  # "booked the vet on the 3rd": the day booked, or the day of booking
@@ -830,7 +831,7 @@ def _tense_direction(text: str, start: int, end: int) -> str | None:
     if verb.tag_ == "VB" and verb.dep_ == "ROOT" and not any(
             c.dep_ in ("nsubj", "aux") for c in verb.children):
         return "future"  # an imperative: "see you at Christmas", "send it Friday"
-    if any(a.tag_ == "MD" and a.lower_ not in ("would", "could", "might") for a in aux):
+    if willed:
         return "future"
     if any(a.lower_ == "to" for a in aux) or any(
             c.lower_ in ("going", "gonna") for c in chain):
