@@ -42,6 +42,7 @@ from datetime import datetime
 from typing import Any
 
 from enfold.text.claims import ClaimCandidate, extract_claims, holder_name, speaker_view
+from enfold.text.goals import NOTE_CUE
 from enfold.text.people import PersonMention, extract_people, is_person_noun
 from enfold.text.polarity import polarity
 from enfold.text.stance import bare_view, evaluative_view, reports_another, revision
@@ -119,7 +120,7 @@ _OBLIGATION_CUE = re.compile(
     r"|\b(?:[Ii]t['’]s|is)\s+on\s+(?:me|us)\s+to\b"
     r"|\b(?:[Mm]y|[Oo]ur)\s+(?:job|turn|task)\b(?:\s+[\w'’-]+){0,2}?\s*(?:\s+to\b|:)"
     # A note that says what it is: "note to self: call the vet", "Reminder - pay the gas bill".
-    r"|\b(?:[Nn]ote\s+to\s+self|[Rr]eminder|[Tt]o-?do|[Oo]n\s+my\s+list)\s*[:–—-]\s*"
+    rf"|\b{NOTE_CUE}"
 )
 # "We launched! 1,200 downloads by noon", "we hit 300 signups by Friday": a count opening its
 # clause (or after had/got/hit/reached…) right before the time ("Submit 3 reports by Friday"

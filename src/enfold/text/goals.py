@@ -8,7 +8,11 @@ An intent's label is what a person would write on a to-do list, read from the pa
   "remind me to", "don't forget to"), capitalised, cut at the next clause, with its due time
   appended when the phrase does not already say it: "Renew my passport before the trip in
   June". A deadline stated of a thing ("your NSF SBIR Phase I proposal is due November 13")
-  becomes the thing and its due time: "NSF SBIR Phase I proposal due November 13".
+  becomes the thing and its due time: "NSF SBIR Phase I proposal due November 13". A duty
+  stated of a thing is named by what is done to it ("the car cover has to be renewed by
+  March 31" -> "Renew the car cover by March 31"; "Timesheets have to be in by 5pm" ->
+  "Get timesheets in by 5pm"), and a vague "it has to be done" gives way to an action in
+  the same words that says what.
 * **A habit** becomes "Keep <doing it>", from the activity at least half of its occurrences
   report (the commonest content verb, or noun that is also a verb: "a long run"), inflected
   by ``lemminflect``: "Keep running". Without one, "Keep <concept>" when the concept is
@@ -25,6 +29,7 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from enfold.text import nlp
+from enfold.text.people import is_person_noun
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
@@ -158,11 +163,7 @@ def _of_a_thing(verb: Token, cue: Token) -> str | None:
     subject = next((c for c in cue.children if c.dep_ in ("nsubj", "nsubjpass")), None) \
         or next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
     if subject is None or subject.pos_ not in ("NOUN", "PROPN") \
-            or subject.ent_type_ == "PERSON" or subject.i > verb.i:
-        return None
-    from enfold.text.people import is_person_noun
-
-    if is_person_noun(subject):
+            or subject.ent_type_ == "PERSON" or subject.i > verb.i or is_person_noun(subject):
         return None
     words_of = _whole(_noun_phrase(subject))
     thing = "".join(t.text_with_ws for t in words_of).strip()  # "the car cover", as written
@@ -179,12 +180,14 @@ def _of_a_thing(verb: Token, cue: Token) -> str | None:
     return _capital(f"{thing} to {rest}")
 
 
-_NOTE_CUE = re.compile(r"^\s*(?:note\s+to\s+self|reminder|to-?do|on\s+my\s+list)\s*[:–—-]\s*",
-                       re.IGNORECASE)
+#: The words a note opens with to say it is a to-do ("note to self: call the vet").
+NOTE_CUE = r"(?i:note\s+to\s+self|reminder|to-?do|on\s+my\s+list)\s*[:–—-]\s*"
+_NOTE_CUE = re.compile(rf"^\s*{NOTE_CUE}")
 _DEADLINE_CUE = re.compile(r"^(?:the\s+)?deadline\s+(?:is\s+|of\s+)?", re.IGNORECASE)
 _PREDICATE_DEPS = frozenset({"ROOT", "conj", "xcomp", "ccomp", "advcl"})
 _LEFT_DEPS = frozenset({"compound", "amod", "nmod", "poss", "det", "nummod", "quantmod"})
 _RIGHT_DEPS = frozenset({"prep", "pobj", "compound", "amod", "nummod"})
+_PHRASE_DEPS = _LEFT_DEPS | _RIGHT_DEPS
 
 
 def _noun_phrase(head: Token, exclude: Collection[int] = ()) -> list[Token]:
@@ -198,7 +201,7 @@ def _noun_phrase(head: Token, exclude: Collection[int] = ()) -> list[Token]:
         inside = {r.i for r in run}
         attached = t.head.i in inside and t.dep_ in _RIGHT_DEPS
         # the modifiers of a phrase already begun: "for [the physio] clinic"
-        ahead = t.dep_ in _LEFT_DEPS | _RIGHT_DEPS and t.head.i > t.i \
+        ahead = t.dep_ in _PHRASE_DEPS and t.head.i > t.i \
             and t.head.head.i in inside and t.head.dep_ in _RIGHT_DEPS
         if t.i in exclude or not (attached or ahead):
             break
