@@ -188,13 +188,15 @@ def test_the_understanding_scorers_run_on_the_bundled_sets(kind: str) -> None:
 
 
 def test_to_dos_are_found_and_named_in_personal_messages(minilm: Any) -> None:
-    # floors a little below what the code reaches (task F1 / goals named: tune 0.87 / 0.63,
-    # measure 0.80 / 0.55; the code before reached 0.62 / 0.28 and 0.51 / 0.30)
-    for part, f1, named in (("tune", 0.82, 0.58), ("measure", 0.75, 0.5)):
+    # floors a little below what the code reaches (task F1 / goals named: tune 0.90 / 0.71,
+    # measure 0.80 / 0.55, measure-b 0.72 / 0.44; the code before reached 0.62 / 0.28,
+    # 0.51 / 0.30 and 0.48 / 0.18)
+    for part, f1, named in (("tune", 0.85, 0.65), ("measure", 0.75, 0.5),
+                            ("measure-b", 0.68, 0.4)):
         scores = understand.run("intents", understand.bundled("intents", part),
                                 embedder=minilm)
         assert scores["task_f1"] >= f1 and scores["goals_named"] >= named, scores
-        assert scores["goals"] >= 60
+        assert scores["goals"] >= 55
 
 
 def test_views_in_personal_messages_are_read_and_accounts_are_not(minilm: Any) -> None:

@@ -51,7 +51,7 @@ SETS = {"people": (*PARTS, "measure-g", "tune-h", "measure-h", "tune-k", "measur
                       "measure-p", "tune-q", "measure-q", "tune-long", "measure-long"),
         "questions": ("measure",),
         "views": ("tune", "measure"),
-        "intents": ("tune", "measure")}
+        "intents": ("tune", "measure", "measure-b")}
 _DETERMINERS = re.compile(r"^(?:my|our|the|his|her|their|your|a|an)\s+", re.IGNORECASE)
 _TITLE = re.compile(r"^(?:dr|mr|mrs|ms|mx|prof|professor)\.?\s+", re.IGNORECASE)
 
