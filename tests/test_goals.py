@@ -105,7 +105,6 @@ def test_a_duty_stated_of_a_thing_is_named_by_what_is_done_to_it(text: str, labe
     "Promised Coach Danny I'd wash the under-11s kits this week.",
     "Vet nurse wants me to bring in a stool sample from Pip on Friday morning.",
     "Lucia, can you pick Mateo up from swimming at 5:30 today? I'm stuck at work!",
-    "Laptop keeps crashing. I should really back up all the photos before it dies.",
     "Right, it's on me to sort the minibus for the away game on the 8th.",
     "My job this week: count the tuck shop float and get it banked by Thursday.",
     "Dr Moss has asked that you book a follow-up within the next fortnight.",
@@ -122,6 +121,10 @@ def test_a_to_do_is_read_in_the_ways_people_write_one(text: str) -> None:
     "The swallows are due back any day now.",
     "Ollie has to finish his science project by Monday and he hasn't even started.",
     "Can you believe it? The dog ate the whole cake.",
+    # what must be so, and a chance that came (LoCoMo's chat)
+    "Wow, it looks great! Must've taken you ages to design it.",
+    "Congrats, Nate! Must feel great to turn your passion into a career.",
+    "I went to Woodhaven. Got to see some lovely scenery and historic buildings.",
 ])
 def test_what_sets_the_writer_nothing_to_do_is_no_to_do(text: str) -> None:
     assert not annotate(text, ts=AT, speaker="Maya").obligations, text

@@ -7,7 +7,7 @@ functions without I/O. This module combines :mod:`~enfold.text.times`,
 
 * **Obligations** (explicit intents): "I need to", "I have to", "I've got to",
   "I gotta", "I must", "I'm supposed to", "remind me to", "don't forget to", a note's
-  subjectless "need to / have to / gotta / must" opening its clause, "I should really",
+  subjectless "need to / have to / gotta / must" opening its clause,
   commitments made to someone ("promised ... I'd", "volunteered to", "told X I'd"), tasks
   set by someone ("wants me to", "asked that you") or falling to the writer ("it's on me
   to", "my job this week:"), labelled notes ("note to self:", "reminder:"), requests made
@@ -104,10 +104,10 @@ _OBLIGATION_CUE = re.compile(
     # A note's own subjectless cue, opening its clause: "need to take them back", "Have to
     # fill in the form", "gotta pick up the dry cleaning", "Must remember to ...".
     rf"|{_CLAUSE_START}(?:[Rr]eally\s+|[Dd]efo\s+|[Dd]efinitely\s+|[Ss]till\s+|[Aa]lso\s+)?"
-    rf"(?:[Nn]eed\s+to|[Hh]ave\s+to|[Gg]otta|[Gg]ot\s+to|[Mm]ust(?!\s+(?:be|have)\b)"
-    rf"|[Oo]ught\s+to){_NOT_A_DUTY}"
-    # "I should really back up the photos": advice to oneself, when it is insisted on.
-    rf"|{_SUBJ}\s+(?:should\s+really|really\s+should|ought\s+to)\b{_NOT_A_DUTY}"
+    # ("Must've taken you ages", "Must feel great": what must be so, not what must be done;
+    # "Got to see some lovely scenery": a chance that came)
+    rf"(?:[Nn]eed\s+to|[Hh]ave\s+to|[Gg]otta|[Oo]ught\s+to"
+    rf"|[Mm]ust(?!['’]ve|\s+(?:be|have|feel|seem|look|sound|mean|know)\b)){_NOT_A_DUTY}"
     # A commitment made to someone: "Promised Coach Danny I'd wash ...", "I volunteered to
     # draft ...", "told Priti I'd proofread ...".
     rf"|(?:{_CLAUSE_START}|{_SUBJ}\s+)(?:(?:[Pp]romised|[Vv]olunteered|[Aa]greed|[Oo]ffered)"
