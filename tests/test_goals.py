@@ -136,3 +136,14 @@ def test_a_vague_action_gives_way_to_the_one_that_says_what() -> None:
     (ob,) = annotate(text, ts=AT, speaker="Maya").obligations
     label = obligation_label(ob.text, ob.due.expression if ob.due else None)
     assert label.startswith("Book the village hall for the spring fair"), label
+
+
+def test_a_pronoun_the_action_acts_on_is_named_by_its_thing() -> None:
+    text = ("ugh my library books are 2 weeks overdue, need to take them back before the "
+            "fines get any worse")
+    (ob,) = annotate(text, ts=AT, speaker="Maya").obligations
+    label = obligation_label(ob.text, None, text[:ob.start])
+    assert label == "Take my library books back", label
+    # no thing of its number before it: the pronoun stays
+    assert obligation_label("Need to send it back.", None, "Grandad rang. ") \
+        == "Send it back"

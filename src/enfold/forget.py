@@ -451,7 +451,8 @@ class _Forgetting:
                 continue
             ann = annotate(ev.text, ts=datetime.fromtimestamp(ev.ts, tz=UTC),
                            speaker=ev.attrs.get("source"), known_keys=known)
-            clauses += [(obligation_label(ob.text, ob.due.expression if ob.due else None)[:200],
+            clauses += [(obligation_label(ob.text, ob.due.expression if ob.due else None,
+                                          ev.text[:ob.start])[:200],
                          ob.text[:200]) for ob in ann.obligations]
         if not clauses:
             return None

@@ -310,8 +310,8 @@ def run_intents(path: Path, *, embedder: Any, settings: Settings | None = None
     misses: list[dict[str, Any]] = []
     for row in (r for r in rows if r.get("type") == "message"):
         ann = annotate(str(row["text"]), ts=_ts(str(row["ts"])), speaker=row.get("speaker"))
-        labels = [obligation_label(ob.text, ob.due.expression if ob.due else None)
-                  for ob in ann.obligations]
+        labels = [obligation_label(ob.text, ob.due.expression if ob.due else None,
+                                   str(row["text"])[:ob.start]) for ob in ann.obligations]
         goal = row.get("goal")
         tp += bool(labels) and goal is not None
         fp += bool(labels) and goal is None

@@ -241,9 +241,38 @@ def _thing_due(doc: Any) -> tuple[str, bool] | None:
     return None
 
 
-def obligation_label(clause: str, due: str | None = None) -> str:
+_OBJECT_PRONOUNS = {"it": "NN", "them": "NNS"}
+
+
+def _antecedent(before: str, pronoun: str) -> str | None:
+    """The thing an object pronoun of the action stands for: the last noun phrase before the
+    obligation whose head is a common noun of the pronoun's number and no person or time
+    ("my library books are overdue, need to take them back" -> "my library books")."""
+    doc = nlp.parse(before) if before.strip() else None
+    if doc is None:
+        return None
+    tag = _OBJECT_PRONOUNS[pronoun]
+    for chunk in reversed(list(doc.noun_chunks)):
+        root = chunk.root
+        if root.pos_ != "NOUN" or root.tag_ != tag or root.ent_type_ in _TIME_ENT_TYPES \
+                or is_person_noun(root) or root.dep_ in ("npadvmod", "attr"):
+            continue
+        words = [t for t in chunk if t.pos_ not in ("PRON",) or t.dep_ == "poss"]
+        text = "".join(t.text_with_ws for t in words).strip()
+        return text[:1].lower() + text[1:] if words and words[0].is_sent_start \
+            and words[0].pos_ not in ("PROPN",) else text
+    return None
+
+
+_TIME_ENT_TYPES = frozenset({"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "MONEY",
+                             "PERCENT"})
+
+
+def obligation_label(clause: str, due: str | None = None, before: str = "") -> str:
     """A goal label for the obligation stated in ``clause``; ``due`` is its due time's
-    expression as written ("by Friday", "November 13"), if any."""
+    expression as written ("by Friday", "November 13"), if any; ``before``: the words of
+    the event before the clause, where a pronoun the action acts on ("take them back")
+    finds the thing it stands for."""
     noted = _NOTE_CUE.sub("", clause, count=1)  # "note to self: call the vet"
     clause = _capital(noted) if noted and noted != clause else clause
     doc = nlp.parse(clause)
@@ -251,6 +280,14 @@ def obligation_label(clause: str, due: str | None = None) -> str:
         return clause[:200]
     action = _action(doc)
     if action:
+        words = action.split(" ")
+        at = next((i for i, w in enumerate(words[1:], 1) if w.lower() in _OBJECT_PRONOUNS),
+                  None)
+        if at is not None and before:
+            thing = _antecedent(before, words[at].lower())
+            if thing is not None:
+                words[at] = thing
+                action = " ".join(words)
         label = _capital(action)
         if due and due.lower() not in label.lower():
             lead = due.split()[0].lower()

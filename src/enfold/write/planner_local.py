@@ -491,8 +491,9 @@ def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
         named = next((p.name for p in ann.people if p.name.lower() in c.target.lower()), None)
         b.claims.append((ref, named))
     # (annotation already turned deadline-flagged times still ahead into obligations)
-    obligations: list[tuple[str, Any]] = [(ob.text, ob.due) for ob in ann.obligations]
-    for text, due in obligations:
+    obligations: list[tuple[str, Any, str]] = [(ob.text, ob.due, ev.text[:ob.start])
+                                               for ob in ann.obligations]
+    for text, due, before in obligations:
         attrs: dict[str, Any] = {
             "category": "deadline" if due is not None else "follow_up",
             "status": "pending", "score": 1.0,
@@ -501,7 +502,7 @@ def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
             "source": "obligation",
             "clause": text[:200],  # the words that stated it; the label is the goal
         }
-        label = obligation_label(text, due.expression if due is not None else None)
+        label = obligation_label(text, due.expression if due is not None else None, before)
         iref = b.add(NodeKind.INTENT, label[:200], [ev.id], attrs,
                      "an explicit obligation in the event")
         b.edge(ev.id, EdgeType.TRIGGERS, iref, "the event states the obligation")
