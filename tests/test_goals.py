@@ -147,3 +147,10 @@ def test_a_pronoun_the_action_acts_on_is_named_by_its_thing() -> None:
     # no thing of its number before it: the pronoun stays
     assert obligation_label("Need to send it back.", None, "Grandad rang. ") \
         == "Send it back"
+
+
+def test_a_thing_due_is_the_subject_when_the_parse_hangs_due_on_the_time() -> None:
+    text = "Heritage Lottery grant report is due end of next month – and that one's mine."
+    (ob,) = annotate(text, ts=AT, speaker="Maya").obligations
+    label = obligation_label(ob.text, ob.due.expression if ob.due else None)
+    assert label == "Heritage Lottery grant report due end of next month", label

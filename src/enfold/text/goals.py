@@ -224,6 +224,10 @@ def _thing_due(doc: Any) -> tuple[str, bool] | None:
         subj = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
         if subj is None and tok.dep_ == "amod":
             subj = tok.head
+            if subj.dep_ in ("attr", "acomp"):
+                # "the report is due end of next month", parsed as a "due end": the time is
+                # the copula's complement, the thing due its subject
+                subj = next((c for c in subj.head.children if c.dep_ == "nsubj"), subj)
         if subj is None or subj.pos_ == "PRON":
             continue
         words = _noun_phrase(subj, exclude={t.i for t in tok.subtree})
