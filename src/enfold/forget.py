@@ -49,7 +49,7 @@ from enfold.settings import Settings
 from enfold.store.base import Store
 from enfold.text.annotate import annotate
 from enfold.text.claims import extract_claims, predicate_family, target_key
-from enfold.text.goals import obligation_label
+from enfold.text.goals import goal_of
 from enfold.write.apply import label_similarity
 from enfold.write.fold import text_hash
 from enfold.write.naming import ThemeNamer
@@ -451,9 +451,7 @@ class _Forgetting:
                 continue
             ann = annotate(ev.text, ts=datetime.fromtimestamp(ev.ts, tz=UTC),
                            speaker=ev.attrs.get("source"), known_keys=known)
-            clauses += [(obligation_label(ob.text, ob.due.expression if ob.due else None,
-                                          ev.text[:ob.start])[:200],
-                         ob.text[:200]) for ob in ann.obligations]
+            clauses += [(goal_of(ob, ev.text)[:200], ob.text[:200]) for ob in ann.obligations]
         if not clauses:
             return None
         said = str(node.attrs.get("clause") or node.text)

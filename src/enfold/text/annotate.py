@@ -315,19 +315,22 @@ def find_obligations(
         if not _RELATIVE_BEFORE.search(text, max(0, m.start() - 12), m.start())
         and not _BARE_VERB.match(text, m.end())
     ]
+
+    def timed(m: re.Match[str], end: int, *, ahead: bool) -> bool:
+        return any(m.end() <= t.start and t.end <= end
+                   and (not ahead or after is None or t.end_ts > after) for t in times)
+
     # A request made of the reader with a time or a "please" on it: "can you pick Mateo up
     # from swimming at 5:30 today?" ("Can you believe it?" asks nothing to be done).
     for m in _REQUEST.finditer(text):
         end = _clause_end(text, m.end())
-        if _PLEASE.search(text, max(0, m.start() - 12), end) or any(
-                m.end() <= t.start and t.end <= end for t in times):
+        if _PLEASE.search(text, max(0, m.start() - 12), end) or timed(m, end, ahead=False):
             spans.append((m.start(), end))
     # What the writer says they will do at a given time: "ok fine, I'll bring it on
     # Tuesday"; a request opening with "please": "Please bring your own apron ... on Saturday".
     for m in _TIMED_DUTY.finditer(text):
         end = _clause_end(text, m.end())
-        if any(m.end() <= t.start and t.end <= end and (after is None or t.end_ts > after)
-               for t in times):
+        if timed(m, end, ahead=True):
             spans.append((m.start(), end))
     # Sentences with a deadline but no explicit cue ("The report is due Friday.") count whole.
     seeds = [m.start() for m in _DEADLINE_CUE.finditer(text)]

@@ -30,11 +30,14 @@ from typing import TYPE_CHECKING, Any
 
 from enfold.text import nlp
 from enfold.text.people import is_person_noun
+from enfold.text.themes import TIME_ENTS
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
 
-__all__ = ["habit_label", "obligation_label"]
+    from enfold.text.annotate import Obligation
+
+__all__ = ["goal_of", "habit_label", "obligation_label"]
 
 MAX_CHARS = 120
 #: Verbs that carry an obligation: the action is the verb they govern.
@@ -258,18 +261,14 @@ def _antecedent(before: str, pronoun: str) -> str | None:
     tag = _OBJECT_PRONOUNS[pronoun]
     for chunk in reversed(list(doc.noun_chunks)):
         root = chunk.root
-        if root.pos_ != "NOUN" or root.tag_ != tag or root.ent_type_ in _TIME_ENT_TYPES \
+        if root.pos_ != "NOUN" or root.tag_ != tag or root.ent_type_ in TIME_ENTS \
                 or is_person_noun(root) or root.dep_ in ("npadvmod", "attr"):
             continue
-        words = [t for t in chunk if t.pos_ not in ("PRON",) or t.dep_ == "poss"]
+        words = [t for t in chunk if t.pos_ != "PRON" or t.dep_ == "poss"]
         text = "".join(t.text_with_ws for t in words).strip()
         return text[:1].lower() + text[1:] if words and words[0].is_sent_start \
             and words[0].pos_ not in ("PROPN",) else text
     return None
-
-
-_TIME_ENT_TYPES = frozenset({"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "MONEY",
-                             "PERCENT"})
 
 
 def obligation_label(clause: str, due: str | None = None, before: str = "") -> str:
@@ -306,6 +305,13 @@ def obligation_label(clause: str, due: str | None = None, before: str = "") -> s
         label = _capital(found[0]) + (f" {when}" if when else " due")
         return label[:MAX_CHARS]
     return clause[:200]
+
+
+def goal_of(obligation: Obligation, text: str) -> str:
+    """The goal label of an obligation :func:`enfold.text.annotate.annotate` found in
+    ``text`` (its clause, its due time as written, the words before it)."""
+    due = obligation.due.expression if obligation.due is not None else None
+    return obligation_label(obligation.text, due, text[:obligation.start])
 
 
 def _keep_up(concept_label: str) -> str:

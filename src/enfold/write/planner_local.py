@@ -34,7 +34,7 @@ from enfold.plan import AddEdge, AddNode, Operation, UpdateNode, UpdatePlan
 from enfold.settings import Settings
 from enfold.text.annotate import Annotation, annotate
 from enfold.text.claims import ClaimCandidate, target_key
-from enfold.text.goals import obligation_label
+from enfold.text.goals import goal_of
 from enfold.text.people import kin_holder, name_key, same_person
 from enfold.text.phrases import TermStats, terms, tokens
 from enfold.text.themes import entity_words
@@ -491,18 +491,17 @@ def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
         named = next((p.name for p in ann.people if p.name.lower() in c.target.lower()), None)
         b.claims.append((ref, named))
     # (annotation already turned deadline-flagged times still ahead into obligations)
-    obligations: list[tuple[str, Any, str]] = [(ob.text, ob.due, ev.text[:ob.start])
-                                               for ob in ann.obligations]
-    for text, due, before in obligations:
+    for ob in ann.obligations:
+        due = ob.due
         attrs: dict[str, Any] = {
             "category": "deadline" if due is not None else "follow_up",
             "status": "pending", "score": 1.0,
             "due": due.start_ts.timestamp() if due is not None else None,
             "history": [{"status": "pending", "at": ev.ts}],
             "source": "obligation",
-            "clause": text[:200],  # the words that stated it; the label is the goal
+            "clause": ob.text[:200],  # the words that stated it; the label is the goal
         }
-        label = obligation_label(text, due.expression if due is not None else None, before)
+        label = goal_of(ob, ev.text)
         iref = b.add(NodeKind.INTENT, label[:200], [ev.id], attrs,
                      "an explicit obligation in the event")
         b.edge(ev.id, EdgeType.TRIGGERS, iref, "the event states the obligation")
