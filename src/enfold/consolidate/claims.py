@@ -191,8 +191,8 @@ def _head(claim: Node) -> str:
 
 
 def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Settings, *,
-                 embedder: str | None = None, limit: int = 200
-                 ) -> tuple[float, Node] | None:
+                 embedder: str | None = None, limit: int = 200,
+                 naming: frozenset[str] = frozenset()) -> tuple[float, Node] | None:
     """The view a change of mind ends when no claim of its holder was read from it: the
     holder's earlier words ("I want to paint the kitchen yellow", later "changed my mind
     about the kitchen: yellow would be too loud") that the reading took for no view, a
@@ -218,18 +218,21 @@ def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Setting
     mine = [u / (float(np.linalg.norm(u)) or 1.0)
             for u in (graph.event_vectors.get(e) for e in own) if u is not None]
     claims = graph.by_kind[NodeKind.CLAIM]
+    need = settings.claim_revision_similarity if naming else settings.claim_opposite_similarity
     best: tuple[float, str] | None = None
     for ev in events:
         if any(e.type is EdgeType.SUPPORTED_BY and e.src in claims
                and holder_of(graph, graph.nodes[e.src]) == holder
                for e in graph.in_edges(ev)):
             continue
+        if naming and not naming & thing_words(graph.nodes[ev].text):
+            continue
         v = graph.event_vectors.get(ev)
         if v is None:
             continue
         nv = float(np.linalg.norm(v)) or 1.0
         sim = max((float(u @ v) / nv for u in mine), default=-1.0)
-        if sim >= settings.claim_opposite_similarity and (best is None or sim > best[0]):
+        if sim >= need and (best is None or sim > best[0]):
             best = (sim, ev)
     if best is None:
         return None
@@ -322,6 +325,11 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
         if not revises and lean(new) == 0.0:
             continue  # no lean is opposite to none
         best: tuple[float, Node] | None = None
+        # A change of mind that names what changed ("I was wrong about Piranesi") ends a view
+        # about that thing when its holder has one: in a long stream the holder's views of
+        # other things are as alike to it by their whole words.
+        named = revises and bool(thing_words(str(new.attrs.get("target") or "")))
+        on_it: tuple[float, Node] | None = None
         earlier: list[Node] = []
         for other_id in _held(graph, holder, claims):
             if other_id == cid:
@@ -344,6 +352,16 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
             if sim >= need and (best is None or sim > best[0]) \
                     and (revises or same_head or about_one_thing(new, other)):
                 best = (sim, other)
+            if named and sim >= need and (on_it is None or sim > on_it[0]) \
+                    and (same_head or about_one_thing(new, other)):
+                on_it = (sim, other)
+        if on_it is not None:
+            best = on_it
+        elif named:
+            # no view of the named thing was read: the holder's earlier words that name it
+            best = earlier_view(graph, stamp, new, settings, embedder=embedder,
+                                naming=frozenset(thing_words(str(new.attrs.get("target")))))\
+                or best
         if best is None and revises:
             best = earlier_view(graph, stamp, new, settings, embedder=embedder)
         if best is not None:

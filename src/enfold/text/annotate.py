@@ -84,6 +84,9 @@ class Annotation:
     # Where it says so (character offsets of the change's claim): of a long text's claims,
     # only those there are the changed view; None: the whole text.
     revised: tuple[int, int] | None = None
+    # Whose view it says changed: another's view told there ("she was right about the
+    # pens, she said they never work") is not the one that changed.
+    reviser: str | None = None
     # The text also states checkable particulars (an amount, a date, a count): a view mixed
     # with an account ("the new A string was £12 and sounds much brighter").
     states_facts: bool = False
@@ -189,8 +192,15 @@ def annotate(
               if _says_something(text, c)]
     me = holder_name(speaker)
     changed = revision(text, speaker, me)
-    if not claims and changed is not None:
-        claims = [changed]  # "Sophie's changed her mind": a view, whatever its wording
+    there = [] if changed is None else [c for c in claims if c.start < changed.end
+                                        and changed.start < c.end]
+    own = changed is not None and changed.holder == me
+    if changed is not None and not any(c.holder == changed.holder for c in there) \
+            and (own or not there):
+        # "Sophie's changed her mind": a view, whatever its wording, and also when other
+        # sentences of the text hold views of their own (a diary entry's "I was wrong
+        # about the man" among what the day brought)
+        claims = [*claims, changed]
     if not claims and looks_like_a_view and not reports_another(text):
         claims = [bare_view(text, speaker, me) or speaker_view(text, speaker)]
     elif not claims and _leans_to_a_view(vector, embedder) and not reports_another(text):
@@ -207,6 +217,9 @@ def annotate(
         claims=tuple(claims),
         revises=changed is not None,
         revised=None if changed is None else (changed.start, changed.end),
+        # the speaker's own change ("I was wrong about it", "she was right"): another's
+        # view told beside it did not change
+        reviser=changed.holder if own and changed is not None else None,
         states_facts=bool(claims) and (bool(times) or _has_particulars(text)),
         obligations=tuple(find_obligations(text, times, after=ts)),
         causal=has_causal_cue(text),

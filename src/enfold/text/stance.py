@@ -807,13 +807,18 @@ def _claim(doc: Doc, sent: Span, cue: Token, content: Span, holder: str, pred: s
            speaker: str | None, skip: frozenset[int] = frozenset()) -> ClaimCandidate:
     words = [t.text for t in content if not t.is_punct]
     negated = any(c.dep_ == "neg" for c in cue.children)
-    target = _target(content, skip) or " ".join(words[:5])
+    # Without a noun phrase, the first words; a change of mind told without one names no
+    # thing ("Ngozi convinced me", "I take it back"), whatever words say the change.
+    target = _target(content, skip) or ("" if skip else " ".join(words[:5]))
     is_me = holder == me or (speaker is not None and same_person(holder, speaker))
     start = min(sent.start_char, content.start_char)
+    # The words that say how the view is put are no stance on its thing: "wrong" in "I was
+    # wrong about the man" judges the speaker's old view, not the man.
+    judged = [t.text for t in content if not t.is_punct and t.i not in skip]
     return ClaimCandidate(
         holder=me if is_me else holder, holder_is_speaker=is_me, predicate=pred,
         content=content.text.strip(" ,"), target=target,
-        stance=_stance(pred, "clause", negated, words), reported=not is_me,
+        stance=_stance(pred, "clause", negated, judged), reported=not is_me,
         start=start, end=max(sent.end_char, content.end_char))
 
 
@@ -1212,7 +1217,10 @@ def revision(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
     # the cue's own words and whoever changed are how the change is said, not what it is
     # about ("Dana changed her mind on the allotment")
     said = frozenset({cue.i, *(c.i for c in cue.children
-                               if c.dep_ in ("dobj", "nsubj", "nsubjpass"))})
+                               if c.dep_ in ("dobj", "nsubj", "nsubjpass")),
+                      # and the one granted a copula's complement ("Wei Ling was right")
+                      *(c.i for c in cue.head.children if cue.dep_ in ("acomp", "attr")
+                        and c.dep_ in ("nsubj", "nsubjpass"))})
     return _claim(cue.doc, sent, cue, sent, holder, "think", me, speaker, said)
 
 

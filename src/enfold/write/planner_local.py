@@ -76,6 +76,8 @@ def _revises(ann: Annotation, claim: ClaimCandidate) -> bool:
     if not ann.revises:
         return False
     span = ann.revised
+    if ann.reviser is not None and claim.holder != ann.reviser:
+        return False
     return span is None or claim.start < span[1] and span[0] < claim.end
 
 
