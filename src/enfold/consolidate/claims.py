@@ -38,6 +38,7 @@ from enfold.model import ONTOLOGY, Edge, EdgeType, Node, NodeKind, new_id
 from enfold.settings import Settings
 from enfold.text.claims import predicate_family, target_key
 from enfold.text.polarity import polarity
+from enfold.text.stance import held_still
 from enfold.write.apply import merge_nodes, node_diff
 from enfold.write.naming import ThemeNamer
 from enfold.write.views import held as _held
@@ -185,6 +186,21 @@ def _utterance_similarity(graph: WorkingGraph, a: Node, b: Node) -> float:
     return best
 
 
+def _said_still(graph: WorkingGraph, claim: Node) -> bool:
+    """Whether the sentence a claim was read from says the view holds still ("Still
+    think the charges are robbery": the claim's words are "the charges are robbery")."""
+    for e in graph.out_edges(claim.id):
+        event = graph.nodes.get(e.dst) if e.type is EdgeType.SUPPORTED_BY else None
+        if event is None:
+            continue
+        at = event.text.find(claim.text) if claim.text else -1
+        if at < 0:
+            return held_still(claim.text)
+        start = max(event.text.rfind(c, 0, at) for c in ".!?\n") + 1
+        return held_still(event.text[start:at + len(claim.text)])
+    return held_still(claim.text)
+
+
 def _head(claim: Node) -> str:
     key = str(claim.attrs.get("target_key") or target_key(str(claim.attrs.get("target") or "")))
     return key.split()[-1] if key.split() else ""
@@ -322,8 +338,8 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
         holder = holder_of(graph, new)
         when = valid_from(graph, new)
         revises = bool(new.attrs.get("revises"))
-        if not revises and lean(new) == 0.0:
-            continue  # no lean is opposite to none
+        if not revises and (lean(new) == 0.0 or _said_still(graph, new)):
+            continue  # no lean is opposite to none; a view said to hold still is no change
         best: tuple[float, Node] | None = None
         # A change of mind that names what changed ("I was wrong about Piranesi") ends a view
         # about that thing when its holder has one: in a long stream the holder's views of

@@ -41,7 +41,7 @@ from enfold.text.people import (
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
-__all__ = ["asks_whose_view", "bare_view", "evaluative_view", "parsed_claims",
+__all__ = ["asks_whose_view", "bare_view", "evaluative_view", "held_still", "parsed_claims",
            "reports_another", "revision", "view_holder"]
 
 #: Verbs of taking a side, for or against a course or a proposal ("Dubois supports closing
@@ -1166,6 +1166,22 @@ _REVOKING_NOUNS = frozenset({"correction", "retraction", "revision", "reversal"}
 #: Verbs of a judgement that was off the mark ("I underestimated her", "we misjudged it").
 _MISJUDGING = frozenset({"underestimate", "overestimate", "misjudge", "misread", "underrate",
                          "overrate"})
+
+
+def held_still(text: str) -> bool:
+    """Whether the text says a view holds still ("Still think the charges are robbery",
+    "that opener still gives me chills", "Too high still"): the adverb of continuance,
+    not the concessive "Still, ..." and not the adjective ("keep still"). A view said to
+    go on is no change of it, whatever stance the reading gave either."""
+    from enfold.text.nlp import parse
+
+    doc = parse(text)
+    if doc is None:
+        return False
+    return any(t.lower_ == "still" and t.pos_ == "ADV"
+               and not (t.i + 1 < len(doc) and doc[t.i + 1].text == ",")
+               and t.head.lemma_.lower() not in ("keep", "stay", "stand", "sit", "lie", "hold")
+               for t in doc)
 
 
 def revision(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:

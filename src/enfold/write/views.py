@@ -19,6 +19,7 @@ from enfold.settings import Settings
 from enfold.text.claims import target_key
 from enfold.text.phrases import STOPWORDS, tokens
 from enfold.text.polarity import polarity, positive_probability
+from enfold.text.stance import held_still
 
 __all__ = ["SIGN", "held", "holder_of", "lean", "opposite", "same_thing", "superseded",
            "thing_words", "turned_view", "valid_from"]
@@ -124,7 +125,7 @@ def turned_view(graph: WorkingGraph, event: Node, vector: Any, speaker: str | No
     And the account must name the view's thing: a word of the claim's target among its
     words (:func:`same_thing`; in a diary, an entry that leans the other way is as alike
     to a dozen views of other things)."""
-    if speaker is None or vector is None:
+    if speaker is None or vector is None or held_still(event.text):
         return None
     side = polarity(vector, embedder)
     if side is None:
