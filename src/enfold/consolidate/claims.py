@@ -26,6 +26,7 @@ the supersession (``SUPERSEDE``), so ``history()`` tells the story of the change
 from __future__ import annotations
 
 import heapq
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -186,6 +187,16 @@ def _utterance_similarity(graph: WorkingGraph, a: Node, b: Node) -> float:
     return best
 
 
+_SENTENCE_END = re.compile(r"[.!?]+(?:\s|$)")
+
+
+def _words_of_view(text: str, target: str, most: int = 2) -> str:
+    """The words a claim's thing is looked for in: its own words, or only its target when
+    they run to more than ``most`` sentences (a diary entry read whole as one view names a
+    dozen things besides the one the view is about)."""
+    return target if len(_SENTENCE_END.findall(text.strip())) > most else text
+
+
 def _said_still(graph: WorkingGraph, claim: Node) -> bool:
     """Whether the sentence a claim was read from says the view holds still ("Still
     think the charges are robbery": the claim's words are "the charges are robbery")."""
@@ -317,11 +328,15 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
 
     vectors = ThemeNamer.of(graph).vectors
 
-    def about_one_thing(a: Node, b: Node) -> bool:
+    def about_one_thing(a: Node, b: Node, *, named: bool = False) -> bool:
         """A word of one's target in the other's words, or two targets alike in meaning
-        ("the new apartment", "the new flat"), by the namespace's phrase vectors."""
+        ("the new apartment", "the new flat"), by the namespace's phrase vectors. The
+        words of a long view are its target's (:func:`_words_of_view`) unless ``named``:
+        a change of mind that names its thing finds it wherever the earlier view names it."""
         ta, tb = str(a.attrs.get("target") or ""), str(b.attrs.get("target") or "")
-        if same_thing(ta, a.text, tb, b.text):
+        wa, wb = (a.text, b.text) if named else (_words_of_view(a.text, ta),
+                                                 _words_of_view(b.text, tb))
+        if same_thing(ta, wa, tb, wb):
             return True
         if vectors is None or not thing_words(ta) or not thing_words(tb):
             return False
@@ -369,7 +384,7 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                     and (revises or same_head or about_one_thing(new, other)):
                 best = (sim, other)
             if named and sim >= need and (on_it is None or sim > on_it[0]) \
-                    and (same_head or about_one_thing(new, other)):
+                    and (same_head or about_one_thing(new, other, named=True)):
                 on_it = (sim, other)
         if on_it is not None:
             best = on_it
