@@ -1286,8 +1286,9 @@ def _revision_cue(text: str) -> Token | None:
                                                  if c.lower_ in ("round", "around")))
                      for c in t.children if c.dep_ == "prep"}
             if _asked_or_supposed(tok) or "to" not in preps and preps & {
-                    "for", "from", "at", "with", "in", "after"}:
-                continue  # "came round for dinner", "came round from the anaesthetic"
+                    "for", "from", "at", "with", "in", "after", "about"}:
+                continue  # "came round for dinner", "came round from the anaesthetic",
+                # "Alun came round about the tombola" (a visit)
             return tok
         if lemma == "convince" and any(c.lower_ in ("me", "us") for c in tok.children):
             return tok  # "you've convinced me"

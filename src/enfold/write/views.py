@@ -139,6 +139,7 @@ def turned_view(graph: WorkingGraph, event: Node, vector: Any, speaker: str | No
     for cid in recent:
         claim = graph.nodes[cid]
         if superseded(graph, claim) or valid_from(graph, claim) >= event.ts \
+                or claim.attrs.get("revises") \
                 or not opposite(mine, lean(graph, claim, embedder), settings.claim_lean_gap) \
                 or not same_thing(str(claim.attrs.get("target") or ""), "", "", event.text):
             continue
