@@ -411,11 +411,16 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                         (ended.attrs.get("stance") or "neutral"):
                     continue
                 sim = _utterance_similarity(graph, other, ended)
-                if sim >= restatement:
+                # a change that names its thing ends each earlier view of the same side
+                # on that thing, however differently it was put
+                if sim >= restatement or on_it is not None \
+                        and (_head(new) == _head(other) != ""
+                             or about_one_thing(new, other, named=True)):
+                    why = f"utterance similarity {sim:.2f}" if sim >= restatement else \
+                        "the change names the thing it is about"
                     supersede(graph, stamp, other, graph.nodes[new.id],
                               f"consolidation: a restatement of the view {ended.id} that "
-                              f"a later claim changed (utterance similarity {sim:.2f})",
-                              link_newer=False)
+                              f"a later claim changed ({why})", link_newer=False)
                     result.superseded += 1
 
 
