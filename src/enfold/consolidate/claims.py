@@ -197,6 +197,14 @@ def _words_of_view(text: str, target: str, most: int = 2) -> str:
     return target if len(_SENTENCE_END.findall(text.strip())) > most else text
 
 
+def _names_a_thing(claim: Node) -> bool:
+    """Whether a claim's target holds a noun or a name ("the bypass", not "loved it too")."""
+    from enfold.text.nlp import parse
+
+    doc = parse(str(claim.attrs.get("target") or ""))
+    return doc is not None and any(t.pos_ in ("NOUN", "PROPN") for t in doc)
+
+
 def _said_still(graph: WorkingGraph, claim: Node) -> bool:
     """Whether the sentence a claim was read from says the view holds still ("Still
     think the charges are robbery": the claim's words are "the charges are robbery")."""
@@ -411,13 +419,20 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                         (ended.attrs.get("stance") or "neutral"):
                     continue
                 sim = _utterance_similarity(graph, other, ended)
-                # a change that names its thing ends each earlier view of the same side
-                # on that thing, however differently it was put
-                if sim >= restatement or on_it is not None \
-                        and (_head(new) == _head(other) != ""
-                             or about_one_thing(new, other, named=True)):
-                    why = f"utterance similarity {sim:.2f}" if sim >= restatement else \
-                        "the change names the thing it is about"
+                # a change that names its thing ends each earlier view of the same side on
+                # that thing, however differently it was put, and no view of another
+                # thing, however alike its entry reads
+                if on_it is not None:
+                    again = _head(new) == _head(other) != "" \
+                        or about_one_thing(new, other, named=True) \
+                        or about_one_thing(ended, other)
+                    why = "the change names the thing it is about"
+                    if not again and sim >= restatement and not _names_a_thing(other):
+                        # "Poppy told me she loved it too": no other thing named
+                        again, why = True, f"utterance similarity {sim:.2f}"
+                else:
+                    again, why = sim >= restatement, f"utterance similarity {sim:.2f}"
+                if again:
                     supersede(graph, stamp, other, graph.nodes[new.id],
                               f"consolidation: a restatement of the view {ended.id} that "
                               f"a later claim changed ({why})", link_newer=False)

@@ -1180,8 +1180,12 @@ def held_still(text: str) -> bool:
         return False
     return any(t.lower_ == "still" and t.pos_ == "ADV"
                and not (t.i + 1 < len(doc) and doc[t.i + 1].text == ",")
-               and t.head.lemma_.lower() not in ("keep", "stay", "stand", "sit", "lie", "hold")
-               for t in doc)
+               and not {t.head.lemma_.lower(), doc[t.i - 1].lemma_.lower() if t.i else ""}
+               & _STILL_AS_MOTIONLESS for t in doc)
+
+
+#: Verbs whose "still" is motionless ("keep still", "sit still"), not "yet".
+_STILL_AS_MOTIONLESS = frozenset({"keep", "stay", "stand", "sit", "lie", "hold"})
 
 
 def revision(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:

@@ -1,0 +1,137 @@
+"""Changes of mind in long entries (session 33): a change told in one sentence among the
+entry's other views is still a change; a change that names its thing ends the holder's
+view of that thing, not a view of something else whose entry reads alike; the words that
+say the change are neither its stance nor its target; a view said to hold still is no
+change of it. Sentences are our own, not from the data files."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from enfold import Memory
+from enfold.model import NodeKind
+from enfold.text.annotate import annotate
+from enfold.text.stance import held_still, revision
+
+TS = 1_772_000_000
+DAY = 86_400
+AT = datetime.fromtimestamp(TS, UTC)
+
+
+def test_a_change_told_beside_other_views_is_kept() -> None:
+    """The entry's first sentences hold views of their own (the sister's, the speaker's on
+    the weather); the last says the speaker's view of the choir changed."""
+    text = ("Wet Sunday. Carys reckons the new bus timetable is hopeless. The bread came "
+            "out flat again, which is maddening. I was wrong about the choir, it's the best "
+            "evening of my week.")
+    ann = annotate(text, ts=AT, speaker="Wyn")
+    assert ann.revises and ann.revised is not None
+    start, end = ann.revised
+    changed = [c for c in ann.claims if c.start < end and start < c.end]
+    assert [c.holder for c in changed] == ["Wyn"]
+    assert "choir" in changed[0].target
+    assert "Carys" in {c.holder for c in ann.claims}
+
+
+@pytest.mark.parametrize(("text", "target"), [
+    ("I was wrong about the choir.", "the choir"),
+    ("Okay, I take it back about the plumber.", "the plumber"),
+])
+def test_the_words_that_say_the_change_are_not_its_stance(text: str, target: str) -> None:
+    """"Wrong" judges the speaker's old view, not the choir."""
+    found = revision(text, "Wyn", "Wyn")
+    assert found is not None and found.target == target and found.stance == "neutral"
+
+
+@pytest.mark.parametrize("text", [
+    "Dafydd convinced me.",
+    "Ok. I take it back.",
+    "Bethan was right, it suits us.",
+])
+def test_a_change_that_names_no_thing_has_no_target(text: str) -> None:
+    """The persuader, the one granted or the words of taking back are not what changed."""
+    found = revision(text, "Wyn", "Wyn")
+    assert found is not None and found.target == ""
+
+
+def test_another_view_told_beside_the_speakers_own_change_did_not_change() -> None:
+    """"She said the pens never work, and she was right": the speaker concedes; Bethan's
+    view is the one granted, not one she changed."""
+    text = ("The passport office went fine. Bethan brought a pen because she said the office "
+            "pens never work, and she was right.")
+    ann = annotate(text, ts=AT, speaker="Wyn")
+    assert ann.revises and ann.reviser == "Wyn"
+    from enfold.write.planner_local import _revises
+    flagged = {c.holder for c in ann.claims if _revises(ann, c)}
+    assert "Bethan" not in flagged
+
+
+@pytest.mark.parametrize("text", [
+    "Still think the parking charges are daylight robbery.",
+    "The quote for the roof is too high still.",
+    "That opening song still gives me chills.",
+    "I still love the café on the square.",
+])
+def test_a_view_said_to_hold_still(text: str) -> None:
+    assert held_still(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Still, I have to admit the café is lovely.",
+    "Keep still while I cut your fringe.",
+    "The parking charges are daylight robbery.",
+])
+def test_still_that_is_not_a_view_holding(text: str) -> None:
+    assert not held_still(text)
+
+
+def test_a_visit_about_something_is_no_change_of_mind() -> None:
+    assert revision("Alun came round about the raffle.", "Wyn", "Wyn") is None
+
+
+def _views(m: Memory) -> dict[str, Any]:
+    g = m.graph()
+    return {str(g.nodes[c].attrs.get("target")): g.nodes[c].attrs
+            for c in g.of_kind(NodeKind.CLAIM) if g.nodes[c].attrs.get("holder") == "Wyn"}
+
+
+def test_a_change_that_names_its_thing_ends_the_view_of_that_thing(minilm: Any) -> None:
+    """Three diary entries of one week read alike as wholes; the change names the choir,
+    so it ends the view of the choir, not the more recent view of the bypass."""
+    m = Memory.open("memory:", embedder=minilm, planner="local")
+    try:
+        m.add("Monday. Rain all day, the dog sulked by the Aga. I think the new choir is a "
+              "waste of a Thursday evening. Made leek soup.", source="Wyn", ts=TS)
+        m.add("Wednesday. Rain again, the dog sulked by the Aga. I think the bypass is a "
+              "disaster for the village. Made cawl.", source="Wyn", ts=TS + 2 * DAY)
+        m.add("Friday. Dry at last, walked the dog to the chapel. I was wrong about the "
+              "choir, the harmonies last night were glorious. Made Welsh cakes.",
+              source="Wyn", ts=TS + 4 * DAY)
+        m.consolidate()
+        views = _views(m)
+    finally:
+        m.close()
+    choir = next(a for t, a in views.items() if "choir" in t and not a.get("revises"))
+    bypass = next(a for t, a in views.items() if "bypass" in t)
+    assert choir.get("superseded_by")
+    assert not bypass.get("superseded_by")
+
+
+def test_a_view_said_to_hold_still_ends_nothing(minilm: Any) -> None:
+    """"Still think …": whatever stance each reading gave, the speaker says the view goes
+    on, so the later entry does not supersede the earlier."""
+    m = Memory.open("memory:", embedder=minilm, planner="local")
+    try:
+        m.add("Woke at noon, ate toast standing up. The hospital parking charges went up "
+              "again, nine pounds a shift, and it's daylight robbery for staff.",
+              source="Wyn", ts=TS)
+        m.add("Night shift two. The barrier was broken so we got out free, small mercies. "
+              "Still think the parking charges are robbery.", source="Wyn", ts=TS + 3 * DAY)
+        assert m.consolidate().claims_superseded == 0
+        g = m.graph()
+        assert not any(g.nodes[c].attrs.get("superseded_by") for c in g.of_kind(NodeKind.CLAIM))
+    finally:
+        m.close()
