@@ -120,18 +120,29 @@ def test_a_change_that_names_its_thing_ends_the_view_of_that_thing(minilm: Any) 
     assert not bypass.get("superseded_by")
 
 
-def test_a_view_said_to_hold_still_ends_nothing(minilm: Any) -> None:
-    """"Still think …": whatever stance each reading gave, the speaker says the view goes
-    on, so the later entry does not supersede the earlier."""
+def test_a_view_said_to_hold_still_ends_nothing(minilm: Any,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """"Still think …": whatever stance each reading gave (here the two leans are set
+    opposite, as a misread gives them), the speaker says the view goes on, so the later
+    entry does not supersede the earlier."""
+    import enfold.consolidate.claims as claims_module
+    real = claims_module._lean
+
+    def lean(graph: Any, claim: Any, embedder: str | None) -> float:
+        if "Still" in claim.text or "robbery" in claim.text and "shift" not in claim.text:
+            return 1.0
+        return -1.0 if "shift" in claim.text else real(graph, claim, embedder)
+
+    monkeypatch.setattr(claims_module, "_lean", lean)
     m = Memory.open("memory:", embedder=minilm, planner="local")
     try:
-        m.add("Woke at noon, ate toast standing up. The hospital parking charges went up "
-              "again, nine pounds a shift, and it's daylight robbery for staff.",
-              source="Wyn", ts=TS)
-        m.add("Night shift two. The barrier was broken so we got out free, small mercies. "
-              "Still think the parking charges are robbery.", source="Wyn", ts=TS + 3 * DAY)
-        assert m.consolidate().claims_superseded == 0
+        m.add("I think the hospital parking charges are daylight robbery, nine pounds a "
+              "shift.", source="Wyn", ts=TS)
+        m.add("Still think the parking charges are robbery.", source="Wyn", ts=TS + 3 * DAY)
+        m.consolidate()
         g = m.graph()
-        assert not any(g.nodes[c].attrs.get("superseded_by") for c in g.of_kind(NodeKind.CLAIM))
+        ended = [g.nodes[c].text for c in g.of_kind(NodeKind.CLAIM)
+                 if g.nodes[c].attrs.get("superseded_by")]
     finally:
         m.close()
+    assert ended == []
