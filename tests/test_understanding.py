@@ -378,11 +378,12 @@ def test_a_view_asked_by_surname_returns_that_persons_words(minilm: Any) -> None
     ("claim_revision_similarity",
      ["Maya loves the new apartment.", "Maya hates this apartment, the walls are paper thin."],
      1, 0),
-    # the restatement is ended too only while it is alike enough to the ended claim
+    # the restatement is ended too only while it is alike enough to the ended claim (a
+    # change that names no thing; one that names it ends each view of it)
     ("claim_restatement_similarity",
      ["I hate the new tram line, it is a vanity project.",
       "I still hate that tram line, such a vanity project.",
-      "I changed my mind, I love the tram line now."], 2, 1),
+      "OK, I take it back, I love it now."], 2, 1),
 ])
 def test_the_change_of_mind_similarities_are_settings(minilm: Any, setting: str,
                                                       events: list[str], default: int,
