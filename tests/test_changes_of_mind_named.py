@@ -146,3 +146,22 @@ def test_a_view_said_to_hold_still_ends_nothing(minilm: Any,
     finally:
         m.close()
     assert ended == []
+
+
+def test_now_on_a_verb_of_saying_needs_what_is_said() -> None:
+    """"Now we're arguing about a contractor" is a quarrel, not a view held anew."""
+    for text in ("The quote came in high, so now we are arguing about a cheaper builder.",
+                 "Now they're arguing about the bins again."):
+        assert revision(text, "Wyn", "Wyn") is None
+    found = revision("Tom now insists the van is fine.", "Wyn", "Wyn")
+    assert found is not None and found.holder == "Tom"
+
+
+@pytest.mark.parametrize(("text", "holder", "target"), [
+    ("Priya now thinks Postgres is fine.", "Priya", "Postgres"),
+    ("Tom now insists the van is fine.", "Tom", "the van"),
+    ("Honestly the bypass is the best thing now.", "Wyn", "the bypass"),
+])
+def test_who_changed_is_not_what_changed(text: str, holder: str, target: str) -> None:
+    found = revision(text, "Wyn", "Wyn")
+    assert found is not None and (found.holder, found.target) == (holder, target)

@@ -1238,8 +1238,11 @@ def revision(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
     # about ("Dana changed her mind on the allotment")
     said = frozenset({cue.i, *(c.i for c in cue.children
                                if c.dep_ in ("dobj", "nsubj", "nsubjpass")),
-                      # and the one granted a copula's complement ("Wei Ling was right")
-                      *(c.i for c in cue.head.children if cue.dep_ in ("acomp", "attr")
+                      # and the one granted a copula's complement ("Wei Ling was right"),
+                      # or whose verb an adverb of change is on ("Priya now thinks ...")
+                      *(c.i for c in cue.head.children if (
+                          cue.dep_ in ("acomp", "attr") or cue.dep_ == "advmod"
+                          and cue.head.lemma_.lower() != "be")
                         and c.dep_ in ("nsubj", "nsubjpass"))})
     return _claim(cue.doc, sent, cue, sent, holder, "think", me, speaker, said)
 
@@ -1371,12 +1374,21 @@ def _maybe(tok: Token) -> bool:
                for c in tok.children)
 
 
+#: The predicates of verbs that report or argue rather than hold ("say", "insist",
+#: "argue", "predict").
+_REPORTING = frozenset({"say", "claim", "argue", "expect"})
+
+
 def _now_holds(head: Token) -> bool:
     """Whether "now" on ``head`` says a view is held now that was not: on a verb or
     adjective of stance ("she now thinks", "I now agree"), or on a linking "be" whose
     complement judges ("the class is a chore now" read with "so"/"such", "it's the best
     now"); "he's asleep now", "there's a square of tarmac now" say how things are."""
     lemma = head.lemma_.lower()
+    if VERBS.get(lemma) in _REPORTING:
+        # a verb of saying holds a view only with what is said: "she now says the plan is
+        # fine", not "now we're arguing about a contractor"
+        return any(c.dep_ == "ccomp" for c in head.children)
     if lemma in VERBS or lemma in ADJECTIVES or lemma == "agree":
         return True
     return lemma == "be" and any(c.dep_ in ("acomp", "attr") and _evaluative(c)
