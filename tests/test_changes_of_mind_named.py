@@ -165,3 +165,16 @@ def test_now_on_a_verb_of_saying_needs_what_is_said() -> None:
 def test_who_changed_is_not_what_changed(text: str, holder: str, target: str) -> None:
     found = revision(text, "Wyn", "Wyn")
     assert found is not None and (found.holder, found.target) == (holder, target)
+
+
+def test_two_views_of_it_are_not_one_thing(minilm: Any) -> None:
+    """"It" in two entries is no shared thing: the café and the cup final."""
+    m = Memory.open("memory:", embedder=minilm, planner="local")
+    try:
+        m.add("Tried the new café on the square this morning. I think it's perfect.",
+              source="Wyn", ts=TS)
+        m.add("Watched the cup final at the Red Lion tonight. I think it's awful.",
+              source="Wyn", ts=TS + 9 * DAY)
+        assert m.consolidate().claims_superseded == 0
+    finally:
+        m.close()

@@ -37,7 +37,7 @@ from enfold.consolidate.clock import Stamp
 from enfold.graph import WorkingGraph
 from enfold.model import ONTOLOGY, Edge, EdgeType, Node, NodeKind, new_id
 from enfold.settings import Settings
-from enfold.text.claims import predicate_family, target_key
+from enfold.text.claims import names_nothing, predicate_family, target_key
 from enfold.text.polarity import polarity
 from enfold.text.stance import held_still
 from enfold.write.apply import merge_nodes, node_diff
@@ -60,6 +60,9 @@ class ClaimResult:
 def claim_key(graph: WorkingGraph, claim: Node) -> ClaimKey:
     a = claim.attrs
     tkey = a.get("target_key") or target_key(str(a.get("target") or claim.text))
+    if names_nothing(str(tkey)):
+        # "I think it's perfect", later "I think it's helped": "it" is no shared thing
+        tkey = target_key(claim.text)
     return (holder_of(graph, claim), str(tkey),
             predicate_family(str(a.get("predicate") or "think")))
 
@@ -124,6 +127,8 @@ def reconcile_group(graph: WorkingGraph, stamp: Stamp, index: ClaimIndex, key: C
         when = valid_from(graph, nxt)
         repeat = stance == new_stance or ("neutral" in (stance, new_stance) and not opposite(
             _lean(graph, current, embedder), _lean(graph, nxt, embedder), gap + _UNDECIDED))
+        if not repeat and not nxt.attrs.get("revises") and _said_still(graph, nxt):
+            continue  # "still think ...": the view goes on, whatever the readings' stances
         if repeat and not nxt.attrs.get("revises"):
             merge_nodes(graph, current.id, nxt.id, at=stamp.at, plan_id=stamp.plan_id,
                         reasoning=f"consolidation: {key[0]} repeats a {stance} "
@@ -221,8 +226,10 @@ def _said_still(graph: WorkingGraph, claim: Node) -> bool:
 
 
 def _head(claim: Node) -> str:
+    """The head word of a claim's target; "" when it names nothing ("it", "that")."""
     key = str(claim.attrs.get("target_key") or target_key(str(claim.attrs.get("target") or "")))
-    return key.split()[-1] if key.split() else ""
+    head = key.split()[-1] if key.split() else ""
+    return "" if names_nothing(head) else head
 
 
 def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Settings, *,

@@ -46,7 +46,8 @@ from enfold.text.people import (
     same_person,
 )
 
-__all__ = ["ClaimCandidate", "extract_claims", "predicate_family", "target_key"]
+__all__ = ["ClaimCandidate", "extract_claims", "names_nothing", "predicate_family",
+           "target_key"]
 
 
 def _words(block: str) -> frozenset[str]:
@@ -524,6 +525,12 @@ def _stance(pred: str, kind: str, negated: bool, words: list[str]) -> str:
     if negated:
         score = -score
     return "positive" if score > 0 else "negative" if score < 0 else "neutral"
+
+
+def names_nothing(key: str) -> bool:
+    """Whether a target key names no thing of its own: empty, or a bare pronoun ("it",
+    "that"), which two views of one holder share whatever they are about."""
+    return not key or key in _BARE_PRONOUNS
 
 
 def target_key(target: str) -> str:
