@@ -327,7 +327,14 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
     is ±1, and one it left neutral is read from the utterance's meaning by the polarity
     model of ``embedder``; two leans of opposite signs ``claim_lean_gap`` or more apart, each
     at least ``claim_lean_floor`` from none, are opposite ("our new neighbours seem lovely"
-    and "the neighbours are a nightmare", which no evaluative word of the lexicon reads)."""
+    and "the neighbours are a nightmare", which no evaluative word of the lexicon reads).
+
+    A change that names its thing ("I was wrong about Piranesi") ends the holder's view of
+    that thing (the same head word, or a word of one target among the other's words) before
+    any more alike view, else the holder's earlier words that name it
+    (:func:`earlier_view`); its restatements are then the earlier views of the same side on
+    that thing, not views of other things whose entries read alike. A view said to hold
+    still ("still think ...") is no opposite stance."""
     revision = settings.claim_revision_similarity
     opposite_need = settings.claim_opposite_similarity
     restatement = settings.claim_restatement_similarity
