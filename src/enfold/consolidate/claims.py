@@ -128,7 +128,7 @@ def reconcile_group(graph: WorkingGraph, stamp: Stamp, index: ClaimIndex, key: C
         repeat = stance == new_stance or ("neutral" in (stance, new_stance) and not opposite(
             _lean(graph, current, embedder), _lean(graph, nxt, embedder), gap + _UNDECIDED))
         if not repeat and not nxt.attrs.get("revises") and _said_still(graph, nxt):
-            continue  # "still think ...": the view goes on, whatever the readings' stances
+            repeat = True  # "still think ...": the view goes on, whatever the readings say
         if repeat and not nxt.attrs.get("revises"):
             merge_nodes(graph, current.id, nxt.id, at=stamp.at, plan_id=stamp.plan_id,
                         reasoning=f"consolidation: {key[0]} repeats a {stance} "
@@ -212,16 +212,23 @@ def _names_a_thing(claim: Node) -> bool:
 
 def _said_still(graph: WorkingGraph, claim: Node) -> bool:
     """Whether the sentence a claim was read from says the view holds still ("Still
-    think the charges are robbery": the claim's words are "the charges are robbery")."""
+    think the charges are robbery": the claim's words are "the charges are robbery"). The
+    event's own parse is read (the write path's, cached); a claim whose words are not found
+    in its event is read alone."""
+    from enfold.text.nlp import parse
+
     for e in graph.out_edges(claim.id):
         event = graph.nodes.get(e.dst) if e.type is EdgeType.SUPPORTED_BY else None
         if event is None:
             continue
         at = event.text.find(claim.text) if claim.text else -1
-        if at < 0:
-            return held_still(claim.text)
-        start = max(event.text.rfind(c, 0, at) for c in ".!?\n") + 1
-        return held_still(event.text[start:at + len(claim.text)])
+        doc = parse(event.text) if at >= 0 else None
+        span = None if doc is None else doc.char_span(at, at + len(claim.text),
+                                                      alignment_mode="expand")
+        if span is not None and len(claim.text) < len(event.text):
+            return any(held_still(sent) for sent in {t.sent.start: t.sent for t in span}.values())
+        if at >= 0:
+            break
     return held_still(claim.text)
 
 
@@ -245,7 +252,9 @@ def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Setting
     because these words were not read as a view), becomes a claim of the holder on
     ``new``'s target: the stance the polarity model reads in it when that is not
     ``new``'s own, else the opposite of ``new``'s. The claim is returned with the
-    similarity (None: no such words); the caller supersedes it."""
+    similarity (None: no such words); the caller supersedes it. ``naming``: the thing
+    words of what a change names; only words that name it are read, at the lower bar of a
+    change that says so (``claim_revision_similarity``)."""
     holder = holder_of(graph, new)
     if holder.startswith("name:") or holder not in graph.nodes:
         return None
@@ -375,8 +384,8 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
         holder = holder_of(graph, new)
         when = valid_from(graph, new)
         revises = bool(new.attrs.get("revises"))
-        if not revises and (lean(new) == 0.0 or _said_still(graph, new)):
-            continue  # no lean is opposite to none; a view said to hold still is no change
+        if not revises and lean(new) == 0.0:
+            continue  # no lean is opposite to none
         best: tuple[float, Node] | None = None
         # A change of mind that names what changed ("I was wrong about Piranesi") ends a view
         # about that thing when its holder has one: in a long stream the holder's views of
@@ -417,6 +426,8 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                 or best
         if best is None and revises:
             best = earlier_view(graph, stamp, new, settings, embedder=embedder)
+        if best is not None and not revises and _said_still(graph, new):
+            best = None  # a view said to hold still is no opposite stance
         if best is not None:
             why = "says the view changed" if revises else "takes the opposite stance"
             ended = best[1]

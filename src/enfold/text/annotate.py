@@ -84,8 +84,9 @@ class Annotation:
     # Where it says so (character offsets of the change's claim): of a long text's claims,
     # only those there are the changed view; None: the whole text.
     revised: tuple[int, int] | None = None
-    # Whose view it says changed: another's view told there ("she was right about the
-    # pens, she said they never work") is not the one that changed.
+    # Whose view it says changed, when it is the speaker's own: another's view told there
+    # ("she was right about the pens, she said they never work") is not the one that
+    # changed. None: any holder's claims there.
     reviser: str | None = None
     # The text also states checkable particulars (an amount, a date, a count): a view mixed
     # with an account ("the new A string was £12 and sounds much brighter").

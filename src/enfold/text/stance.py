@@ -1168,24 +1168,40 @@ _MISJUDGING = frozenset({"underestimate", "overestimate", "misjudge", "misread",
                          "overrate"})
 
 
-def held_still(text: str) -> bool:
-    """Whether the text says a view holds still ("Still think the charges are robbery",
-    "that opener still gives me chills", "Too high still"): the adverb of continuance,
-    not the concessive "Still, ..." and not the adjective ("keep still"). A view said to
-    go on is no change of it, whatever stance the reading gave either."""
-    from enfold.text.nlp import parse
-
-    doc = parse(text)
-    if doc is None:
-        return False
-    return any(t.lower_ == "still" and t.pos_ == "ADV"
-               and not (t.i + 1 < len(doc) and doc[t.i + 1].text == ",")
-               and not {t.head.lemma_.lower(), doc[t.i - 1].lemma_.lower() if t.i else ""}
-               & _STILL_AS_MOTIONLESS for t in doc)
-
-
 #: Verbs whose "still" is motionless ("keep still", "sit still"), not "yet".
 _STILL_AS_MOTIONLESS = frozenset({"keep", "stay", "stand", "sit", "lie", "hold"})
+
+
+def held_still(text: str | Span | Doc) -> bool:
+    """Whether the words say a view holds still ("Still think the charges are robbery",
+    "that opener still gives me chills", "Too high still"): the adverb of continuance,
+    not the concessive "Still, ..." and not the adjective ("keep still", "the water was
+    still"). A view said to go on is no change of it, whatever stance the reading gave
+    either. ``text``: a text, or a parsed sentence of one."""
+    if isinstance(text, str):
+        from enfold.text.nlp import parse
+
+        doc = parse(text)
+        if doc is None:
+            return False
+        words: Span | Doc = doc
+    else:
+        words = text
+
+    def continuance(t: Token) -> bool:
+        if t.lower_ != "still" or t.pos_ != "ADV":
+            return False
+        nxt = t.nbor(1) if t.i + 1 < len(t.doc) else None
+        if nxt is not None and nxt.text == ",":
+            return False  # "Still, I have to admit ..."
+        before = t.nbor(-1).lemma_.lower() if t.i else ""
+        if {t.head.lemma_.lower(), before} & _STILL_AS_MOTIONLESS:
+            return False
+        # "the water was still": the copula's only complement
+        return not (t.head.lemma_.lower() == "be" and not any(
+            c.dep_ in ("acomp", "attr", "ccomp", "xcomp") for c in t.head.children))
+
+    return any(continuance(t) for t in words)
 
 
 def revision(text: str, speaker: str | None, me: str) -> ClaimCandidate | None:
@@ -1375,8 +1391,8 @@ def _maybe(tok: Token) -> bool:
 
 
 #: The predicates of verbs that report or argue rather than hold ("say", "insist",
-#: "argue", "predict").
-_REPORTING = frozenset({"say", "claim", "argue", "expect"})
+#: "argue").
+_REPORTING = frozenset({"say", "claim", "argue"})
 
 
 def _now_holds(head: Token) -> bool:

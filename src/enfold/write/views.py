@@ -125,7 +125,7 @@ def turned_view(graph: WorkingGraph, event: Node, vector: Any, speaker: str | No
     And the account must name the view's thing: a word of the claim's target among its
     words (:func:`same_thing`; in a diary, an entry that leans the other way is as alike
     to a dozen views of other things)."""
-    if speaker is None or vector is None or held_still(event.text):
+    if speaker is None or vector is None:
         return None
     side = polarity(vector, embedder)
     if side is None:
@@ -150,4 +150,17 @@ def turned_view(graph: WorkingGraph, event: Node, vector: Any, speaker: str | No
             sim = float(v @ vector) / ((float(np.linalg.norm(v)) or 1.0) * norm)
             if sim >= settings.claim_opposite_similarity and (best is None or sim > best[0]):
                 best = (sim, claim)
-    return None if best is None else (best[1], side)
+    if best is None or _goes_on(event.text, str(best[1].attrs.get("target") or "")):
+        return None
+    return best[1], side
+
+
+def _goes_on(text: str, target: str) -> bool:
+    """Whether a sentence of ``text`` that names ``target`` says it holds still ("too
+    high still"): an account that says the view goes on does not turn against it."""
+    from enfold.text.nlp import parse
+
+    doc = parse(text)
+    words = thing_words(target)
+    return doc is not None and any(held_still(sent) for sent in doc.sents
+                                   if words & thing_words(sent.text))
