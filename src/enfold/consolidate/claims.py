@@ -449,7 +449,7 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                 # thing, however alike its entry reads
                 if on_it is not None:
                     again = _head(new) == _head(other) != "" \
-                        or about_one_thing(new, other, named=True) \
+                        or about_one_thing(new, other) \
                         or about_one_thing(ended, other)
                     why = "the change names the thing it is about"
                     if not again and sim >= restatement and not _names_a_thing(other):
