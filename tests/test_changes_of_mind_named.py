@@ -82,6 +82,7 @@ def test_a_view_said_to_hold_still(text: str) -> None:
 @pytest.mark.parametrize("text", [
     "Still, I have to admit the café is lovely.",
     "Keep still while I cut your fringe.",
+    "The water was still.",
     "The parking charges are daylight robbery.",
 ])
 def test_still_that_is_not_a_view_holding(text: str) -> None:
