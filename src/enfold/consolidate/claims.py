@@ -390,7 +390,9 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
         # A change of mind that names what changed ("I was wrong about Piranesi") ends a view
         # about that thing when its holder has one: in a long stream the holder's views of
         # other things are as alike to it by their whole words.
-        named = revises and bool(thing_words(str(new.attrs.get("target") or "")))
+        naming = frozenset(thing_words(str(new.attrs.get("target") or ""))) if revises \
+            else frozenset()
+        named = bool(naming)
         on_it: tuple[float, Node] | None = None
         earlier: list[Node] = []
         for other_id in _held(graph, holder, claims):
@@ -422,8 +424,7 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
         elif named:
             # no view of the named thing was read: the holder's earlier words that name it
             best = earlier_view(graph, stamp, new, settings, embedder=embedder,
-                                naming=frozenset(thing_words(str(new.attrs.get("target")))))\
-                or best
+                                naming=naming) or best
         if best is None and revises:
             best = earlier_view(graph, stamp, new, settings, embedder=embedder)
         if best is not None and not revises and _said_still(graph, new):
