@@ -213,7 +213,9 @@ def test_a_fold_group_that_fails_to_commit_folds_again_from_a_reloaded_graph(
     from enfold.settings import Settings
 
     texts = [f"ran {5 + i % 4} km along the river with Sam, session {i}" for i in range(40)]
-    settings = Settings(fold_group_events=8, consolidate_every=every)
+    # Groups are cut by count here, never by time: on a loaded machine a group of 8 with its
+    # passes can take longer than the default fold_group_ms and close early.
+    settings = Settings(fold_group_events=8, fold_group_ms=600_000.0, consolidate_every=every)
 
     def counts(m: Memory) -> tuple[dict[str, int], dict[str, int]]:
         # Passes fall at other events after the reload: catch up on what is still dirty
