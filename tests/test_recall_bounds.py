@@ -295,6 +295,7 @@ def test_the_feature_matrix_equals_its_reference_on_random_signals() -> None:
         sig.lex = {e: rng.uniform(-1, 9) for e in pick(ids, 0.3)}
         sig.dense = {e: rng.uniform(-0.2, 0.9) for e in pick(ids, 0.7)}
         sig.dense_floor = rng.uniform(-0.1, 0.5)
+        sig.passage = {e: rng.uniform(-0.2, 0.95) for e in pick(ids, 0.2)}
         sig.ground = {e: rng.random() for e in pick(ids, 0.2)}
         sig.person = {e: rng.random() for e in pick(ids, 0.1)}
         sig.claim = {e: rng.random() for e in pick(ids, 0.1)}
@@ -312,7 +313,7 @@ def test_the_feature_matrix_equals_its_reference_on_random_signals() -> None:
                 for e in scores:
                     scores[e] = round(scores[e], 1)
         got = feature_matrix(candidates, sig, near)
-        assert got.shape == (len(candidates), 17)
+        assert got.shape == (len(candidates), 18)
         assert np.array_equal(got, feature_matrix_reference(candidates, sig, near))
 
 

@@ -55,7 +55,8 @@ def write_export(store: Store, namespace: str, fp: IO[str]) -> int:
     for e in sorted(snap.edges, key=lambda e: (e.src, e.type.value, e.dst)):
         emit({"record": "edge", **e.to_dict()})
     for node_id, vec in sorted(snap.vectors, key=lambda x: x[0]):
-        emit({"record": "vector", "id": node_id,
+        rows = {"rows": int(vec.shape[0])} if vec.ndim == 2 else {}  # its passages too
+        emit({"record": "vector", "id": node_id, **rows,
               "data": base64.b64encode(np.asarray(vec, np.float32).tobytes()).decode()})
     for old, new in sorted(snap.aliases):
         emit({"record": "alias", "old": old, "new": new})
@@ -145,8 +146,9 @@ def _read_record(kind: str, obj: dict[str, Any], ns: str, events: list[EventReco
         e = Edge.from_dict({**obj, "namespace": ns})
         changes.edges[e.key] = e
     elif kind == "vector":
-        changes.vectors[obj["id"]] = np.frombuffer(
-            base64.b64decode(obj["data"]), dtype=np.float32).copy()
+        vec = np.frombuffer(base64.b64decode(obj["data"]), dtype=np.float32).copy()
+        rows = obj.get("rows")
+        changes.vectors[obj["id"]] = vec.reshape(int(rows), -1) if rows else vec
     elif kind == "alias":
         changes.aliases[obj["old"]] = obj["new"]
     elif kind == "meta":

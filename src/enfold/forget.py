@@ -51,7 +51,7 @@ from enfold.text.annotate import annotate
 from enfold.text.claims import extract_claims, predicate_family, target_key
 from enfold.text.goals import goal_of
 from enfold.write.apply import label_similarity
-from enfold.write.fold import text_hash
+from enfold.write.fold import passages_hash, text_hash
 from enfold.write.naming import ThemeNamer
 from enfold.write.people_index import PeopleIndex
 from enfold.write.planner_local import LocalPlanner, PlannerState, _central_text
@@ -159,7 +159,8 @@ def forget(session: NamespaceSession, event_id: str, *, settings: Settings,
         retraction = forget_event(g, node, at=now() if at is None else at, settings=settings,
                                   unique=unique)
         changes = g.changes()
-        changes.purge_cache.update(text_hash(m, node.text) for m in models)
+        changes.purge_cache.update(h for m in models for h in (
+            text_hash(m, node.text), passages_hash(m, node.text)))
         with store.transaction():
             store.commit(ns, changes)
             store.drop_aliases(ns, retraction.unaliased)

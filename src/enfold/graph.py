@@ -22,6 +22,12 @@ from enfold.vectors import EXACT, VectorIndex
 
 _T = TypeVar("_T")
 _SHORT_PROVENANCE = 32  # below this, WorkingGraph.grounded answers from the tuple
+PASSAGE_SEP = "\x1f"
+
+
+def passage_key(event_id: str, n: int) -> str:
+    """The key of an event's ``n``-th passage vector in ``WorkingGraph.passage_vectors``."""
+    return f"{event_id}{PASSAGE_SEP}{n}"
 
 __all__ = ["ChangeSet", "EdgeKey", "Indexes", "WorkingGraph"]  # ChangeSet, EdgeKey: old home
 
@@ -82,6 +88,10 @@ class WorkingGraph:
         # alone (recall's neighbouring turns) is good while it stays.
         self.events_epoch = 0
         self.event_vectors = VectorIndex(ann=self.ann)
+        # A long event's passages, one row each, keyed "<event id>\x1f<n>"
+        # (enfold.text.passages); passage_count holds how many an event has.
+        self.passage_vectors = VectorIndex(ann=self.ann)
+        self.passage_count: dict[str, int] = {}
         self.node_vectors = VectorIndex(ann=EXACT)  # never searched: read by id only
         # The same derived-node vectors split by kind: "the nearest concepts" among a
         # hundredfold more facts and claims is a search over the concepts alone.
@@ -213,6 +223,31 @@ class WorkingGraph:
         v = self.event_vectors.get(node_id)
         return v if v is not None else self.node_vectors.get(node_id)
 
+    def vector_row(self, node_id: str) -> np.ndarray | None:
+        """What the store holds for a node's vector: an event with passages gets a matrix
+        (its vector, then one row per passage), any other node its vector."""
+        v = self.vector(node_id)
+        n = self.passage_count.get(node_id, 0)
+        if v is None or not n:
+            return v
+        rows = [self.passage_vectors.get(passage_key(node_id, i)) for i in range(n)]
+        return np.vstack([v[None, :], *(r[None, :] for r in rows if r is not None)])
+
+    def passage_similarities(self, query: np.ndarray, event_ids: Iterable[str]
+                             ) -> dict[str, float]:
+        """For each of ``event_ids`` with passages, the best cosine of its passages to
+        ``query``."""
+        keys = [passage_key(e, i) for e in event_ids
+                for i in range(self.passage_count.get(e, 0))]
+        if not keys:
+            return {}
+        best: dict[str, float] = {}
+        for key, sim in self.passage_vectors.similarities(query, keys).items():
+            e = key.partition(PASSAGE_SEP)[0]
+            if sim > best.get(e, -2.0):
+                best[e] = sim
+        return best
+
     # -------------------------------------------------------------- journalling
     def begin(self) -> None:
         if self._journal is not None:
@@ -293,7 +328,9 @@ class WorkingGraph:
         self.changes().edges[key] = None
 
     def set_vector(self, node_id: str, vec: np.ndarray | None) -> None:
-        before = self.vector(node_id)
+        """Set (None: remove) a node's vector; an event's may be a matrix, its whole
+        text's vector first and then one row per passage."""
+        before = self.vector_row(node_id)
         self._record("vector", node_id, None if before is None else before.copy())
         self._set_vector(node_id, vec)
         self.changes().vectors[node_id] = vec
@@ -381,8 +418,22 @@ class WorkingGraph:
         node = self.nodes.get(node_id)
         return (node is not None and node.kind is NodeKind.EVENT) or node_id.startswith("ev_")
 
+    def _set_passages(self, node_id: str, rows: np.ndarray | None) -> None:
+        for i in range(self.passage_count.pop(node_id, 0)):
+            key = passage_key(node_id, i)
+            self._forget_file("passages", self.passage_vectors, key)
+            self.passage_vectors.remove(key)
+        if rows is not None and len(rows):
+            self.passage_vectors.put_many([(passage_key(node_id, i), r)
+                                           for i, r in enumerate(rows)])
+            self.passage_count[node_id] = len(rows)
+
     def _set_vector(self, node_id: str, vec: np.ndarray | None) -> None:
         if self._is_event(node_id):
+            if self.passage_count.get(node_id) or (vec is not None and vec.ndim == 2):
+                self._set_passages(node_id, None if vec is None or vec.ndim == 1 else vec[1:])
+            if vec is not None and vec.ndim == 2:
+                vec = vec[0]
             if vec is None:
                 self._forget_file("events", self.event_vectors, node_id)
                 self.event_vectors.remove(node_id)
@@ -418,7 +469,7 @@ class WorkingGraph:
 
     def searched_indexes(self) -> dict[str, VectorIndex]:
         """The vector indexes that are searched, by the name their file takes."""
-        return {"events": self.event_vectors,
+        return {"events": self.event_vectors, "passages": self.passage_vectors,
                 **{kind.value: index for kind, index in self.kind_vectors.items()}}
 
     def vectors_unsaved(self) -> bool:
@@ -447,7 +498,7 @@ class WorkingGraph:
     def discard_vector_files(self) -> None:
         """Remove this namespace's HNSW files (after a wipe)."""
         if self.vector_files is not None:
-            for name in ("events", *(k.value for k in NodeKind)):
+            for name in ("events", "passages", *(k.value for k in NodeKind)):
                 self.vector_files(name).unlink(missing_ok=True)
 
     # --------------------------------------------------------------- loading
@@ -468,18 +519,26 @@ class WorkingGraph:
         # graph from its file, or builds it, once (not row by row as it crosses the
         # threshold).
         events: list[tuple[str, np.ndarray]] = []
+        passages: list[tuple[str, np.ndarray]] = []
         derived: dict[NodeKind | None, list[tuple[str, np.ndarray]]] = {}
         for node_id, vec in vectors:
             if self._is_event(node_id):
+                if vec.ndim == 2:
+                    passages.extend((passage_key(node_id, i), r)
+                                    for i, r in enumerate(vec[1:]))
+                    self.passage_count[node_id] = len(vec) - 1
+                    vec = vec[0]
                 events.append((node_id, vec))
             else:
                 node = self.nodes.get(node_id)
                 derived.setdefault(None if node is None else node.kind, []).append(
                     (node_id, vec))
-        indexes = [self.event_vectors, *(self._kind_index(k) for k in derived if k)]
+        indexes = [self.event_vectors, self.passage_vectors,
+                   *(self._kind_index(k) for k in derived if k)]
         for index in indexes:
             index.begin_load()
         self.event_vectors.put_many(events)
+        self.passage_vectors.put_many(passages)
         for kind, items in derived.items():
             self.node_vectors.put_many(items)
             if kind is not None:

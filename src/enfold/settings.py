@@ -304,6 +304,13 @@ class Settings:
                             "before the question is parsed (the store's search and the parse "
                             "overlap on a second core; the results are the same)", "recall")
 
+    passage_min_words: int = _s(60, "words a text needs before its passages (its sentences, "
+                                "and each two side by side) are embedded beside it: recall "
+                                "scores a long text by its best passage too", "recall", lo=1)
+    passage_min_sentences: int = _s(3, "sentences a text needs before its passages are "
+                                    "embedded", "recall", lo=2)
+    passage_max: int = _s(48, "passages embedded per text at most (0 = none)", "recall")
+
     # Vector search
     ann_threshold: int = _s(20_000, "vectors in an index (events, or one kind of derived node) "
                             "from which search uses an HNSW graph instead of an exact scan "

@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from enfold.recall.rank import FEATURES
+
 
 @click.group()
 def bench() -> None:
@@ -280,6 +282,9 @@ def train_people(out: Path | None) -> None:
               default="minilm", show_default=True)
 @click.option("--l2", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
               help="L2 regularization of the weights.")
+@click.option("--ablate", multiple=True, metavar="FEATURE",
+              type=click.Choice(list(FEATURES)),
+              help="Also fit without this feature (repeatable) and print both.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the model here (default: print it). The packaged model is "
                    "src/enfold/data/recall_model.json.")
@@ -287,7 +292,7 @@ def train_people(out: Path | None) -> None:
 def train_recall(ctx: click.Context, locomo_file: Path | None, fit_conversations: str,
                  measure_conversations: str, fit_personal: tuple[Path, ...],
                  measure_personal: tuple[Path, ...], embedder_name: str, l2: float,
-                 out: Path | None) -> None:
+                 ablate: tuple[str, ...], out: Path | None) -> None:
     """Fit recall's ranking weights on labelled questions and measure them on held-out ones
     (see enfold.bench.train_recall)."""
     from enfold.bench import train_recall as tr
@@ -303,18 +308,20 @@ def train_recall(ctx: click.Context, locomo_file: Path | None, fit_conversations
     if not fit:
         raise click.UsageError("nothing to fit on: give --locomo and/or --fit-personal")
     model, report = tr.train(fit, measure, embedder=make_embedder(embedder_name), l2=l2,
-                             progress=lambda m: click.echo(m, err=True))
+                             progress=lambda m: click.echo(m, err=True), ablate=ablate)
     text = json.dumps(model.to_dict(), indent=2, sort_keys=True) + "\n"
     if out is None:
         click.echo(text)
-        return
-    out.write_text(text, encoding="utf-8")
-    for part in ("fit", "measure"):
-        for key, row in report[part].items():
-            if "/" not in key:
-                click.echo(f"{part:<8}{key:<10}" + " ".join(
+    else:
+        out.write_text(text, encoding="utf-8")
+    for label, rows in (("", report), *((f"without {','.join(ablate)}: ",
+                                           report["without"]) for _ in ablate[:1])):
+        for part in ("fit", "measure"):
+            for key, row in rows[part].items():
+                click.echo(f"{label}{part:<8}{key:<28}" + " ".join(
                     f"{k}={v}" for k, v in row.items()))
-    click.echo(f"wrote {out}")
+    if out is not None:
+        click.echo(f"wrote {out}")
 
 
 @bench.command()

@@ -143,8 +143,11 @@ def train(
     embedder: Any,
     l2: float = 1.0,
     progress: Callable[[str], None] | None = None,
+    ablate: Sequence[str] = (),
 ) -> tuple[RankModel, dict[str, Any]]:
-    """Fit the weights on ``fit_streams``; measure on both parts."""
+    """Fit the weights on ``fit_streams``; measure on both parts. With ``ablate``, a second
+    fit on the same candidates with those features zeroed is reported as ``without`` (what
+    the features add, at fixed data)."""
     fit_rows: list[Any] = []
     measure_rows: list[Any] = []
     for part, streams in ((fit_rows, fit_streams), (measure_rows, measure_streams)):
@@ -154,21 +157,42 @@ def train(
             mem.close()
             if progress is not None:
                 progress(f"{s.name}: {len(s.events)} events, {len(s.questions)} questions")
-    # Each data set weighs the same: a group's queries are repeated to the largest group's
-    # size (by weighting its pairs), so LoCoMo's hundreds do not drown a personal stream.
-    sizes: dict[str, int] = {}
-    for q, *_ in fit_rows:
-        sizes[q.group] = sizes.get(q.group, 0) + 1
-    biggest = max(sizes.values())
-    groups = [(x, y) for q, _, x, y in fit_rows for _ in range(
-        max(1, round(biggest / sizes[q.group])))]
-    weights, info = fit_pairwise(groups, l2=l2)
+    weights, info = _fit(fit_rows, l2)
     model = RankModel(weights)
     report = {"fit": evaluate(fit_rows, model), "measure": evaluate(measure_rows, model),
               "fit_streams": [s.name for s in fit_streams],
               "measure_streams": [s.name for s in measure_streams],
               "optimizer": info, "embedder": getattr(embedder, "name", None)}
+    if ablate:
+        cols = [FEATURES.index(f) for f in ablate]
+
+        def zeroed(rows: list[Any]) -> list[Any]:
+            out = []
+            for q, ext, x, y in rows:
+                x = x.copy()
+                x[:, cols] = 0.0
+                out.append((q, ext, x, y))
+            return out
+
+        fit0, measure0 = zeroed(fit_rows), zeroed(measure_rows)
+        w0, _ = _fit(fit0, l2)
+        m0 = RankModel(w0)
+        without = {"features": list(ablate), "fit": evaluate(fit0, m0),
+                   "measure": evaluate(measure0, m0)}
+        return RankModel(weights, {"trained": report}), {**report, "without": without}
     return RankModel(weights, {"trained": report}), report
+
+
+def _fit(rows: list[Any], l2: float) -> tuple[tuple[float, ...], dict[str, Any]]:
+    # Each data set weighs the same: a group's queries are repeated to the largest group's
+    # size (by weighting its pairs), so LoCoMo's hundreds do not drown a personal stream.
+    sizes: dict[str, int] = {}
+    for q, *_ in rows:
+        sizes[q.group] = sizes.get(q.group, 0) + 1
+    biggest = max(sizes.values())
+    groups = [(x, y) for q, _, x, y in rows for _ in range(
+        max(1, round(biggest / sizes[q.group])))]
+    return fit_pairwise(groups, l2=l2)
 
 
 __all__ = ["FEATURES", "Question", "Stream", "evaluate", "featurize", "locomo_streams",

@@ -22,7 +22,7 @@ from functools import partial
 
 import numpy as np
 
-from enfold.graph import WorkingGraph
+from enfold.graph import PASSAGE_SEP, WorkingGraph
 from enfold.model import EdgeType, NodeKind
 from enfold.recall.analyze import QueryAnalysis
 from enfold.recall.operators import (
@@ -128,7 +128,12 @@ def gather(
             # for a window that holds a few hundred)
             sig.dense.update(graph.event_vectors.nearest_among(
                 qvec, _Times.of(graph).within(win), settings.window_depth))
-        sig.dense_hits = set(sig.dense)
+        if graph.passage_count:  # a long event's best passage (enfold.text.passages)
+            for key, sim in graph.passage_vectors.search(qvec, settings.dense_depth):
+                e = key.partition(PASSAGE_SEP)[0]
+                if e in events and sim > sig.passage.get(e, -2.0):
+                    sig.passage[e] = sim
+        sig.dense_hits = {*sig.dense, *sig.passage}
     derived_dense = anchor_dense(graph, qvec, _DERIVED, depth=DERIVED_DEPTH)
     person_steps = _people(graph, analysis, settings, sig, events)
 
@@ -224,7 +229,7 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
     found only by the graph has one too), the turns one and two places away, and the
     marks of the asked time and of the asked kind of answer."""
     found: dict[str, None] = dict.fromkeys(
-        [*sig.lex, *sig.dense, *sig.ground, *sig.person, *sig.claim])
+        [*sig.lex, *sig.dense, *sig.passage, *sig.ground, *sig.person, *sig.claim])
     near: Neighbours = {}
     turns: _Turns | None = None
     if neighbours and found:
@@ -251,6 +256,9 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
         missing = [e for e in candidates if e not in sig.dense]
         if missing:
             sig.dense.update(graph.event_vectors.similarities(qvec, missing))
+        if graph.passage_count:
+            sig.passage.update(graph.passage_similarities(
+                qvec, [e for e in candidates if e not in sig.passage]))
     return candidates, near
 
 

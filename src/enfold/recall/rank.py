@@ -25,6 +25,10 @@ its size instead:
   another number: "Who has my ladder?", "When is the dentist?", "How much was the
   electricity?", "What's the gate code?") and the event holds one: it names a person,
   mentions a time, states a sum or a number;
+* ``passage`` — the best cosine of the event's whole text and its passages (a long text's
+  sentences and each two side by side, :mod:`enfold.text.passages`), rescaled as ``dense``:
+  the line of a long email that answers the question, which the whole text's vector
+  dilutes (for a short text, the same as ``dense``);
 * ``recency`` — where the event's time falls between the oldest (0) and the newest (1)
   candidate, and ``recency_asked``, the same when the question asks for the current state
   or the latest time ("Who has my ladder?", "When did I last ..."): the newest evidence wins
@@ -53,7 +57,7 @@ from enfold.settings import Settings
 
 FEATURES = ("lex", "lex_rr", "dense", "dense_rr", "ground", "person", "claim", "speaker",
             "nb1_lex", "nb1_dense", "nb2_lex", "nb2_dense", "opinion", "window", "recency",
-            "recency_asked", "answer")
+            "recency_asked", "answer", "passage")
 _COL = {name: i for i, name in enumerate(FEATURES)}
 DENSE_FLOOR_RANK: int = Settings.dense_floor_rank  # its default: the cosine at this rank scores 0
 MODEL_FILE = "recall_model.json"
@@ -67,6 +71,7 @@ class Signals:
     dense: dict[str, float] = field(default_factory=dict)  # cosine
     dense_floor: float = 0.0  # the cosine at dense_floor_rank (or the last one found)
     dense_hits: set[str] = field(default_factory=set)  # found by the dense search itself
+    passage: dict[str, float] = field(default_factory=dict)  # best passage cosine (long events)
     ground: dict[str, float] = field(default_factory=dict)
     person: dict[str, float] = field(default_factory=dict)
     claim: dict[str, float] = field(default_factory=dict)
@@ -107,19 +112,35 @@ def _reciprocal_ranks_sorted(scores: Mapping[str, float]) -> dict[str, float]:
                     strict=True))
 
 
+def _rescaled(cosines: Mapping[str, float], floor: float) -> dict[str, float]:
+    """Cosines between ``floor`` (0) and their best (1), clipped."""
+    top = max(cosines.values(), default=0.0)
+    span = top - floor
+    if span <= 1e-9 or not cosines:
+        return {}
+    v = np.fromiter(cosines.values(), np.float64, len(cosines))
+    scaled = np.minimum(np.maximum((v - floor) / span, 0.0), 1.0)
+    return dict(zip(cosines, scaled.tolist(), strict=True))
+
+
+def _best_passage(sig: Signals) -> dict[str, float]:
+    """Each event's best cosine of its whole text and its passages."""
+    if not sig.passage:
+        return dict(sig.dense)
+    best = dict(sig.dense)
+    for e, c in sig.passage.items():
+        if c > best.get(e, -2.0):
+            best[e] = c
+    return best
+
+
 def _relative(sig: Signals) -> tuple[dict[str, float], ...]:
     """Each signal over the query's best (see the module docstring): lex, lex_rr, dense,
-    dense_rr, ground, person, claim."""
-    top = max(sig.dense.values(), default=0.0)
-    span = top - sig.dense_floor
-    dense: dict[str, float] = {}
-    if span > 1e-9 and sig.dense:
-        v = np.fromiter(sig.dense.values(), np.float64, len(sig.dense))
-        scaled = np.minimum(np.maximum((v - sig.dense_floor) / span, 0.0), 1.0)
-        dense = dict(zip(sig.dense, scaled.tolist(), strict=True))
-    return (_over_best_array(sig.lex), _reciprocal_ranks_sorted(sig.lex), dense,
-            _reciprocal_ranks_sorted(sig.dense), _over_best_array(sig.ground),
-            _over_best_array(sig.person), _over_best_array(sig.claim))
+    dense_rr, ground, person, claim, passage."""
+    return (_over_best_array(sig.lex), _reciprocal_ranks_sorted(sig.lex),
+            _rescaled(sig.dense, sig.dense_floor), _reciprocal_ranks_sorted(sig.dense),
+            _over_best_array(sig.ground), _over_best_array(sig.person),
+            _over_best_array(sig.claim), _rescaled(_best_passage(sig), sig.dense_floor))
 
 
 def feature_matrix(
@@ -136,13 +157,13 @@ def feature_matrix(
     same values as :func:`feature_matrix_reference` (every score is at least 0, so a
     missing neighbour's 0 changes no maximum)."""
     n = len(candidates)
-    lex, lex_rr, dense, dense_rr, ground, person, claim = _relative(sig)
+    lex, lex_rr, dense, dense_rr, ground, person, claim, passage = _relative(sig)
     x = np.zeros((n, len(FEATURES)), dtype=np.float64)
     if n == 0:
         return x
     for name, values in (("lex", lex), ("lex_rr", lex_rr), ("dense", dense),
                          ("dense_rr", dense_rr), ("ground", ground), ("person", person),
-                         ("claim", claim)):
+                         ("claim", claim), ("passage", passage)):
         if values:
             x[:, _COL[name]] = np.fromiter(map(values.get, candidates, repeat(0.0, n)),
                                            np.float64, n)
@@ -201,6 +222,11 @@ def feature_matrix_reference(
              if span > 1e-9 else {})
     dense_rr = _reciprocal_ranks(sig.dense)
     ground, person, claim = _over_best(sig.ground), _over_best(sig.person), _over_best(sig.claim)
+    best = {e: max(c, sig.passage.get(e, c)) for e, c in sig.dense.items()}
+    best.update((e, c) for e, c in sig.passage.items() if e not in best)
+    ptop = max(best.values(), default=0.0)
+    passage = ({i: min(max((c - floor) / (ptop - floor), 0.0), 1.0) for i, c in best.items()}
+               if ptop - floor > 1e-9 else {})
     times = [sig.ts.get(e, 0.0) for e in candidates]
     first, last = min(times, default=0.0), max(times, default=0.0)
     rows: list[tuple[float, ...]] = []
@@ -220,6 +246,7 @@ def feature_matrix_reference(
             recency,
             recency if sig.asks_latest else 0.0,
             1.0 if e in sig.answer else 0.0,
+            passage.get(e, 0.0),
         ))
     return np.array(rows, dtype=np.float64).reshape(len(candidates), len(FEATURES))
 
@@ -248,7 +275,7 @@ class RankModel:
 
 #: Used when no trained model is packaged: BM25 first, the rest as tie-breakers.
 FALLBACK = RankModel((1.0, 0.2, 0.5, 0.1, 0.3, 0.2, 0.3, 0.1, 0.1, 0.1, 0.05, 0.05, -0.1,
-                      0.5, 0.0, 0.2, 0.3))
+                      0.5, 0.0, 0.2, 0.3, 0.0))
 
 
 @cache

@@ -85,12 +85,15 @@ class SqlStore:
         )
 
     def _blob(self, vec: np.ndarray) -> tuple[int, str, bytes]:
-        v = np.asarray(vec, dtype=self.dtype).reshape(-1)
-        return int(v.shape[0]), self.dtype.name, v.tobytes()
+        """A vector as (its dimension, dtype, bytes); a matrix (an event's vector and its
+        passages' rows, see WorkingGraph.set_vector) as its rows one after another."""
+        v = np.asarray(vec, dtype=self.dtype)
+        return int(v.shape[-1]), self.dtype.name, v.reshape(-1).tobytes()
 
     @staticmethod
     def _unblob(dim: int, dtype: str, data: bytes) -> np.ndarray:
-        return np.frombuffer(data, dtype=np.dtype(dtype), count=dim).astype(np.float32)
+        v = np.frombuffer(data, dtype=np.dtype(dtype)).astype(np.float32)
+        return v if v.shape[0] == dim else v[:v.shape[0] // dim * dim].reshape(-1, dim)
 
     @staticmethod
     def _ops(namespace: str, rows: list[Any]) -> list[OpRecord]:

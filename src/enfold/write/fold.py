@@ -91,25 +91,57 @@ def prepare_parses(events: Sequence[Node]) -> None:
         log.warning("batch parse failed (%s); texts are parsed one by one", exc)
 
 
+def passages_hash(model: str, text: str) -> str:
+    """The embedding cache's key for the vectors of ``text``'s passages (one row each)."""
+    return text_hash(model, f"\x00passages\x00{text}")
+
+
 def embed_events(
-    events: Sequence[Node], embedder: Embedder | None, store: Store, namespace: str
+    events: Sequence[Node], embedder: Embedder | None, store: Store, namespace: str,
+    settings: Settings | None = None,
 ) -> list[np.ndarray | None]:
-    """Embeddings of the events' texts, through the store's cache (by content hash)."""
+    """Embeddings of the events' texts, through the store's cache (by content hash). A
+    long text's row is a matrix: its whole text's vector first, then one per passage
+    (:func:`enfold.text.passages.passages`), cached under :func:`passages_hash`."""
     if embedder is None or not events:
         return [None] * len(events)
-    hashes = [text_hash(embedder.name, e.text) for e in events]
-    cached = store.cached_vectors(namespace, embedder.name, hashes)
-    missing = [i for i, h in enumerate(hashes) if h not in cached]
-    if missing:
-        unique: dict[str, str] = {}
-        for i in missing:
-            unique.setdefault(hashes[i], events[i].text)
-        keys = list(unique)
-        vecs = embedder.embed([unique[k] for k in keys])
-        fresh = list(zip(keys, (np.asarray(v, dtype=np.float32) for v in vecs)))
+    from enfold.text.passages import passages
+
+    s = settings or Settings()
+    texts: dict[str, str] = {}  # cache key -> text to embed (its passages: several)
+    parts: dict[str, list[str]] = {}
+    keys: list[tuple[str, str | None]] = []
+    for e in events:
+        whole = text_hash(embedder.name, e.text)
+        texts[whole] = e.text
+        found = passages(e.text, s)
+        key = None
+        if found:
+            key = passages_hash(embedder.name, e.text)
+            parts[key] = found
+        keys.append((whole, key))
+    cached = store.cached_vectors(namespace, embedder.name, list({*texts, *parts}))
+    single = [k for k in texts if k not in cached]
+    several = [k for k in parts if k not in cached]
+    if single or several:
+        batch = [texts[k] for k in single] + [p for k in several for p in parts[k]]
+        vecs = [np.asarray(v, dtype=np.float32) for v in embedder.embed(batch)]
+        fresh = list(zip(single, vecs[:len(single)], strict=True))
+        at = len(single)
+        for k in several:
+            n = len(parts[k])
+            fresh.append((k, np.stack(vecs[at:at + n]).reshape(-1)))
+            at += n
         store.cache_vectors(namespace, embedder.name, fresh)
         cached.update(fresh)
-    return [cached[h] for h in hashes]
+    out: list[np.ndarray | None] = []
+    for whole, key in keys:
+        vec = cached[whole]
+        if key is not None:
+            rows = cached[key].reshape(-1, vec.shape[-1])
+            vec = np.vstack([vec[None, :], rows])
+        out.append(vec)
+    return out
 
 
 #: A text any working embedder embeds: how a failed batch tells a broken embedder (raise,
@@ -118,7 +150,8 @@ _PROBE = "probe"
 
 
 def embed_each(
-    events: Sequence[Node], embedder: Embedder | None, store: Store, namespace: str
+    events: Sequence[Node], embedder: Embedder | None, store: Store, namespace: str,
+    settings: Settings | None = None,
 ) -> list[np.ndarray | None]:
     """Like :func:`embed_events`, after a batch failed: one event at a time, so one text the
     embedder chokes on is folded without a vector instead of holding its namespace back.
@@ -126,7 +159,7 @@ def embed_each(
     out: list[np.ndarray | None] = []
     for event in events:
         try:
-            out.extend(embed_events([event], embedder, store, namespace))
+            out.extend(embed_events([event], embedder, store, namespace, settings))
         except StoreError:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure of one text, probed below
@@ -185,15 +218,16 @@ class Folder:
             if not events:
                 break
             t0 = time.perf_counter()
+            # Parsed first: a long text's passages are its parse's sentences.
+            prepare_parses(events)
+            t0 = self._spent("parse", t0)
             try:
-                vectors = embed_events(events, self.embedder, self.store, ns)
+                vectors = embed_events(events, self.embedder, self.store, ns, self.settings)
             except StoreError:
                 raise
             except Exception:  # noqa: BLE001 - retried one by one, then probed
-                vectors = embed_each(events, self.embedder, self.store, ns)
-            t0 = self._spent("embed", t0)
-            prepare_parses(events)
-            self._spent("parse", t0)
+                vectors = embed_each(events, self.embedder, self.store, ns, self.settings)
+            self._spent("embed", t0)
             i = 0
             while i < len(events):
                 i = self._fold_group(events, vectors, i, report)
