@@ -129,9 +129,11 @@ def gather(
             sig.dense.update(graph.event_vectors.nearest_among(
                 qvec, _Times.of(graph).within(win), settings.window_depth))
         if graph.passage_count:  # a long event's best passage (enfold.text.passages)
+            # (only above the dense floor: a passage below it scores 0 as a feature, and
+            # its event would be one more candidate to score for nothing)
             for key, sim in graph.passage_vectors.search(qvec, settings.dense_depth):
                 e = key.partition(PASSAGE_SEP)[0]
-                if e in events and sim > sig.passage.get(e, -2.0):
+                if sim > sig.dense_floor and e in events and sim > sig.passage.get(e, -2.0):
                     sig.passage[e] = sim
         sig.dense_hits = {*sig.dense, *sig.passage}
     derived_dense = anchor_dense(graph, qvec, _DERIVED, depth=DERIVED_DEPTH)
