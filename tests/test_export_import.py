@@ -347,7 +347,7 @@ def test_a_version_1_export_still_imports(source: Memory, tmp_path: Path) -> Non
     import, and each record's history is where it was."""
     lines = export_text(source, "A").splitlines()
     header = json.loads(lines[0])
-    assert header["version"] == EXPORT_VERSION == 2
+    assert header["version"] == EXPORT_VERSION == 3
     old = [json.dumps({**header, "version": 1})]
     for line in lines[1:]:
         obj = json.loads(line)

@@ -144,3 +144,102 @@ def test_recall_finds_a_long_event_by_its_passage(tmp_path: Path, with_passages:
         assert long_id in sig.passage and sig.passage[long_id] > sig.dense[long_id]
     else:
         assert sig.passage == {}
+
+
+def test_a_text_of_more_sentences_than_the_cap_is_covered_to_its_end() -> None:
+    text = " ".join(f"Item {i} on the agenda was discussed at some length today." for i in range(120))
+    found = passages(text, Settings(passage_max=48))
+    assert len(found) <= 48
+    assert "Item 0 " in found[0] and "Item 119 " in found[-1]
+    assert sum(p.count("Item ") for p in found) == 120  # every sentence, once
+
+
+def test_an_event_text_cannot_take_another_texts_cached_passages(tmp_path: Path) -> None:
+    """The passages' cache key is of an input no event text can give (a text that is the
+    prefix of the old key plus another text folded as that text, not as its passages)."""
+    from enfold.write.fold import passages_hash, text_hash
+
+    assert passages_hash("hash:256", EMAIL) not in {
+        text_hash("hash:256", f"\x00passages\x00{EMAIL}"), text_hash("hash:256", EMAIL)}
+    with Memory.open(tmp_path / "m.db", embedder="hash") as m:
+        m.add(EMAIL)
+        m.add(f"\x00passages\x00{EMAIL}")
+        m.add("ran 5k this morning with Sam")
+        assert m.store.get_cursor("default") == m.store.last_seq("default") == 3
+        assert all(v is not None and v.ndim == 1 for v in
+                   (m.graph().vector(e) for e in m.graph().passage_count))
+
+
+def test_passages_cut_by_other_settings_are_embedded_again(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with Memory.open(path, embedder="hash") as m:
+        m.add(EMAIL)
+    with Memory.open(path, embedder="hash", settings=Settings(passage_max=3)) as m:
+        e = m.add(EMAIL, source="other")  # the same text: its passages come from the cache
+        assert m.graph().passage_count[e] == 3
+
+
+@pytest.mark.parametrize("rows", [1e999, 0, -1, True, 1.5, 4, "2", None])
+def test_an_import_with_bad_passage_rows_is_refused_whole(tmp_path: Path, rows: object) -> None:
+    import json
+
+    from enfold.errors import InputError
+
+    with Memory.open(tmp_path / "a.db", embedder="hash") as m:
+        long_id = m.add(EMAIL)
+        m.add("ran 5k this morning with Sam")
+        buf = io.StringIO()
+        m.export(buf)
+    lines = []
+    for line in buf.getvalue().splitlines():
+        obj = json.loads(line)
+        if obj.get("record") == "vector" and obj["id"] == long_id:
+            if rows is None:
+                del obj["rows"]
+            else:
+                obj["rows"] = rows
+            line = json.dumps(obj)
+        lines.append(line)
+    with Memory.open(tmp_path / "b.db", embedder="hash") as b:
+        with pytest.raises(InputError):
+            b.import_(lines)
+        assert b.store.last_seq("default") == 0  # nothing stored
+
+
+def test_a_wipe_removes_the_passages_hnsw_file(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    settings = Settings().with_(ann_threshold=5)
+    with Memory.open(db, embedder="hash", planner=None, settings=settings) as m:
+        m.add(EMAIL)
+    sidecar = tmp_path / "m.db.default.passages.usearch"
+    assert sidecar.exists()
+    with Memory.open(db, embedder="hash", planner=None, settings=settings) as m:
+        m.wipe()
+    assert not sidecar.exists()
+
+
+def test_a_passage_the_embedder_refuses_costs_only_the_passages(tmp_path: Path) -> None:
+    from enfold.embed import HashingEmbedder
+
+    class Picky(HashingEmbedder):
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            if any(t.startswith("Separately") for t in texts):
+                raise ValueError("input rejected by the embedding service")
+            return super().embed(texts)
+
+    with Memory.open(tmp_path / "m.db", embedder=Picky()) as m:
+        e = m.add(EMAIL)
+        g = m.graph()
+        assert g.vector(e) is not None and e not in g.passage_count
+        assert "fold_error" not in g.nodes[e].attrs
+
+
+def test_the_session_estimate_counts_the_passage_vectors(tmp_path: Path) -> None:
+    from enfold.session import estimate_bytes
+
+    with Memory.open(tmp_path / "m.db", embedder="hash") as m:
+        m.add(EMAIL)
+        g = m.graph()
+        with_passages = estimate_bytes(g)
+        g.passage_vectors.remove(next(iter(g.passage_vectors.ids())))
+        assert estimate_bytes(g) < with_passages

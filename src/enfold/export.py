@@ -3,7 +3,8 @@ reads.
 
 The first line is a header (``{"record": "enfold-export", "version", "namespace",
 "cursor", "counts"}``); then one record per line, each an object whose ``record`` says what
-it is: ``event`` (in log order), ``node``, ``edge``, ``vector`` (float32, base64), ``alias``,
+it is: ``event`` (in log order), ``node``, ``edge``, ``vector`` (float32, base64; an event
+with passages has ``rows``, its whole text's vector and then one row per passage), ``alias``,
 ``meta`` and ``op`` (the op log in sequence order). Keys are sorted, so one namespace
 exports to the same bytes twice.
 
@@ -36,7 +37,7 @@ __all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "Export", "load_export", "read_exp
 #: The header's ``record``: what names a file as an enfold export.
 EXPORT_FORMAT = "enfold-export"
 #: 2: op records carry ``peer`` (an edge is one record). Version 1 files still read.
-EXPORT_VERSION = 2
+EXPORT_VERSION = 3  # 3: an event's vector may hold its passages (rows)
 
 
 def write_export(store: Store, namespace: str, fp: IO[str]) -> int:
@@ -112,15 +113,18 @@ def read_export(lines: Iterable[str], namespace: str) -> Export:
         counts[kind] = counts.get(kind, 0) + 1
         try:
             if kind == EXPORT_FORMAT:
-                if obj.get("version") not in (1, EXPORT_VERSION):  # 1: no op peers
+                if obj.get("version") not in (1, 2, EXPORT_VERSION):  # 1: no op peers
                     raise InputError(f"unsupported export version {obj.get('version')}")
                 header = obj
             else:
                 _read_record(kind, obj, namespace, events, changes)
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise InputError(f"line {lineno}: invalid {kind} record: {exc}") from exc
     if header is None:
         raise InputError("not an enfold export: the header line is missing")
+    widths = {v.shape[-1] for v in changes.vectors.values() if v is not None}
+    if len(widths) > 1:
+        raise InputError(f"vectors of different widths in one export: {sorted(widths)}")
     expected = header.get("counts")
     if isinstance(expected, dict):
         got = {k: v for k, v in counts.items() if k != EXPORT_FORMAT}
@@ -147,8 +151,13 @@ def _read_record(kind: str, obj: dict[str, Any], ns: str, events: list[EventReco
         changes.edges[e.key] = e
     elif kind == "vector":
         vec = np.frombuffer(base64.b64decode(obj["data"]), dtype=np.float32).copy()
-        rows = obj.get("rows")
-        changes.vectors[obj["id"]] = vec.reshape(int(rows), -1) if rows else vec
+        if "rows" in obj:  # an event's vector and its passages' (see WorkingGraph.set_vector)
+            rows = obj["rows"]
+            if not isinstance(rows, int) or isinstance(rows, bool) or rows < 1 \
+                    or not str(obj["id"]).startswith("ev_") or len(vec) % rows:
+                raise ValueError(f"rows {rows!r} does not split the vector of {obj['id']!r}")
+            vec = vec.reshape(rows, -1)
+        changes.vectors[obj["id"]] = vec
     elif kind == "alias":
         changes.aliases[obj["old"]] = obj["new"]
     elif kind == "meta":

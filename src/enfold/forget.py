@@ -51,7 +51,7 @@ from enfold.text.annotate import annotate
 from enfold.text.claims import extract_claims, predicate_family, target_key
 from enfold.text.goals import goal_of
 from enfold.write.apply import label_similarity
-from enfold.write.fold import passages_hash, text_hash
+from enfold.write.fold import PASSAGES_VERSION, passages_hash, text_hash
 from enfold.write.naming import ThemeNamer
 from enfold.write.people_index import PeopleIndex
 from enfold.write.planner_local import LocalPlanner, PlannerState, _central_text
@@ -160,7 +160,8 @@ def forget(session: NamespaceSession, event_id: str, *, settings: Settings,
                                   unique=unique)
         changes = g.changes()
         changes.purge_cache.update(h for m in models for h in (
-            text_hash(m, node.text), passages_hash(m, node.text)))
+            text_hash(m, node.text),
+            *(passages_hash(m, node.text, v) for v in range(1, PASSAGES_VERSION + 1))))
         with store.transaction():
             store.commit(ns, changes)
             store.drop_aliases(ns, retraction.unaliased)

@@ -22,14 +22,18 @@ from enfold.vectors import EXACT, VectorIndex
 
 _T = TypeVar("_T")
 _SHORT_PROVENANCE = 32  # below this, WorkingGraph.grounded answers from the tuple
+#: Between an event's id and its passage's number in a passage vector's key.
 PASSAGE_SEP = "\x1f"
+#: The names of the searched vector indexes' HNSW files (WorkingGraph.searched_indexes).
+VECTOR_FILES = ("events", "passages", *(k.value for k in NodeKind))
+
+__all__ = ["PASSAGE_SEP", "VECTOR_FILES", "ChangeSet", "EdgeKey", "Indexes", "WorkingGraph",
+           "passage_key"]  # ChangeSet, EdgeKey: old home
 
 
 def passage_key(event_id: str, n: int) -> str:
     """The key of an event's ``n``-th passage vector in ``WorkingGraph.passage_vectors``."""
     return f"{event_id}{PASSAGE_SEP}{n}"
-
-__all__ = ["ChangeSet", "EdgeKey", "Indexes", "WorkingGraph"]  # ChangeSet, EdgeKey: old home
 
 
 class Indexes:
@@ -419,6 +423,7 @@ class WorkingGraph:
         return (node is not None and node.kind is NodeKind.EVENT) or node_id.startswith("ev_")
 
     def _set_passages(self, node_id: str, rows: np.ndarray | None) -> None:
+        """Replace an event's passage vectors with ``rows`` (None or none: it has none)."""
         for i in range(self.passage_count.pop(node_id, 0)):
             key = passage_key(node_id, i)
             self._forget_file("passages", self.passage_vectors, key)
@@ -498,7 +503,7 @@ class WorkingGraph:
     def discard_vector_files(self) -> None:
         """Remove this namespace's HNSW files (after a wipe)."""
         if self.vector_files is not None:
-            for name in ("events", "passages", *(k.value for k in NodeKind)):
+            for name in VECTOR_FILES:
                 self.vector_files(name).unlink(missing_ok=True)
 
     # --------------------------------------------------------------- loading

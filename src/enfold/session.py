@@ -34,8 +34,7 @@ from pathlib import Path
 from typing import Self
 
 from enfold.ann import AnnOptions
-from enfold.graph import WorkingGraph
-from enfold.model import NodeKind
+from enfold.graph import VECTOR_FILES, WorkingGraph
 from enfold.store.base import Fence, Store
 
 __all__ = ["EDGE_BYTES", "NODE_BYTES", "NamespaceLock", "NamespaceSession", "SessionCache",
@@ -62,7 +61,8 @@ def estimate_bytes(graph: WorkingGraph) -> int:
     its vector indexes' matrices (O(number of indexes), cheap enough for every operation)."""
     rows = 0
     matrices = 0
-    for index in (graph.event_vectors, graph.node_vectors, *graph.kind_vectors.values()):
+    for index in (graph.event_vectors, graph.passage_vectors, graph.node_vectors,
+                  *graph.kind_vectors.values()):
         rows += len(index)
         matrices += index.nbytes()
     return len(graph.nodes) * NODE_BYTES + graph.edge_total * EDGE_BYTES + matrices \
@@ -193,7 +193,7 @@ class NamespaceSession:
     def discard_vector_files(self) -> None:
         """Remove the namespace's HNSW files, loaded or not (after a wipe)."""
         if self.vector_files is not None:
-            for name in ("events", *(k.value for k in NodeKind)):
+            for name in VECTOR_FILES:
                 self.vector_files(name).unlink(missing_ok=True)
 
 

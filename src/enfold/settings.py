@@ -312,9 +312,9 @@ class Settings:
     passage_max: int = _s(48, "passages embedded per text at most (0 = none)", "recall")
 
     # Vector search
-    ann_threshold: int = _s(20_000, "vectors in an index (events, or one kind of derived node) "
-                            "from which search uses an HNSW graph instead of an exact scan "
-                            "(0 = always exact)", "recall")
+    ann_threshold: int = _s(20_000, "vectors in an index (events, passages, or one kind of "
+                            "derived node) from which search uses an HNSW graph instead of an "
+                            "exact scan (0 = always exact)", "recall")
     ann_connectivity: int = _s(16, "HNSW links per node and layer (M)", "recall", lo=1)
     ann_expansion_add: int = _s(128, "HNSW candidates kept while inserting (efConstruction)",
                                 "recall", lo=1)

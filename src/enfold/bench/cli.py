@@ -314,12 +314,15 @@ def train_recall(ctx: click.Context, locomo_file: Path | None, fit_conversations
         click.echo(text)
     else:
         out.write_text(text, encoding="utf-8")
-    for label, rows in (("", report), *((f"without {','.join(ablate)}: ",
-                                           report["without"]) for _ in ablate[:1])):
+    # The numbers by data set and category (on stderr when the model goes to stdout).
+    reports = [("", report)]
+    if ablate:
+        reports.append((f"without {','.join(ablate)}: ", report["without"]))
+    for label, rows in reports:
         for part in ("fit", "measure"):
             for key, row in rows[part].items():
                 click.echo(f"{label}{part:<8}{key:<28}" + " ".join(
-                    f"{k}={v}" for k, v in row.items()))
+                    f"{k}={v}" for k, v in row.items()), err=out is None)
     if out is not None:
         click.echo(f"wrote {out}")
 

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from enfold.errors import StoreError
 from enfold.model import Node, NodeKind, OpRecord
 from enfold.store.base import EMBEDDER_KEY, ApiKey, Fence, Fences, Token
 
@@ -93,7 +94,11 @@ class SqlStore:
     @staticmethod
     def _unblob(dim: int, dtype: str, data: bytes) -> np.ndarray:
         v = np.frombuffer(data, dtype=np.dtype(dtype)).astype(np.float32)
-        return v if v.shape[0] == dim else v[:v.shape[0] // dim * dim].reshape(-1, dim)
+        if v.shape[0] == dim:
+            return v
+        if dim <= 0 or v.shape[0] % dim:
+            raise StoreError(f"a stored vector of {v.shape[0]} values is not rows of {dim}")
+        return v.reshape(-1, dim)
 
     @staticmethod
     def _ops(namespace: str, rows: list[Any]) -> list[OpRecord]:

@@ -8,7 +8,9 @@ words joins the next) and each two sentences side by side; recall scores an even
 best of its whole text and its passages (:mod:`enfold.recall.rank`, feature ``passage``).
 
 A text gets passages only when it has ``passage_min_sentences`` sentences and
-``passage_min_words`` words; shorter texts are one passage, their whole.
+``passage_min_words`` words; a shorter text has none (its whole text's vector serves). At
+most ``passage_max`` passages cover the whole text: the sentences and as many pairs as fit,
+or, for a text of more sentences than that, runs of neighbouring sentences.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from itertools import pairwise
 from enfold.settings import Settings
 from enfold.text import nlp
 
-_BREAK = re.compile(r"\s*\n\s*")
 _END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 #: A sentence shorter than this (in words) joins the next ("Hi Ines," "Thanks!").
 _SHORT = 5
@@ -30,7 +31,7 @@ def _sentences(text: str) -> list[str]:
     parsed the text already), by end punctuation otherwise; a line break always ends one."""
     doc = nlp.parse(text) if len(text) <= nlp.MAX_CHARS else None
     pieces = [s.text for s in doc.sents] if doc is not None else _END.split(text)
-    return [line for piece in pieces for line in _BREAK.split(piece.strip()) if line]
+    return [line for piece in pieces for line in map(str.strip, piece.split("\n")) if line]
 
 
 def _units(text: str) -> list[str]:
@@ -53,12 +54,16 @@ def _units(text: str) -> list[str]:
 
 def passages(text: str, settings: Settings | None = None) -> list[str]:
     """The passages of ``text`` (none for a short text): its sentences, then each two
-    neighbouring sentences, at most ``passage_max`` in all (sentences first)."""
+    neighbouring sentences while ``passage_max`` allows; past that many sentences, runs of
+    neighbouring sentences, so that the passages still cover the whole text."""
     s = settings or Settings()
     if s.passage_max <= 0 or len(text.split()) < s.passage_min_words:
         return []
     units = _units(text)
     if len(units) < s.passage_min_sentences:
         return []
+    if len(units) > s.passage_max:
+        run = -(-len(units) // s.passage_max)  # sentences per passage, rounded up
+        return [" ".join(units[i:i + run]) for i in range(0, len(units), run)]
     pairs = [f"{a} {b}" for a, b in pairwise(units)]
     return [*units, *pairs][:s.passage_max]

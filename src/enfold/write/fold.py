@@ -14,7 +14,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -75,6 +75,11 @@ class FoldReport:
     unplanned: list[str] = field(default_factory=list)
 
 
+#: Bumped when :func:`enfold.text.passages.passages` cuts texts differently (a new key for
+#: the cached passage vectors).
+PASSAGES_VERSION = 1
+
+
 def text_hash(model: str, text: str) -> str:
     return hashlib.sha256(f"{model}\x00{text}".encode()).hexdigest()
 
@@ -91,9 +96,14 @@ def prepare_parses(events: Sequence[Node]) -> None:
         log.warning("batch parse failed (%s); texts are parsed one by one", exc)
 
 
-def passages_hash(model: str, text: str) -> str:
-    """The embedding cache's key for the vectors of ``text``'s passages (one row each)."""
-    return text_hash(model, f"\x00passages\x00{text}")
+def passages_hash(model: str, text: str, version: int = 0) -> str:
+    """The embedding cache's key for the vectors of ``text``'s passages (one row each), as
+    the splitter of ``version`` (0: the current :data:`PASSAGES_VERSION`) cut them. Its
+    input starts with a byte no model name holds (\x01), so no event text can share a key
+    with another text's passages. A cached entry whose row count is not the number of
+    passages the current settings give is embedded again."""
+    v = version or PASSAGES_VERSION
+    return hashlib.sha256(f"\x01passages\x00{model}\x00{v}\x00{text}".encode()).hexdigest()
 
 
 def embed_events(
@@ -105,7 +115,7 @@ def embed_events(
     (:func:`enfold.text.passages.passages`), cached under :func:`passages_hash`."""
     if embedder is None or not events:
         return [None] * len(events)
-    from enfold.text.passages import passages
+    from enfold.text.passages import passages  # (imports the parser: only when folding)
 
     s = settings or Settings()
     texts: dict[str, str] = {}  # cache key -> text to embed (its passages: several)
@@ -122,7 +132,9 @@ def embed_events(
         keys.append((whole, key))
     cached = store.cached_vectors(namespace, embedder.name, list({*texts, *parts}))
     single = [k for k in texts if k not in cached]
-    several = [k for k in parts if k not in cached]
+    dim = next((cached[k].shape[-1] for k in texts if k in cached), 0)
+    several = [k for k in parts if k not in cached  # or cut by other settings before
+               or not dim or cached[k].size != dim * len(parts[k])]
     if single or several:
         batch = [texts[k] for k in single] + [p for k in several for p in parts[k]]
         vecs = [np.asarray(v, dtype=np.float32) for v in embedder.embed(batch)]
@@ -138,8 +150,11 @@ def embed_events(
     for whole, key in keys:
         vec = cached[whole]
         if key is not None:
-            rows = cached[key].reshape(-1, vec.shape[-1])
-            vec = np.vstack([vec[None, :], rows])
+            rows = cached[key]
+            if rows.size % vec.shape[-1]:  # not rows of this width: a cache gone wrong
+                raise ValueError(f"cached passage vectors of {rows.size} values do not "
+                                 f"split into rows of {vec.shape[-1]}")
+            vec = np.vstack([vec[None, :], rows.reshape(-1, vec.shape[-1])])
         out.append(vec)
     return out
 
@@ -157,17 +172,30 @@ def embed_each(
     embedder chokes on is folded without a vector instead of holding its namespace back.
     Raises the batch's error if the embedder fails a probe text too (it is down)."""
     out: list[np.ndarray | None] = []
+    whole_only = replace(settings or Settings(), passage_max=0)
     for event in events:
         try:
             out.extend(embed_events([event], embedder, store, namespace, settings))
+            continue
         except StoreError:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure of one text, probed below
-            assert embedder is not None
-            embedder.embed([_PROBE])  # raises when the embedder itself is broken
-            log.error("embedder %s failed on event %s; folding it without a vector: %s",
-                      embedder.name, event.id, exc)
-            out.append(None)
+            error: Exception = exc
+        try:  # its passages may be what failed: the whole text alone, then
+            out.extend(embed_events([event], embedder, store, namespace, whole_only))
+            log.warning("embedder %s failed on the passages of event %s; folding it with "
+                        "its whole text's vector only: %s", getattr(embedder, "name", "?"),
+                        event.id, error)
+            continue
+        except StoreError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - probed below
+            error = exc
+        assert embedder is not None
+        embedder.embed([_PROBE])  # raises when the embedder itself is broken
+        log.error("embedder %s failed on event %s; folding it without a vector: %s",
+                  embedder.name, event.id, error)
+        out.append(None)
     return out
 
 
