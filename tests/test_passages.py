@@ -115,7 +115,8 @@ def test_a_rolled_back_change_gives_an_event_its_passages_back() -> None:
 
 
 @pytest.mark.parametrize("with_passages", [True, False])
-def test_recall_finds_a_long_event_by_its_passage(tmp_path: Path, with_passages: bool) -> None:
+def test_recall_finds_a_long_event_by_its_passage(tmp_path: Path, with_passages: bool,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """The passage feature reads each candidate's best passage; with passages off the
     candidates are scored as before (the feature equals the whole text's cosine)."""
     from enfold.recall import controller
@@ -126,19 +127,15 @@ def test_recall_finds_a_long_event_by_its_passage(tmp_path: Path, with_passages:
     real = controller.candidate_set
 
     def spy(graph, sig, *args, **kwargs):  # type: ignore[no-untyped-def]
-        out = real(graph, sig, *args, **kwargs)
         seen.append(sig)
-        return out
+        return real(graph, sig, *args, **kwargs)
 
     with Memory.open(tmp_path / "m.db", embedder="hash", settings=settings) as m:
         long_id = m.add(EMAIL)
         for i in range(5):
             m.add(f"ran {5 + i} km along the canal, the knee held up")
-        controller.candidate_set = spy  # type: ignore[assignment]
-        try:
-            m.recall("What dose of bisoprolol did the cardiologist give Dad?", k=3)
-        finally:
-            controller.candidate_set = real  # type: ignore[assignment]
+        monkeypatch.setattr(controller, "candidate_set", spy)
+        m.recall("What dose of bisoprolol did the cardiologist give Dad?", k=3)
     sig = seen[-1]
     if with_passages:
         assert long_id in sig.passage and sig.passage[long_id] > sig.dense[long_id]

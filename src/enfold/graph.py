@@ -36,6 +36,16 @@ def passage_key(event_id: str, n: int) -> str:
     return f"{event_id}{PASSAGE_SEP}{n}"
 
 
+def _best_per_event(found: Iterable[tuple[str, float]]) -> dict[str, float]:
+    """Each event's best cosine among passage keys and their cosines."""
+    best: dict[str, float] = {}
+    for key, sim in found:
+        e = key.partition(PASSAGE_SEP)[0]
+        if sim > best.get(e, -2.0):
+            best[e] = sim
+    return best
+
+
 class Indexes:
     """The derived, unpersisted structures kept beside one graph (indexes, caches, algorithm
     state such as the local planner's term statistics), one per type: the type is the key,
@@ -245,12 +255,11 @@ class WorkingGraph:
                 for i in range(self.passage_count.get(e, 0))]
         if not keys:
             return {}
-        best: dict[str, float] = {}
-        for key, sim in self.passage_vectors.similarities(query, keys).items():
-            e = key.partition(PASSAGE_SEP)[0]
-            if sim > best.get(e, -2.0):
-                best[e] = sim
-        return best
+        return _best_per_event(self.passage_vectors.similarities(query, keys).items())
+
+    def nearest_passages(self, query: np.ndarray, k: int) -> dict[str, float]:
+        """The events of the ``k`` passages nearest to ``query``, each with its best."""
+        return _best_per_event(self.passage_vectors.search(query, k))
 
     # -------------------------------------------------------------- journalling
     def begin(self) -> None:
@@ -429,9 +438,12 @@ class WorkingGraph:
             self._forget_file("passages", self.passage_vectors, key)
             self.passage_vectors.remove(key)
         if rows is not None and len(rows):
-            self.passage_vectors.put_many([(passage_key(node_id, i), r)
-                                           for i, r in enumerate(rows)])
-            self.passage_count[node_id] = len(rows)
+            self.passage_vectors.put_many(self._passage_items(node_id, rows))
+
+    def _passage_items(self, node_id: str, rows: np.ndarray) -> list[tuple[str, np.ndarray]]:
+        """An event's passage rows keyed for :attr:`passage_vectors` (counted as its)."""
+        self.passage_count[node_id] = len(rows)
+        return [(passage_key(node_id, i), r) for i, r in enumerate(rows)]
 
     def _set_vector(self, node_id: str, vec: np.ndarray | None) -> None:
         if self._is_event(node_id):
@@ -529,9 +541,8 @@ class WorkingGraph:
         for node_id, vec in vectors:
             if self._is_event(node_id):
                 if vec.ndim == 2:
-                    passages.extend((passage_key(node_id, i), r)
-                                    for i, r in enumerate(vec[1:]))
-                    self.passage_count[node_id] = len(vec) - 1
+                    if len(vec) > 1:
+                        passages.extend(self._passage_items(node_id, vec[1:]))
                     vec = vec[0]
                 events.append((node_id, vec))
             else:

@@ -22,7 +22,7 @@ from functools import partial
 
 import numpy as np
 
-from enfold.graph import PASSAGE_SEP, WorkingGraph
+from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, NodeKind
 from enfold.recall.analyze import QueryAnalysis
 from enfold.recall.operators import (
@@ -131,10 +131,8 @@ def gather(
         if graph.passage_count:  # a long event's best passage (enfold.text.passages)
             # (only above the dense floor: a passage below it scores 0 as a feature, and
             # its event would be one more candidate to score for nothing)
-            for key, sim in graph.passage_vectors.search(qvec, settings.dense_depth):
-                e = key.partition(PASSAGE_SEP)[0]
-                if sim > sig.dense_floor and e in events and sim > sig.passage.get(e, -2.0):
-                    sig.passage[e] = sim
+            sig.passage = {e: sim for e, sim in graph.nearest_passages(
+                qvec, settings.dense_depth).items() if sim > sig.dense_floor and e in events}
         sig.dense_hits = {*sig.dense, *sig.passage}
     derived_dense = anchor_dense(graph, qvec, _DERIVED, depth=DERIVED_DEPTH)
     person_steps = _people(graph, analysis, settings, sig, events)

@@ -118,45 +118,42 @@ def embed_events(
     from enfold.text.passages import passages  # (imports the parser: only when folding)
 
     s = settings or Settings()
-    texts: dict[str, str] = {}  # cache key -> text to embed (its passages: several)
-    parts: dict[str, list[str]] = {}
+    texts: dict[str, str] = {}  # cache key -> text
+    parts: dict[str, tuple[str, list[str]]] = {}  # cache key -> (its text's key, passages)
     keys: list[tuple[str, str | None]] = []
     for e in events:
         whole = text_hash(embedder.name, e.text)
         texts[whole] = e.text
         found = passages(e.text, s)
-        key = None
-        if found:
-            key = passages_hash(embedder.name, e.text)
-            parts[key] = found
+        key = passages_hash(embedder.name, e.text) if found else None
+        if key is not None:
+            parts[key] = (whole, found)
         keys.append((whole, key))
-    cached = store.cached_vectors(namespace, embedder.name, list({*texts, *parts}))
+    cached = store.cached_vectors(namespace, embedder.name, [*texts, *parts])
+
+    def fits(key: str) -> bool:
+        """Cached rows of the passages these settings cut, as wide as the text's vector
+        (not: cut by other settings before)."""
+        whole, found = parts[key]
+        return key in cached and whole in cached \
+            and cached[key].size == len(found) * cached[whole].shape[-1]
+
     single = [k for k in texts if k not in cached]
-    dim = next((cached[k].shape[-1] for k in texts if k in cached), 0)
-    several = [k for k in parts if k not in cached  # or cut by other settings before
-               or not dim or cached[k].size != dim * len(parts[k])]
+    several = [k for k in parts if not fits(k)]
     if single or several:
-        batch = [texts[k] for k in single] + [p for k in several for p in parts[k]]
+        batch = [texts[k] for k in single] + [p for k in several for p in parts[k][1]]
         vecs = [np.asarray(v, dtype=np.float32) for v in embedder.embed(batch)]
         fresh = list(zip(single, vecs[:len(single)], strict=True))
         at = len(single)
         for k in several:
-            n = len(parts[k])
+            n = len(parts[k][1])
             fresh.append((k, np.stack(vecs[at:at + n]).reshape(-1)))
             at += n
         store.cache_vectors(namespace, embedder.name, fresh)
         cached.update(fresh)
-    out: list[np.ndarray | None] = []
-    for whole, key in keys:
-        vec = cached[whole]
-        if key is not None:
-            rows = cached[key]
-            if rows.size % vec.shape[-1]:  # not rows of this width: a cache gone wrong
-                raise ValueError(f"cached passage vectors of {rows.size} values do not "
-                                 f"split into rows of {vec.shape[-1]}")
-            vec = np.vstack([vec[None, :], rows.reshape(-1, vec.shape[-1])])
-        out.append(vec)
-    return out
+    return [cached[whole] if key is None else np.vstack(
+                [cached[whole][None, :], cached[key].reshape(-1, cached[whole].shape[-1])])
+            for whole, key in keys]
 
 
 #: A text any working embedder embeds: how a failed batch tells a broken embedder (raise,
