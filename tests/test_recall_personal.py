@@ -65,7 +65,7 @@ def test_every_question_the_issue_names_has_its_answer_in_the_top_3(minilm: Any)
 
 @pytest.mark.parametrize("name, top1, top3, top10", [
     ("personal-a", 0.70, 0.88, 0.95),
-    ("personal-b", 0.45, 0.76, 0.85),
+    ("personal-b", 0.45, 0.72, 0.85),
     ("personal-e", 0.58, 0.88, 0.95),
     ("personal-f", 0.62, 0.88, 0.92),
     ("personal-g", 0.60, 0.83, 0.95),

@@ -799,7 +799,7 @@ class Memory:
         from enfold.events import to_epoch
         from enfold.recall.ahead import SearchAhead
         from enfold.recall.analyze import analyze
-        from enfold.recall.controller import Lexical, lexical_calls
+        from enfold.recall.controller import Lexical, lexical_calls, lexical_query
         from enfold.recall.controller import recall as run_recall
 
         if not isinstance(query, str) or not query.strip():
@@ -818,7 +818,7 @@ class Memory:
 
             search: Lexical = lexical
             if self.settings.search_ahead:
-                search = SearchAhead(lexical, query, lexical_calls(self.settings),
+                search = SearchAhead(lexical, lexical_query(query), lexical_calls(self.settings),
                                      self._search_pool())
             try:
                 when = None if at is None else datetime.fromtimestamp(to_epoch(at), tz=UTC)

@@ -49,6 +49,38 @@ _DERIVED = (NodeKind.CONCEPT, NodeKind.FACT, NodeKind.CLAIM, NodeKind.INTENT)
 DERIVED_DEPTH = 50
 
 
+#: Closed-class words (pronouns, determiners, auxiliaries and modals, prepositions,
+#: conjunctions, question words and the pieces contractions leave): they say how a question
+#: is asked, not what it is about. In BM25 they score wherever the events happen to use
+#: them, and in a personal stream, where few events ask anything, "what" is a rare word: an
+#: event that says "lost track of what day it is" was the best match for "What's the
+#: deadline for my NMC paperwork?" when no event held "deadline". Open-class words ("make",
+#: "last", "next") are kept, and so is "may" (the month).
+_FUNCTION_WORDS = frozenset(re.findall(r"[a-z]+", """
+    i me my mine myself we us our ours ourselves you your yours yourself yourselves he him his
+    himself she her hers herself it its itself they them their theirs themselves
+    what which who whom whose when where why how whatever whoever
+    a an the this that these those some any each every either neither another such
+    am is are was were be been being have has had having do does did
+    will would shall should can could might must
+    of in on at to for from with by about into onto upon over under after before between
+    through during without within across along around against among toward towards via
+    and or but nor so if than then because as whether
+    not there s t ll re ve d m
+"""))
+_QUERY_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def lexical_query(query: str) -> str:
+    """The words of ``query`` its BM25 searches use: without :data:`_FUNCTION_WORDS`, unless
+    a word is capitalized after the first ("What did Will say?": a name), and the query
+    itself when nothing else is left ("Who is it?")."""
+    kept = [m.group() for m in _QUERY_WORD.finditer(query)
+            if m.group().lower() not in _FUNCTION_WORDS
+            or len(m.group()) > 1 and m.group()[:1].isupper() and query[:m.start()].strip()]
+    return " ".join(kept) if kept else query
+
+
 def lexical_calls(settings: Settings) -> list[tuple[tuple[NodeKind, ...], int]]:
     """The lexical searches :func:`gather` makes for a question, as (kinds, depth), in the
     order it makes them: the events', then the derived nodes' (each scores only the rows of
@@ -109,7 +141,7 @@ def gather(
     :mod:`enfold.recall.rank`), the derived nodes that anchor on the query, and the claims
     asked for."""
     steps = [] if steps is None else steps
-    q = analysis.query
+    q = lexical_query(analysis.query)
     win = analysis.window
     sig = Signals(asks_latest=analysis.asks_latest)
     events = graph.by_kind[NodeKind.EVENT]
