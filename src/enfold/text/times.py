@@ -328,10 +328,21 @@ _WEEKDAY_RE = (
     rf"(?:(?P<wd_mod>this\s+coming|this|next|last|coming)\s+)?"
     rf"(?P<wd>{_WEEKDAY})\b(?(wd_mod)|(?!s\b))(?P<wd_post>\s+week\b|\s+after\s+next\b)?)"
 )
+# "since march", "in may": the two month names that are also words count in lower case too
+# after a word that introduces a month ("this may be", "a march on the capital" do not)
+_LOWER_MONTH_INTRO = "(?:" + "|".join(f"(?<=\\b{w}\\s)" for w in (
+    "in", "since", "until", "till", "during", "from", "through", "last", "next", "early",
+    "late", "before", "after")) + ")"
 _MONTH_BARE = (
     r"(?P<mbare>\b(?P<mb_mod>in|since|until|till|by|before|after|during|last|next|this|early"
     r"|late|mid-?|end\s+of|beginning\s+of|start\s+of|of|from|through|for)(?:(?<=-)|\s+)"
-    rf"(?P<mb_m>{_MONTH_FULL})\b(?!\s*\d))"
+    rf"(?P<mb_m>{_MONTH_FULL}|{_LOWER_MONTH_INTRO}(?-i:may|march))\b(?!\s*\d))"
+)
+# A month's name alone, as a noun or a noun's modifier ("the October payroll error",
+# "November was brutal"): only the names that are no common word or first name, capitalized
+_MONTH_ALONE = (
+    r"(?P<malone>\b(?P<ma_m>(?-i:January|February|July|September|October|November|December))"
+    r"\b(?!\s*\d)(?!['’]s\b))"
 )
 _YEAR = (
     r"(?P<year>\b(?P<yr_mod>in|since|during|until|till|by|from|back\s+in|early|late|of|through"
@@ -520,7 +531,7 @@ _NTHWD = (r"(?P<nthwd>\b(?:the\s+)?(?P<nw_n>" + "|".join(_NTH_ORDINALS) + ")"
           rf"|(?P<nw_m>{_MONTH_FULL}))\b)")
 _GRAMMAR = re.compile(
     f"{_HOLIDAY}|{_ENDOF}|{_NTHWD}|{_ISO}|{_DMY}|{_MDY}|{_MY}|{_AGO}|{_WORKDAYS}|{_IN}|{_DAYWORD}|{_WEEKEND}|{_MODUNIT}|{_WEEKDAY_RE}"
-    f"|{_MONTH_BARE}|{_YEAR}|{_ORDINAL}|{_CLOCK}|{_SLASH}",
+    f"|{_MONTH_BARE}|{_YEAR}|{_ORDINAL}|{_CLOCK}|{_SLASH}|{_MONTH_ALONE}",
     re.IGNORECASE,
 )
 
@@ -581,7 +592,7 @@ def extract_times(text: str, ref: datetime) -> list[TimeMention]:
         start, end = m.start(kind), m.end(kind)
         if kind == "weekday" and m.group("wd") in ("Sat", "Sun", "Wed", "sat", "sun", "wed", "mon") \
                 and not m.group("wd_mod") and not _DAY_INTRO.search(text, 0, start) \
-                and not _DATE_AFTER.match(text, end):
+                and not _DATE_AFTER.match(text, end) and not _short_day_alone(text, m):
             continue  # "Sat next to her", "Sun was out": words, not days
         if kind == "year" and _counts_a_noun(text, m.start("yr"), m.end("yr")):
             continue  # "a total of 2000 words": a number of things, not a year
@@ -624,6 +635,37 @@ def extract_times(text: str, ref: datetime) -> list[TimeMention]:
     return out
 
 
+#: What may follow a short weekday name that is also a word, for it to be a day by itself:
+#: "'s", a punctuation mark, the end, "and" / "or" ("delivered Wed and …", "Wed's
+#: delivery", "back to school wed, …").
+_SHORT_DAY_AFTER = re.compile(r"['’]s\b|\s*(?:[,.;:!?)]|[-–—]\s|$)|\s+(?:and|or)\b")
+#: Words before "wed" that make it the verb ("will wed", "to wed") or "we'd" ("and wed").
+_WED_VERB_BEFORE = re.compile(r"\b(?:to|will|shall|would|could|should|can|must|might|gonna"
+                              r"|wanna|and|but|so|if|then|when|that|[a-z]+['’](?:ll|d))\s+$",
+                              re.IGNORECASE)
+_SENTENCE_START = re.compile(r"(?:^|[.!?\n]\s*|[-–—:]\s+)$")
+
+
+def _short_day_alone(text: str, m: re.Match[str]) -> bool:
+    """Whether a short weekday name that is also a word ("Wed", "Sat", "Sun", "wed") is a
+    day although no word introduces it (:data:`_DAY_INTRO`) and no date or time follows:
+    "Wed" anywhere and "Sat" / "Sun" inside a sentence (not after "the": "the Sun"), with
+    :data:`_SHORT_DAY_AFTER` after them; "wed" in lower case the same, unless it reads as
+    the verb or as "we'd". "sat", "sun" and "mon" in lower case stay words."""
+    name, start, end = m.group("wd"), m.start("wd"), m.end("wd")
+    if not _SHORT_DAY_AFTER.match(text, end):
+        return False
+    before = text[:start]
+    if name == "Wed":
+        return True
+    if name == "wed":
+        return not _WED_VERB_BEFORE.search(before)
+    if name in ("Sat", "Sun"):
+        return not _SENTENCE_START.search(before) and not re.search(
+            r"\bthe\s+$", before, re.IGNORECASE)
+    return False
+
+
 def _counts_a_noun(text: str, start: int, end: int) -> bool:
     """Whether the number at text[start:end] counts the noun after it ("of 2000 words")."""
     from enfold.text.nlp import parse
@@ -640,7 +682,7 @@ _SINCE = re.compile(r"\bsince\s+(?:the\s+)?$", re.IGNORECASE)
 _KEEP_MODIFIER = frozenset({"last", "next", "this", "early", "late", "mid", "mid-"})
 _KINDS = (
     "holiday", "endof", "nthwd", "iso", "dmy", "mdy", "my", "ago", "workdays", "inn", "dayword", "weekend", "modunit", "weekday",
-    "mbare", "year", "ordinal", "clock", "slash",
+    "mbare", "year", "ordinal", "clock", "slash", "malone",
 )
 
 
@@ -1008,6 +1050,14 @@ def _resolve(
         if mod.startswith("end"):  # "end of April": its last day, as "the end of the month"
             return _day(found[2].date() - timedelta(days=1))
         return found
+    if kind == "malone":  # the nearest such month, unless the clause points one way
+        month = _MONTHS[g("ma_m").lower()]
+        if direction in ("past", "future") and (direction == "past" or firm):
+            return _bare_month("", month, ref.date(), direction)
+        back = _bare_month("", month, ref.date(), "past")
+        ahead = _bare_month("", month, ref.date(), "future")
+        now = ref.year * 12 + ref.month
+        return min((back, ahead), key=lambda f: abs(f[1].year * 12 + f[1].month - now))
     if kind == "year":
         return _year(int(g("yr")))
     if kind == "ordinal":
