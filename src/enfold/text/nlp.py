@@ -82,8 +82,10 @@ def _special_cases(nlp: Language) -> None:
     "wednesday" as its norm (the entity recogniser took a bare "Wed" for a PERSON). The
     lower-case "wed" keeps spaCy's reading: in chat it is "we'd" as often as a day."""
     from spacy.symbols import NORM, ORTH
+    from spacy.tokenizer import Tokenizer
 
-    nlp.tokenizer.add_special_case("Wed", [{ORTH: "Wed", NORM: "wednesday"}])
+    if isinstance(nlp.tokenizer, Tokenizer):
+        nlp.tokenizer.add_special_case("Wed", [{ORTH: "Wed", NORM: "wednesday"}])
 
 
 def available() -> bool:
