@@ -969,8 +969,11 @@ def _resolve(
             return _day(_months_back(ref.date(), n * {"year": 12, "month": 1}.get(unit, 0))
                         if unit in ("month", "year") else ref.date()
                         - timedelta(days=n * (7 if unit == "week" else 1)))
-        return None if d is None else _by_unit(unit, d.date(),
-                                                counted="couple" not in n_text.lower())
+        counted = "couple" not in n_text.lower()
+        if unit == "month" and counted:  # "in three months", "a month ago": a day, as
+            # "in two weeks" is, the same day of the month counted on the calendar
+            return _day(_months_back(ref.date(), -n if future else n))
+        return None if d is None else _by_unit(unit, d.date(), counted=counted)
     if kind == "workdays":
         when, left = ref.date(), _count(g("wd_n"))
         while left > 0:
