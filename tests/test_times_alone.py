@@ -27,6 +27,13 @@ from enfold.text.times import extract_times
      "2026-10"),
     ("November was brutal at work.", "2027-01-10T14:00", "November", "2026-11"),
     ("We'll do the December party at ours.", "2027-01-10T14:00", "December", "2027-12"),
+    # a bare day number after "on the", a holiday's full name, a letter's own date
+    ("I picked the parcel up on the 25, and it was fine.", "2025-04-28T09:00", "the 25",
+     "2025-04-25"),
+    ("All US offices will be closed for Martin Luther King Jr. Day.", "2026-01-16T15:40",
+     "Martin Luther King Jr. Day", "2026-01-19"),
+    ("Please reply within 14 days from the date of this letter.", "2026-10-27T09:30",
+     "14 days from the date of this letter", "2026-11-10"),
 ])
 def test_a_name_alone_is_a_time(text: str, ts: str, expression: str, value: str) -> None:
     found = [(m.expression, m.value) for m in extract_times(text, datetime.fromisoformat(ts))]
@@ -40,6 +47,7 @@ def test_a_name_alone_is_a_time(text: str, ts: str, expression: str, value: str)
     "this may be late",
     "April and June came round for tea",
     "we will march on the town hall",
+    "we waited on the 25 bus for an hour",
 ])
 def test_the_same_words_as_words_are_no_time(text: str) -> None:
     assert extract_times(text, datetime(2026, 1, 4, 8, 45)) == []

@@ -295,7 +295,9 @@ _MDY = (
     rf"(?!:)(?:,?\s+(?P<mdy_y>\d{{4}})\b)?)"
 )
 _MY = rf"(?P<my>\b(?P<my_m>{_MONTH_FULL})\s+(?:of\s+)?(?P<my_y>\d{{4}})\b)"
-_AGO = (rf"(?P<ago>\b(?P<ago_n>{_NUM})\s+(?P<ago_u>{_UNIT})s?\s+(?P<ago_dir>ago|from\s+now|from\s+today)\b"
+_AGO = (rf"(?P<ago>\b(?P<ago_n>{_NUM})\s+(?P<ago_u>{_UNIT})s?\s+(?P<ago_dir>ago|from\s+now|from\s+today"
+        # a letter's "14 days from the date of this letter": from the day it is written
+        r"|from\s+the\s+date\s+of\s+this\s+(?:letter|notice|e-?mail|message|invoice|order)s?)\b"
         r"(?P<ago_today>\s+today\b)?)")
 _IN = rf"(?P<inn>\bin\s+(?P<in_n>{_NUM})\s+(?P<in_u>{_UNIT})s?\b)"
 # "within 10 business days", "in three working days": counted on weekdays only
@@ -358,7 +360,10 @@ _ORDINAL = (
     rf"(?!\s+{_ORDINAL_NOUNS})"
     # "booked for the fifteenth": a spelled ordinal only where nothing it could count follows
     rf"|(?P<odw>{_SPELLED_DAY})"
-    rf"(?=\s*(?:$|[.,;:!?)]|[-–—]\s|(?:at|by|for|then|please)\b))))"
+    rf"(?=\s*(?:$|[.,;:!?)]|[-–—]\s|(?:at|by|for|then|please)\b))"
+    # "I got it on the 25, but …": a bare number after "on the" / "by the", where nothing
+    # it could count follows
+    r"|(?<=\b(?:on|by)\sthe\s)(?P<odn>[1-9]|[12]\d|3[01])(?=\s*(?:$|[.,;:!?)]|[-–—]\s))))"
 )
 _CLOCK = (
     r"(?P<clock>\b(?:at\s+)?(?:(?P<ck_h>\d{1,2})(?:[:.](?P<ck_m>[0-5]\d))?\s*"
@@ -471,6 +476,7 @@ _HOLIDAYS: dict[str, HolidayRule] = {
     "labor day": lambda y: _nth_weekday(y, 9, 0, 1),
     "labour day": lambda y: _nth_weekday(y, 9, 0, 1),
     "martin luther king day": lambda y: _nth_weekday(y, 1, 0, 3),
+    "martin luther king jr. day": lambda y: _nth_weekday(y, 1, 0, 3),
     "mlk day": lambda y: _nth_weekday(y, 1, 0, 3),
     "presidents' day": lambda y: _nth_weekday(y, 2, 0, 3),
     "presidents day": lambda y: _nth_weekday(y, 2, 0, 3),
@@ -1064,7 +1070,7 @@ def _resolve(
     if kind == "year":
         return _year(int(g("yr")))
     if kind == "ordinal":
-        day = int(g("od")) if g("od") else _SPELLED_ORDINALS[g("odw").lower()]
+        day = int(g("od") or g("odn") or 0) or _SPELLED_ORDINALS[g("odw").lower()]
         nth = _ordinal_day(day, ref.date(), direction)
         return None if nth is None else _day(nth)
     if kind == "clock":
