@@ -16,7 +16,6 @@ from enfold.text.times import extract_times
      "2027-03-24"),
     ("Wed's meeting ran long, sorry I missed your call", "2026-03-05T10:30", "Wed",
      "2026-03-04"),
-    ("I'm back at work Wed, not ready at all", "2026-01-04T08:45", "Wed", "2026-01-07"),
     ("back to school wed, kids are not ready", "2026-01-04T08:45", "wed", "2026-01-07"),
     ("bbq at ours Sat?", "2026-01-06T08:45", "Sat", "2026-01-10"),
     ("been on early shifts since march and i'm done in", "2027-07-24T14:00", "march",
@@ -27,6 +26,7 @@ from enfold.text.times import extract_times
      "2026-10"),
     ("November was brutal at work.", "2027-01-10T14:00", "November", "2026-11"),
     ("We'll do the December party at ours.", "2027-01-10T14:00", "December", "2027-12"),
+    ("The December payment is due.", "2026-01-14T09:00", "December", "2026-12"),
     # a bare day number after "on the", a holiday's full name, a letter's own date
     ("I picked the parcel up on the 25, and it was fine.", "2025-04-28T09:00", "the 25",
      "2025-04-25"),
@@ -48,6 +48,13 @@ def test_a_name_alone_is_a_time(text: str, ts: str, expression: str, value: str)
     "April and June came round for tea",
     "we will march on the town hall",
     "we waited on the 25 bus for an hour",
+    "I'm on the 3.30 train home.",
+    "We got wed.",
+    "The next may be better.",
+    "The money coming in may not be enough.",
+    "I lost 10kg in three months.",
+    "The October Revolution changed everything.",
+    "I met January Jones at the premiere.",
 ])
 def test_the_same_words_as_words_are_no_time(text: str) -> None:
     assert extract_times(text, datetime(2026, 1, 4, 8, 45)) == []

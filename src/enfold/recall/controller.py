@@ -69,15 +69,27 @@ _FUNCTION_WORDS = frozenset(re.findall(r"[a-z]+", """
     not there s t ll re ve d m
 """))
 _QUERY_WORD = re.compile(r"\w+", re.UNICODE)
+#: A negated auxiliary ("won't", "didn't"), and what a contraction leaves after its
+#: apostrophe ("'s", "'ll"): no content either way.
+_CONTRACTION = re.compile(r"\b\w+n['’]t\b|['’](?:s|d|ll|re|ve|m)\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?]\s*$")
 
 
 def lexical_query(query: str) -> str:
-    """The words of ``query`` its BM25 searches use: without :data:`_FUNCTION_WORDS`, unless
-    a word is capitalized after the first ("What did Will say?": a name), and the query
-    itself when nothing else is left ("Who is it?")."""
-    kept = [m.group() for m in _QUERY_WORD.finditer(query)
-            if m.group().lower() not in _FUNCTION_WORDS
-            or len(m.group()) > 1 and m.group()[:1].isupper() and query[:m.start()].strip()]
+    """The words of ``query`` its BM25 searches use: without :data:`_FUNCTION_WORDS` and
+    contractions, unless a word is capitalized inside a sentence ("What did Will say?": a
+    name; not "I", nor a question in capitals); the query itself when nothing else is left
+    ("Who is it?")."""
+    text = _CONTRACTION.sub(" ", query)
+    shouting = text.isupper()
+    kept = []
+    for m in _QUERY_WORD.finditer(text):
+        word = m.group()
+        before = text[:m.start()]
+        named = (not shouting and word[:1].isupper() and word != "I"
+                 and any(c.isalnum() for c in before) and not _SENTENCE_END.search(before))
+        if word.lower() not in _FUNCTION_WORDS or named:
+            kept.append(word)
     return " ".join(kept) if kept else query
 
 

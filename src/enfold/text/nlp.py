@@ -68,24 +68,10 @@ def _load() -> Language | None:
                             module, exc)
                 continue
             _name = module
-            _special_cases(_nlp)
             return _nlp
         log.warning("no spaCy English model is installed (%s); reading text by rules",
                     " or ".join(MODELS))
         return None
-
-
-def _special_cases(nlp: Language) -> None:
-    """Tokenizer exceptions the readers need. spaCy splits "Wed" as "We" + "'d" (we'd
-    without its apostrophe); capitalized, it is far more often Wednesday, and the tense of
-    "delivered Wed" was read from a "'d" that is not there. It is kept one token, with
-    "wednesday" as its norm (the entity recogniser took a bare "Wed" for a PERSON). The
-    lower-case "wed" keeps spaCy's reading: in chat it is "we'd" as often as a day."""
-    from spacy.symbols import NORM, ORTH
-    from spacy.tokenizer import Tokenizer
-
-    if isinstance(nlp.tokenizer, Tokenizer):
-        nlp.tokenizer.add_special_case("Wed", [{ORTH: "Wed", NORM: "wednesday"}])
 
 
 def available() -> bool:

@@ -333,18 +333,19 @@ _WEEKDAY_RE = (
 # "since march", "in may": the two month names that are also words count in lower case too
 # after a word that introduces a month ("this may be", "a march on the capital" do not)
 _LOWER_MONTH_INTRO = "(?:" + "|".join(f"(?<=\\b{w}\\s)" for w in (
-    "in", "since", "until", "till", "during", "from", "through", "last", "next", "early",
-    "late", "before", "after")) + ")"
+    "in", "since", "until", "till", "during", "early", "late")) + ")"
+#: ... and not where "may" is the modal ("coming in may not be enough", "in may be")
+_NOT_MODAL = r"(?!\s+(?:be|not|have|well|also|just|still|never|need|want|get|take|seem)\b)"
 _MONTH_BARE = (
     r"(?P<mbare>\b(?P<mb_mod>in|since|until|till|by|before|after|during|last|next|this|early"
     r"|late|mid-?|end\s+of|beginning\s+of|start\s+of|of|from|through|for)(?:(?<=-)|\s+)"
-    rf"(?P<mb_m>{_MONTH_FULL}|{_LOWER_MONTH_INTRO}(?-i:may|march))\b(?!\s*\d))"
+    rf"(?P<mb_m>{_MONTH_FULL}|{_LOWER_MONTH_INTRO}(?-i:may|march){_NOT_MODAL})\b(?!\s*\d))"
 )
 # A month's name alone, as a noun or a noun's modifier ("the October payroll error",
 # "November was brutal"): only the names that are no common word or first name, capitalized
 _MONTH_ALONE = (
     r"(?P<malone>\b(?P<ma_m>(?-i:January|February|July|September|October|November|December))"
-    r"\b(?!\s*\d)(?!['’]s\b))"
+    r"\b(?!,?\s*\d)(?!['’]s\b))"
 )
 _YEAR = (
     r"(?P<year>\b(?P<yr_mod>in|since|during|until|till|by|from|back\s+in|early|late|of|through"
@@ -363,7 +364,8 @@ _ORDINAL = (
     rf"(?=\s*(?:$|[.,;:!?)]|[-–—]\s|(?:at|by|for|then|please)\b))"
     # "I got it on the 25, but …": a bare number after "on the" / "by the", where nothing
     # it could count follows
-    r"|(?<=\b(?:on|by)\sthe\s)(?P<odn>[1-9]|[12]\d|3[01])(?=\s*(?:$|[.,;:!?)]|[-–—]\s))))"
+    r"|(?<=\b(?:on|by)\sthe\s)(?P<odn>[1-9]|[12]\d|3[01])(?![\d.,:]\d)"
+    r"(?=\s*(?:$|[.,;:!?)]|[-–—]\s))))"
 )
 _CLOCK = (
     r"(?P<clock>\b(?:at\s+)?(?:(?P<ck_h>\d{1,2})(?:[:.](?P<ck_m>[0-5]\d))?\s*"
@@ -600,6 +602,8 @@ def extract_times(text: str, ref: datetime) -> list[TimeMention]:
                 and not m.group("wd_mod") and not _DAY_INTRO.search(text, 0, start) \
                 and not _DATE_AFTER.match(text, end) and not _short_day_alone(text, m):
             continue  # "Sat next to her", "Sun was out": words, not days
+        if kind == "malone" and not _month_alone(text, m):
+            continue  # "Red October", "the October Revolution", "January Jones": names
         if kind == "year" and _counts_a_noun(text, m.start("yr"), m.end("yr")):
             continue  # "a total of 2000 words": a number of things, not a year
         if kind in ("mbare", "year"):
@@ -621,7 +625,9 @@ def extract_times(text: str, ref: datetime) -> list[TimeMention]:
                 and kind not in ("ago", "inn", "workdays"):
             direction = "past"  # "since January", "since the 3rd": a day gone by
         try:
-            resolved = _resolve(kind, m, local_ref, direction, firm=bool(_FIRM.search(clause)))
+            firm = bool(_FIRM.search(clause)) or kind == "malone" and (
+                deadline or _DUE.search(clause) is not None)
+            resolved = _resolve(kind, m, local_ref, direction, firm=firm)
         except (OverflowError, ValueError):  # past the calendar's ends: "9999-12-31"
             resolved = None
         if resolved is not None:
@@ -644,12 +650,13 @@ def extract_times(text: str, ref: datetime) -> list[TimeMention]:
 #: What may follow a short weekday name that is also a word, for it to be a day by itself:
 #: "'s", a punctuation mark, the end, "and" / "or" ("delivered Wed and …", "Wed's
 #: delivery", "back to school wed, …").
-_SHORT_DAY_AFTER = re.compile(r"['’]s\b|\s*(?:[,.;:!?)]|[-–—]\s|$)|\s+(?:and|or)\b")
+_SHORT_DAY_AFTER = re.compile(r"['’]s\b|\s*(?:[,.;:!?)/]|[-–—]\s|$)|\s+(?:and|or)\b")
 #: Words before "wed" that make it the verb ("will wed", "to wed") or "we'd" ("and wed").
 _WED_VERB_BEFORE = re.compile(r"\b(?:to|will|shall|would|could|should|can|must|might|gonna"
-                              r"|wanna|and|but|so|if|then|when|that|[a-z]+['’](?:ll|d))\s+$",
-                              re.IGNORECASE)
-_SENTENCE_START = re.compile(r"(?:^|[.!?\n]\s*|[-–—:]\s+)$")
+                              r"|wanna|get|gets|got|getting|gotten|finally|just|newly|they|we"
+                              r"|[a-z]+['’](?:ll|d|re))\s+$", re.IGNORECASE)
+#: What ends the text before a sentence's first word (quotes and brackets included).
+_SENTENCE_END = frozenset(".!?:;-–—\"“”'‘’([")
 
 
 def _short_day_alone(text: str, m: re.Match[str]) -> bool:
@@ -661,15 +668,37 @@ def _short_day_alone(text: str, m: re.Match[str]) -> bool:
     name, start, end = m.group("wd"), m.start("wd"), m.end("wd")
     if not _SHORT_DAY_AFTER.match(text, end):
         return False
-    before = text[:start]
+    before = text[max(0, start - 40):start]
     if name == "Wed":
         return True
     if name == "wed":
         return not _WED_VERB_BEFORE.search(before)
     if name in ("Sat", "Sun"):
-        return not _SENTENCE_START.search(before) and not re.search(
-            r"\bthe\s+$", before, re.IGNORECASE)
+        last = before.rstrip()[-1:]  # (the last character only: no scan of a long text)
+        return bool(last) and last not in _SENTENCE_END and not re.search(
+            r"\bthe\s+$", before[-8:], re.IGNORECASE)
     return False
+
+
+#: Words that put a month's name alone ahead ("the December payment is due").
+_DUE = re.compile(r"\b(?:due|coming\s+up|deadline)\b", re.IGNORECASE)
+_CAPITAL_WORD = re.compile(r"[A-Z][\w'’.-]*")
+
+
+def _month_alone(text: str, m: re.Match[str]) -> bool:
+    """Whether a month's name alone is no part of a longer name: no capitalized word right
+    after it, nor right before it inside a sentence."""
+    after = text[m.end("ma_m"):m.end("ma_m") + 40].lstrip(" ")
+    if _CAPITAL_WORD.match(after) and not after.startswith("I "):
+        return False
+    before = text[max(0, m.start("ma_m") - 40):m.start("ma_m")]
+    words = before.rstrip().split()
+    if not words or before[-1:] not in (" ", "\t"):
+        return True
+    prev = words[-1]
+    sentence_start = len(words) < 2 or words[-2][-1:] in _SENTENCE_END
+    return not (_CAPITAL_WORD.fullmatch(prev) and not sentence_start
+                and prev.lower() not in ("i",))
 
 
 def _counts_a_noun(text: str, start: int, end: int) -> bool:
@@ -977,7 +1006,10 @@ def _resolve(
                         - timedelta(days=n * (7 if unit == "week" else 1)))
         counted = "couple" not in n_text.lower()
         if unit == "month" and counted:  # "in three months", "a month ago": a day, as
-            # "in two weeks" is, the same day of the month counted on the calendar
+            # "in two weeks" is, the same day of the month counted on the calendar; not
+            # "lost 10kg in three months" (a duration, as with hours)
+            if kind == "inn" and direction == "past":
+                return None
             return _day(_months_back(ref.date(), -n if future else n))
         return None if d is None else _by_unit(unit, d.date(), counted=counted)
     if kind == "workdays":
