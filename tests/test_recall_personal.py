@@ -65,6 +65,8 @@ def test_every_question_the_issue_names_has_its_answer_in_the_top_3(minilm: Any)
 
 @pytest.mark.parametrize("name, top1, top3, top10", [
     ("personal-a", 0.70, 0.88, 0.95),
+    # b's top 3 fell 0.794 -> 0.746 when BM25 stopped matching function words (session 35:
+    # LoCoMo gained at every k; docs/benchmarks.md states the trade)
     ("personal-b", 0.45, 0.72, 0.85),
     ("personal-e", 0.58, 0.88, 0.95),
     ("personal-f", 0.62, 0.88, 0.92),
