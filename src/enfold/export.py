@@ -36,8 +36,9 @@ __all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "Export", "load_export", "read_exp
 
 #: The header's ``record``: what names a file as an enfold export.
 EXPORT_FORMAT = "enfold-export"
-#: 2: op records carry ``peer`` (an edge is one record). Version 1 files still read.
-EXPORT_VERSION = 3  # 3: an event's vector may hold its passages (rows)
+#: 2: op records carry ``peer`` (an edge is one record); 3: an event's vector may hold its
+#: passages (``rows``). Version 1 and 2 files still read.
+EXPORT_VERSION = 3
 
 
 def write_export(store: Store, namespace: str, fp: IO[str]) -> int:

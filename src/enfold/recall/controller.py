@@ -83,13 +83,16 @@ def lexical_query(query: str) -> str:
     text = _CONTRACTION.sub(" ", query)
     shouting = text.isupper()
     kept = []
+    seen = False  # a word with a letter or digit came before
+    last = 0  # where the word before ended: only the gap since then is read (one pass)
     for m in _QUERY_WORD.finditer(text):
         word = m.group()
-        before = text[:m.start()]
-        named = (not shouting and word[:1].isupper() and word != "I"
-                 and any(c.isalnum() for c in before) and not _SENTENCE_END.search(before))
+        named = (seen and not shouting and word[:1].isupper() and word != "I"
+                 and not _SENTENCE_END.search(text, last, m.start()))
         if word.lower() not in _FUNCTION_WORDS or named:
             kept.append(word)
+        seen = seen or any(c.isalnum() for c in word)
+        last = m.end()
     return " ".join(kept) if kept else query
 
 

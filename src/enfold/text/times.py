@@ -330,10 +330,15 @@ _WEEKDAY_RE = (
     rf"(?:(?P<wd_mod>this\s+coming|this|next|last|coming)\s+)?"
     rf"(?P<wd>{_WEEKDAY})\b(?(wd_mod)|(?!s\b))(?P<wd_post>\s+week\b|\s+after\s+next\b)?)"
 )
+def _after_one_of(words: Sequence[str]) -> str:
+    """A pattern that matches where one of ``words`` and a space come right before (one
+    fixed-width lookbehind per word: Python's lookbehinds cannot alternate widths)."""
+    return "(?:" + "|".join(f"(?<=\\b{w}\\s)" for w in words) + ")"
+
+
 # "since march", "in may": the two month names that are also words count in lower case too
 # after a word that introduces a month ("this may be", "a march on the capital" do not)
-_LOWER_MONTH_INTRO = "(?:" + "|".join(f"(?<=\\b{w}\\s)" for w in (
-    "in", "since", "until", "till", "during", "early", "late")) + ")"
+_LOWER_MONTH_INTRO = _after_one_of(("in", "since", "until", "till", "during", "early", "late"))
 #: ... and not where "may" is the modal ("coming in may not be enough", "in may be")
 _NOT_MODAL = r"(?!\s+(?:be|not|have|well|also|just|still|never|need|want|get|take|seem)\b)"
 _MONTH_BARE = (
@@ -353,9 +358,9 @@ _YEAR = (
     r"(?P<yr>(?:19|20)\d\d)\b(?![-/:]\d))"
 )
 # "on 28th", "Fri 20th": an ordinal without "the" after a word that introduces a day.
-_ORD_INTRO = "(?:" + "|".join(f"(?<=\\b{w}\\s)" for w in (
+_ORD_INTRO = _after_one_of((
     "on", "by", "is", "until", "till", "from", "before", "after", "day", "day,", "Mon", "Tue",
-    "Tues", "Wed", "Thu", "Thur", "Thurs", "Fri", "Sat", "Sun")).replace("\\bday", "day") + ")"
+    "Tues", "Wed", "Thu", "Thur", "Thurs", "Fri", "Sat", "Sun")).replace("\\bday", "day")
 _ORDINAL = (
     rf"(?P<ordinal>(?<!\bin\s)(?:\bthe\s+|{_ORD_INTRO})(?:(?P<od>\d{{1,2}})(?:st|nd|rd|th)\b"
     rf"(?!\s+{_ORDINAL_NOUNS})"
@@ -697,8 +702,7 @@ def _month_alone(text: str, m: re.Match[str]) -> bool:
         return True
     prev = words[-1]
     sentence_start = len(words) < 2 or words[-2][-1:] in _SENTENCE_END
-    return not (_CAPITAL_WORD.fullmatch(prev) and not sentence_start
-                and prev.lower() not in ("i",))
+    return not (_CAPITAL_WORD.fullmatch(prev) and not sentence_start and prev != "I")
 
 
 def _counts_a_noun(text: str, start: int, end: int) -> bool:
@@ -998,8 +1002,6 @@ def _resolve(
             return _minute(ref + step if future else ref - step)
         if unit == "fortnight":
             n, unit = 2 * n, "week"
-        phrase = f"in {n} {unit}s" if future else f"{n} {unit}s ago"
-        d = _library(phrase, ref.date(), "current_period")
         if kind == "ago" and g("ago_today"):  # "three months ago today": that very day
             return _day(_months_back(ref.date(), n * {"year": 12, "month": 1}.get(unit, 0))
                         if unit in ("month", "year") else ref.date()
@@ -1011,6 +1013,8 @@ def _resolve(
             if kind == "inn" and direction == "past":
                 return None
             return _day(_months_back(ref.date(), -n if future else n))
+        phrase = f"in {n} {unit}s" if future else f"{n} {unit}s ago"
+        d = _library(phrase, ref.date(), "current_period")
         return None if d is None else _by_unit(unit, d.date(), counted=counted)
     if kind == "workdays":
         when, left = ref.date(), _count(g("wd_n"))
@@ -1093,7 +1097,7 @@ def _resolve(
         return found
     if kind == "malone":  # the nearest such month, unless the clause points one way
         month = _MONTHS[g("ma_m").lower()]
-        if direction in ("past", "future") and (direction == "past" or firm):
+        if direction == "past" or direction == "future" and firm:
             return _bare_month("", month, ref.date(), direction)
         back = _bare_month("", month, ref.date(), "past")
         ahead = _bare_month("", month, ref.date(), "future")
