@@ -260,6 +260,13 @@ class Memory:
                 close()
         self.leases.close()
         self.store.close()
+        # graphs kept out of the collector's full passes give their objects back to it
+        from enfold import heap
+
+        for session in self.sessions.resident():
+            if session.settled_nodes:
+                session.settled_nodes = 0
+                heap.release()
 
     def __enter__(self) -> Self:
         return self
@@ -282,7 +289,8 @@ class Memory:
     def _new_session(self, ns: str) -> NamespaceSession:
         return NamespaceSession(ns, self.store, ann=self.settings.ann_options(),
                                 vector_files=self._vector_file(ns),
-                                on_load=lambda g: self._loaded(ns, g))
+                                on_load=lambda g: self._loaded(ns, g),
+                                freeze_nodes=self.settings.gc_freeze_nodes)
 
     def _loaded(self, ns: str, g: WorkingGraph) -> None:
         """A namespace's working graph was (re)built from the store."""

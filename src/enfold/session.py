@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
+from enfold import heap
 from enfold.ann import AnnOptions
 from enfold.graph import VECTOR_FILES, WorkingGraph
 from enfold.store.base import Fence, Store
@@ -120,7 +121,8 @@ class NamespaceSession:
 
     def __init__(self, namespace: str, store: Store, *, ann: AnnOptions,
                  vector_files: Callable[[str], Path] | None,
-                 on_load: Callable[[WorkingGraph], None] | None = None) -> None:
+                 on_load: Callable[[WorkingGraph], None] | None = None,
+                 freeze_nodes: int = 0) -> None:
         self.namespace = namespace
         self.store = store
         self.ann = ann
@@ -132,6 +134,11 @@ class NamespaceSession:
         self.size = 0  # estimate_bytes() when it was last handed back
         self.loads = 0
         self._graph: WorkingGraph | None = None
+        #: From how many nodes the graph is settled out of the collector's full passes
+        #: (:mod:`enfold.heap`; 0: never), and how many it had when it last was (0: not).
+        self.freeze_nodes = freeze_nodes
+        self.settled_nodes = 0
+        self._settled_epoch = -1
 
     @property
     def loaded(self) -> bool:
@@ -168,9 +175,28 @@ class NamespaceSession:
             yield
 
     def drop(self) -> None:
-        """Let the working graph go (hold the lock): the next use reloads it."""
+        """Let the working graph go (hold the lock): the next use reloads it. A graph kept
+        out of the collector's full passes gives its objects back to it."""
         self._graph = None
         self.fence.token = None
+        if self.settled_nodes:
+            self.settled_nodes = 0
+            heap.release()
+
+    def settle(self) -> None:
+        """Keep a large graph out of the collector's full passes (:mod:`enfold.heap`):
+        once it has ``freeze_nodes`` nodes, again each time it has grown by half since or
+        one of the collector's full passes was slow, and after another graph's release
+        gave the frozen objects back (hold the lock)."""
+        g = self._graph
+        n = 0 if g is None else len(g.nodes)
+        if not self.freeze_nodes or n < self.freeze_nodes:
+            return
+        if n >= 1.5 * self.settled_nodes or self._settled_epoch != heap.epoch():
+            self._settled_epoch = heap.settle()
+            self.settled_nodes = n
+        elif heap.due():  # the collector's own full pass was slow: settle what it kept
+            self._settled_epoch = heap.settle(full=False)
 
     def estimate(self) -> int:
         """The loaded graph's estimated size in bytes (0 when not loaded)."""
@@ -249,6 +275,7 @@ class SessionCache:
                 finally:
                     if session.lock.depth == 1:  # this thread's outermost use
                         loads = session.loads
+                        session.settle()
                         session.size = session.estimate()
                         session.loads = 0
                         with self._guard:

@@ -329,6 +329,11 @@ class Settings:
     session_max: int = _s(0, "namespaces whose working graphs stay loaded at most in one "
                           "process, least recently used evicted first (0 = no limit)",
                           "sessions")
+    gc_freeze_nodes: int = _s(
+        50_000, "nodes from which a loaded working graph is kept out of the garbage "
+        "collector's full passes (gc.freeze after a full collection, once loaded and each "
+        "time it has grown by half; see enfold.heap): a full pass over a 100k-event graph "
+        "stalls one call in a few hundred for most of a second (0 = never)", "sessions")
 
     # Embeddings and LLM
     embedding_dtype: str = _s("float32", "float32 or float16 embedding blobs", "events", lo=None)

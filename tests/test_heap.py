@@ -1,0 +1,65 @@
+"""A large working graph kept out of the collector's full passes (enfold.heap), and given
+back to it when the graph goes: no graph may outlive its memory in the permanent generation."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from pathlib import Path
+
+from enfold import Memory, heap
+from enfold.settings import Settings
+
+
+def _memory(path: Path, freeze_nodes: int, **settings: object) -> Memory:
+    mem = Memory.open(path, embedder="hash", planner="local",
+                      settings=Settings().with_(gc_freeze_nodes=freeze_nodes, **settings))
+    for i in range(12):
+        mem.add(f"Call {i} with Dana about the roof repair and the scaffold hire.",
+                ts=f"2026-03-{i + 1:02d}T09:00:00", source="me")
+    return mem
+
+
+def test_a_large_graph_is_frozen_and_given_back_on_close(tmp_path: Path) -> None:
+    heap.release()
+    mem = _memory(tmp_path / "m.db", freeze_nodes=10)
+    try:
+        mem.recall("roof repair")
+        assert heap.frozen() > 0
+        graph = weakref.ref(mem.graph())
+    finally:
+        mem.close()
+    assert heap.frozen() == 0
+    del mem
+    gc.collect()
+    assert graph() is None  # its reference cycles were collected, not kept frozen
+
+
+def test_a_small_graph_or_the_setting_off_freezes_nothing(tmp_path: Path) -> None:
+    heap.release()
+    for i, freeze in enumerate((0, 10_000)):
+        mem = _memory(tmp_path / f"m{i}.db", freeze_nodes=freeze)
+        try:
+            mem.recall("roof repair")
+            assert heap.frozen() == 0
+        finally:
+            mem.close()
+
+
+def test_an_evicted_graph_is_given_back_and_the_other_settles_again(tmp_path: Path) -> None:
+    heap.release()
+    mem = _memory(tmp_path / "m.db", freeze_nodes=10, session_max=1)
+    try:
+        mem.recall("roof repair")
+        first = weakref.ref(mem.graph())
+        assert heap.frozen() > 0
+        mem.add("Dana booked the scaffold for Friday.", namespace="other",
+                ts="2026-03-20T09:00:00", source="me")
+        mem.recall("scaffold", namespace="other")  # loads "other", evicts the first graph
+        gc.collect()
+        assert first() is None
+        mem.recall("roof repair")  # back again: a new graph, settled anew
+        assert heap.frozen() > 0
+    finally:
+        mem.close()
+    assert heap.frozen() == 0
