@@ -5,10 +5,22 @@ from __future__ import annotations
 
 import gc
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from enfold import Memory, heap
 from enfold.settings import Settings
+
+
+@pytest.fixture(autouse=True)
+def _nothing_frozen() -> Iterator[None]:
+    heap.release()
+    gc.unfreeze()
+    yield
+    heap.release()
+    gc.unfreeze()
 
 
 def _memory(path: Path, freeze_nodes: int, **settings: object) -> Memory:
@@ -21,7 +33,6 @@ def _memory(path: Path, freeze_nodes: int, **settings: object) -> Memory:
 
 
 def test_a_large_graph_is_frozen_and_given_back_on_close(tmp_path: Path) -> None:
-    heap.release()
     mem = _memory(tmp_path / "m.db", freeze_nodes=10)
     try:
         mem.recall("roof repair")
@@ -36,7 +47,7 @@ def test_a_large_graph_is_frozen_and_given_back_on_close(tmp_path: Path) -> None
 
 
 def test_a_small_graph_or_the_setting_off_freezes_nothing(tmp_path: Path) -> None:
-    heap.release()
+    assert Settings().gc_freeze_nodes == 0  # off unless asked for
     for i, freeze in enumerate((0, 10_000)):
         mem = _memory(tmp_path / f"m{i}.db", freeze_nodes=freeze)
         try:
@@ -47,7 +58,6 @@ def test_a_small_graph_or_the_setting_off_freezes_nothing(tmp_path: Path) -> Non
 
 
 def test_an_evicted_graph_is_given_back_and_the_other_settles_again(tmp_path: Path) -> None:
-    heap.release()
     mem = _memory(tmp_path / "m.db", freeze_nodes=10, session_max=1)
     try:
         mem.recall("roof repair")

@@ -92,7 +92,7 @@ def find_cycle(graph: dict[str, dict[str, set[str]]]) -> list[str] | None:
 #: is placed (a new module says here what it holds).
 LAYERS: list[tuple[str, frozenset[str]]] = [
     ("model and what only describes", frozenset({
-        "model", "errors", "settings", "extras", "ann", "plan", "payloads", "changeset",
+        "model", "errors", "settings", "extras", "ann", "heap", "plan", "payloads", "changeset",
         "notify", "embed", "llm"})),
     ("graph", frozenset({"vectors", "graph", "pagerank"})),
     ("store", frozenset({"store", "lease", "timeline", "session"})),

@@ -15,13 +15,17 @@ the next full collections pass over what was made since, not over the graph. Ses
 settle when their graph holds at least ``Settings.gc_freeze_nodes`` nodes (0: never), once
 it is loaded, again each time it has grown by half, and after a full pass of the collector's
 own that was slow (:data:`SLOW_PASS_S`: what was made since the last settle has added up),
-at the end of the operation it fell in (see :class:`~enfold.session.NamespaceSession`). :func:`release` gives the frozen objects back to
+at the end of the next operation (see :class:`~enfold.session.NamespaceSession`). Every
+settle collects fully first, so no garbage of that moment is frozen. :func:`release` gives the frozen objects back to
 the collector (:func:`gc.unfreeze`) when a settled graph is let go (dropped, evicted, its
 memory closed), so the graph's own reference cycles are collected as usual.
 
 The permanent generation is the process's: objects of the application alive at a settle are
-frozen too, and cyclic garbage among them waits for the next release. What is kept that way
-is bounded by the heap at the settles, which come at geometric steps of a graph's growth.
+frozen too, and cyclic garbage among them waits for the next release. So it is a setting to
+turn on (``gc_freeze_nodes``, off by default) in a long-running process that holds a large
+graph and closes its memory when done (the memory's :meth:`~enfold.memory.Memory.close`
+lets its graphs go and gives everything back); a memory dropped without ``close()`` while
+settled keeps its graph until the next release.
 """
 
 from __future__ import annotations
@@ -42,12 +46,14 @@ _lock = threading.Lock()
 _settled = 0  # settles since the last release
 _epoch = 0  # releases so far: a settle of an earlier epoch was undone
 _due = False  # a full collection was slow since the last settle
+_collecting = False  # a collection is running (its finalizers may call in here)
 _pass_started = 0.0
 
 
 def _watch(phase: str, info: dict[str, int]) -> None:
-    """The collector's callback: notes a slow full collection."""
-    global _due, _pass_started
+    """The collector's callback: notes when a collection runs and a slow full one."""
+    global _due, _pass_started, _collecting
+    _collecting = phase == "start"
     if info.get("generation") != 2:
         return
     if phase == "start":
@@ -59,22 +65,28 @@ def _watch(phase: str, info: dict[str, int]) -> None:
 gc.callbacks.append(_watch)
 
 
-def settle(*, full: bool = True) -> int:
-    """Freeze every object alive (see the module), after a full collection (``full``) or,
-    right after the collector's own slow full pass, one of the young generations; the epoch
-    it holds in."""
+def settle() -> int | None:
+    """Collect fully, then freeze every object alive (see the module); the epoch it holds
+    in, or None when it was not done: called while a collection runs (from a finalizer,
+    where a collection collects nothing and the freeze would keep its garbage) or while
+    this thread is settling already."""
     global _settled, _due
-    with _lock:
-        gc.collect() if full else gc.collect(1)
+    if _collecting or not _lock.acquire(blocking=False):
+        return None
+    try:
+        if gc.collect() == 0 and _collecting:
+            return None
         gc.freeze()
         _settled += 1
         _due = False
         return _epoch
+    finally:
+        _lock.release()
 
 
 def due() -> bool:
-    """Whether a full collection was slow since the last settle: the survivors are worth
-    taking out of the next ones (the pass just collected the garbage among them)."""
+    """Whether a full collection was slow since the last settle: what survived it is worth
+    taking out of the next ones."""
     return _due
 
 

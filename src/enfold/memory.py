@@ -254,19 +254,21 @@ class Memory:
             self.save_vectors()
         except (OSError, EnfoldError) as exc:  # a cache: the next open rebuilds it
             log.warning("could not save the vector index files: %s", exc)
-        for planner in self.planners:
-            close = getattr(planner, "close", None)
-            if callable(close):
-                close()
-        self.leases.close()
-        self.store.close()
-        # graphs kept out of the collector's full passes give their objects back to it
-        from enfold import heap
-
-        for session in self.sessions.resident():
-            if session.settled_nodes:
-                session.settled_nodes = 0
-                heap.release()
+        try:
+            # Graphs kept out of the collector's full passes (enfold.heap) are let go under
+            # their locks, and none settles again: their objects go back to the collector.
+            for session in self.sessions.resident():
+                if session.settled_nodes:
+                    with session.lock:
+                        session.freeze_nodes = 0
+                        session.drop()
+        finally:
+            for planner in self.planners:
+                close = getattr(planner, "close", None)
+                if callable(close):
+                    close()
+            self.leases.close()
+            self.store.close()
 
     def __enter__(self) -> Self:
         return self

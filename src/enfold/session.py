@@ -192,11 +192,12 @@ class NamespaceSession:
         n = 0 if g is None else len(g.nodes)
         if not self.freeze_nodes or n < self.freeze_nodes:
             return
-        if n >= 1.5 * self.settled_nodes or self._settled_epoch != heap.epoch():
-            self._settled_epoch = heap.settle()
-            self.settled_nodes = n
-        elif heap.due():  # the collector's own full pass was slow: settle what it kept
-            self._settled_epoch = heap.settle(full=False)
+        if n >= 1.5 * self.settled_nodes or self._settled_epoch != heap.epoch() \
+                or heap.due():  # the collector's own full pass was slow: settle its survivors
+            done = heap.settle()
+            if done is not None:
+                self._settled_epoch = done
+                self.settled_nodes = n
 
     def estimate(self) -> int:
         """The loaded graph's estimated size in bytes (0 when not loaded)."""

@@ -330,10 +330,12 @@ class Settings:
                           "process, least recently used evicted first (0 = no limit)",
                           "sessions")
     gc_freeze_nodes: int = _s(
-        50_000, "nodes from which a loaded working graph is kept out of the garbage "
-        "collector's full passes (gc.freeze after a full collection, once loaded and each "
-        "time it has grown by half; see enfold.heap): a full pass over a 100k-event graph "
-        "stalls one call in a few hundred for most of a second (0 = never)", "sessions")
+        0, "nodes from which a loaded working graph is kept out of the garbage collector's "
+        "full passes (gc.freeze after a full collection, when loaded, grown by half or "
+        "after a slow pass; see enfold.heap): a full pass over a 100k-event graph stalls "
+        "one call in a few hundred for most of a second. For a long-running process that "
+        "closes its memory when done; it freezes the process's objects (0 = never)",
+        "sessions")
 
     # Embeddings and LLM
     embedding_dtype: str = _s("float32", "float32 or float16 embedding blobs", "events", lo=None)
