@@ -74,8 +74,7 @@ def settle() -> int | None:
     if _collecting or not _lock.acquire(blocking=False):
         return None
     try:
-        if gc.collect() == 0 and _collecting:
-            return None
+        gc.collect()
         gc.freeze()
         _settled += 1
         _due = False

@@ -673,16 +673,23 @@ def _short_day_alone(text: str, m: re.Match[str]) -> bool:
     name, start, end = m.group("wd"), m.start("wd"), m.end("wd")
     if not _SHORT_DAY_AFTER.match(text, end):
         return False
-    before = text[max(0, start - 40):start]
     if name == "Wed":
         return True
+    before = text[max(0, start - 40):start]
     if name == "wed":
         return not _WED_VERB_BEFORE.search(before)
     if name in ("Sat", "Sun"):
-        last = before.rstrip()[-1:]  # (the last character only: no scan of a long text)
-        return bool(last) and last not in _SENTENCE_END and not re.search(
-            r"\bthe\s+$", before[-8:], re.IGNORECASE)
+        return _inside_sentence(before) and not re.search(r"\bthe\s+$", before[-8:],
+                                                          re.IGNORECASE)
     return False
+
+
+def _inside_sentence(before: str) -> bool:
+    """Whether a word whose text before is ``before`` stands inside a sentence: something
+    comes before it, and its last character is no sentence end (the last character only:
+    no scan of a long text)."""
+    last = before.rstrip()[-1:]
+    return bool(last) and last not in _SENTENCE_END
 
 
 #: Words that put a month's name alone ahead ("the December payment is due").
@@ -701,8 +708,8 @@ def _month_alone(text: str, m: re.Match[str]) -> bool:
     if not words or before[-1:] not in (" ", "\t"):
         return True
     prev = words[-1]
-    sentence_start = len(words) < 2 or words[-2][-1:] in _SENTENCE_END
-    return not (_CAPITAL_WORD.fullmatch(prev) and not sentence_start and prev != "I")
+    return not (_CAPITAL_WORD.fullmatch(prev) and prev != "I"
+                and _inside_sentence(before.rstrip()[:-len(prev)]))
 
 
 def _counts_a_noun(text: str, start: int, end: int) -> bool:
