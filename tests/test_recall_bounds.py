@@ -415,3 +415,33 @@ def test_a_window_question_reads_only_the_asked_time_and_follows_new_events() ->
                     attrs={"ts": 1_700_000_015.5, "seq": 99}), persist=False)
     assert "ev_late" in _Times.of(g).within((1_700_000_010.0, 1_700_000_020.0))
     assert _Times.of(g).within((1_600_000_000.0, 1_600_000_001.0)) == []
+
+
+# ------------------------------------------------------------------------ a holder's views
+_TOPICS = ["the kayak trip", "the roof repair", "the budget", "the new hire", "the garden",
+           "the offsite", "the lease", "the website", "the van", "the audit", "the menu",
+           "the move"]
+
+
+def test_a_holder_of_many_views_is_followed_through_the_ones_closest_to_the_question(
+        ) -> None:
+    """A question about what someone thinks follows the views of theirs the anchors found
+    and, of the rest, only ``holder_claims_max`` (the closest to the question): the count
+    grounded stays bounded however many views the holder has, and the view asked about is
+    still the answer."""
+    def views(most: int) -> tuple[int, int, Any]:
+        mem = Memory.open("memory:", settings=Settings(holder_claims_max=most))
+        for i, topic in enumerate(_TOPICS):
+            mem.add(f"Tariq thinks {topic} is a mistake.", source="Tariq",
+                    ts=1_700_000_000.0 + 3_600 * i)
+        held = sum(1 for c in mem.graph().of_kind(NodeKind.CLAIM)
+                   if mem.graph().nodes[c].attrs.get("holder") == "Tariq")
+        pack = mem.recall("What does Tariq think about the roof repair?", k=5)
+        grounded = next(s["claims"] for s in pack.steps if s.get("claims_of") == "Tariq")
+        return held, int(grounded), pack
+
+    held, everything, _ = views(1_000)
+    assert held == len(_TOPICS) and everything == held
+    held, grounded, pack = views(3)
+    assert grounded < held and grounded <= 3 + 5  # the anchored ones and three more
+    assert "roof repair" in pack.claims[0].text and "roof repair" in pack.evidence[0].text

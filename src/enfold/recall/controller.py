@@ -199,7 +199,7 @@ def gather(
     steps.append({"op": "ground", "from": len(top_derived), "events": len(sig.ground)})
     steps.extend(person_steps)
 
-    claims = _claims(graph, analysis, derived)
+    claims = _claims(graph, analysis, derived, qvec, settings.holder_claims_max)
     if claims:
         steps.append({"op": "ground", "claims_of": analysis.holder, "claims": len(claims)})
         sig.claim = {e: s for e, s in grounding(graph, claims).items()
@@ -700,8 +700,12 @@ def _person(graph: WorkingGraph, name: str) -> str | None:
                             for pid in graph.of_kind(NodeKind.PERSON)))
 
 
-def _claims(graph: WorkingGraph, analysis: QueryAnalysis, derived: Scores) -> Scores:
-    """Claims relevant to the query; for attribution, only the named holder's."""
+def _claims(graph: WorkingGraph, analysis: QueryAnalysis, derived: Scores,
+            qvec: np.ndarray | None = None, most: int | None = None) -> Scores:
+    """Claims relevant to the query; for attribution, only the named holder's: the ones
+    the anchors found, and of the rest the ``most`` closest to the query (the most recent
+    without a query vector), so a holder of thousands of views costs what one of a few
+    dozen does (speed, issue 23)."""
     claim_ids = graph.by_kind[NodeKind.CLAIM]
     scores = {c: s for c, s in derived.items() if c in claim_ids}
     if analysis.holder:
@@ -710,10 +714,23 @@ def _claims(graph: WorkingGraph, analysis: QueryAnalysis, derived: Scores) -> Sc
         # edge: a speaker participates in every event it said)
         held = {o for o, e in graph.links(holder) if e.src == holder} if holder else set()
         base = min(scores.values(), default=0.01) * 0.5
+        rest = [c for c in held if c in claim_ids and c not in scores]
+        if most is not None and len(rest) > most:
+            kept = set(_closest_claims(graph, rest, qvec, most))
+            held = {c for c in held if c in scores or c in kept}
         scores = {c: scores.get(c, base) for c in held if c in claim_ids}
     elif not analysis.asks_opinion:
         scores = {}
     return scores
+
+
+def _closest_claims(graph: WorkingGraph, claims: list[str], qvec: np.ndarray | None,
+                    most: int) -> list[str]:
+    """The ``most`` of ``claims`` closest to the query (ties and no vector: the newest)."""
+    index = graph.kind_vectors.get(NodeKind.CLAIM)
+    sims = index.similarities(qvec, claims) if index is not None and qvec is not None else {}
+    nodes = graph.nodes
+    return sorted(claims, key=lambda c: (-sims.get(c, -2.0), -nodes[c].ts, c))[:most]
 
 
 def _item(graph: WorkingGraph, node_id: str, score: float, path: list[str]) -> Item:
