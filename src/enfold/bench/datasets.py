@@ -339,8 +339,10 @@ def _scenario(path: PathLike | Traversable) -> Scenario:
 
 
 #: The packaged scenario sets: the six bundled ones, and the development scenarios written
-#: for issue 20, split into a part to tune on and a part only measured.
-COGEVAL_SETS = {"bundled": "cogeval", "tune": "cogeval-tune", "measure": "cogeval-measure"}
+#: for issue 20, split into a part to tune on and a part only measured, and eight more
+#: written in session 37 by four helpers with fresh briefs to fit models on ("train").
+COGEVAL_SETS = {"bundled": "cogeval", "tune": "cogeval-tune", "measure": "cogeval-measure",
+                "train": "cogeval-train"}
 
 
 def load_cogeval(path: PathLike | None = None, *, part: str = "bundled") -> list[Scenario]:
