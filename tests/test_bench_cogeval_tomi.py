@@ -203,8 +203,14 @@ def test_cogeval_development_sets_are_packaged_apart() -> None:
     tune = {s.id for s in load_cogeval(None, part="tune")}
     measure = {s.id for s in load_cogeval(None, part="measure")}
     bundled = {s.id for s in load_cogeval(None)}
-    assert len(tune) == 4 and len(measure) == 4
+    train = load_cogeval(None, part="train")
+    fit = {s.id for s in train}
+    assert len(tune) == 4 and len(measure) == 4 and len(fit) == 8
     assert not (tune & measure) and not ((tune | measure) & bundled)
+    assert not (fit & (tune | measure | bundled))
+    for sc in train:  # every theme has its events, and some events are noise
+        assert all(len(c.expected_events) >= 4 for c in sc.gold.concepts)
+        assert any(e.gold_concept is None for e in sc.events)
     with pytest.raises(InputError, match="unknown cogeval set"):
         load_cogeval(None, part="heldout")
 
