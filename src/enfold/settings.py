@@ -277,9 +277,10 @@ class Settings:
     ground_max_nodes: int = _s(200, "derived nodes grounding follows at most (the best "
                                "scored)", "recall", lo=1)
     holder_claims_max: int = _s(64, "a named holder's claims that no anchor found which a "
-                                "question about the holder's views follows at most (the "
-                                "closest to the query), so that a holder of thousands of "
-                                "views costs what one of a few dozen does", "recall", lo=1)
+                                "question about the holder's views follows at most (those "
+                                "whose events are closest to the query), so that a holder "
+                                "of thousands of views costs what one of a few dozen does",
+                                "recall", lo=1)
     traverse_hub_scan: int = _s(4, "a person's most recent edges the traversal from the "
                                 "people a query names looks at, in multiples of its degree "
                                 "cap (200), so that expanding a hub costs the same however "

@@ -703,9 +703,9 @@ def _person(graph: WorkingGraph, name: str) -> str | None:
 def _claims(graph: WorkingGraph, analysis: QueryAnalysis, derived: Scores,
             qvec: np.ndarray | None = None, most: int | None = None) -> Scores:
     """Claims relevant to the query; for attribution, only the named holder's: the ones
-    the anchors found, and of the rest the ``most`` closest to the query (the most recent
-    without a query vector), so a holder of thousands of views costs what one of a few
-    dozen does (speed, issue 23)."""
+    the anchors found, and of the rest the ``most`` closest to the query by the events they
+    rest on (:func:`_closest_claims`), so a holder of thousands of views costs what one of
+    a few dozen does (speed, issue 23)."""
     claim_ids = graph.by_kind[NodeKind.CLAIM]
     scores = {c: s for c, s in derived.items() if c in claim_ids}
     if analysis.holder:
@@ -726,11 +726,22 @@ def _claims(graph: WorkingGraph, analysis: QueryAnalysis, derived: Scores,
 
 def _closest_claims(graph: WorkingGraph, claims: list[str], qvec: np.ndarray | None,
                     most: int) -> list[str]:
-    """The ``most`` of ``claims`` closest to the query (ties and no vector: the newest)."""
-    index = graph.kind_vectors.get(NodeKind.CLAIM)
-    sims = index.similarities(qvec, claims) if index is not None and qvec is not None else {}
+    """The ``most`` of ``claims`` closest to the query: a claim is as close as the nearest
+    of the events it rests on (a claim has no vector of its own); among equals, and without
+    a query vector, the newest (ids sort by creation)."""
     nodes = graph.nodes
-    return sorted(claims, key=lambda c: (-sims.get(c, -2.0), -nodes[c].ts, c))[:most]
+    sources = [nodes[c].grounded_in for c in claims]
+    close = np.full(len(claims), -2.0)
+    flat = [e for src in sources for e in src]
+    if qvec is not None and flat:
+        sims = graph.event_vectors.similarity_array(qvec, flat)
+        at = 0
+        for i, src in enumerate(sources):
+            if src:
+                close[i] = float(sims[at:at + len(src)].max())
+                at += len(src)
+    best = sorted(range(len(claims)), key=lambda i: (float(close[i]), claims[i]), reverse=True)
+    return [claims[i] for i in best[:most]]
 
 
 def _item(graph: WorkingGraph, node_id: str, score: float, path: list[str]) -> Item:
