@@ -4,6 +4,9 @@ back to it when the graph goes: no graph may outlive its memory in the permanent
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -73,3 +76,18 @@ def test_an_evicted_graph_is_given_back_and_the_other_settles_again(tmp_path: Pa
     finally:
         mem.close()
     assert heap.frozen() == 0
+
+
+@pytest.mark.parametrize(("nodes", "watching"), [(0, False), (1, True)])
+def test_the_collector_is_watched_only_where_the_setting_is_on(nodes: int,
+                                                                 watching: bool) -> None:
+    """Importing enfold, or a memory with the setting off, puts no callback of ours on the
+    process's collections; a memory that may settle does (in a fresh process: the test
+    process's other memories may have turned it on)."""
+    code = ("import gc\nfrom enfold import Memory, heap\nfrom enfold.settings import Settings\n"
+            "m = Memory.open('memory:', embedder='hash', "
+            f"settings=Settings(gc_freeze_nodes={nodes}))\n"
+            "m.add('a note')\nprint(heap._watch in gc.callbacks)\nm.close()\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert out.stdout.strip().splitlines()[-1] == str(watching)

@@ -15,7 +15,9 @@ the next full collections pass over what was made since, not over the graph. Ses
 settle when their graph holds at least ``Settings.gc_freeze_nodes`` nodes (0: never), once
 it is loaded, again each time it has grown by half, and after a full pass of the collector's
 own that was slow (:data:`SLOW_PASS_S`: what was made since the last settle has added up),
-at the end of the next operation (see :class:`~enfold.session.NamespaceSession`). Every
+at the end of the next operation (see :class:`~enfold.session.NamespaceSession`); the
+collector's passes are watched (:func:`watch`) once a session that may settle is made, so a
+process that leaves the setting off carries no callback of ours. Every
 settle collects fully first, so no garbage of that moment is frozen. :func:`release` gives the frozen objects back to
 the collector (:func:`gc.unfreeze`) when a settled graph is let go (dropped, evicted, its
 memory closed), so the graph's own reference cycles are collected as usual.
@@ -34,7 +36,7 @@ import gc
 import threading
 import time
 
-__all__ = ["SLOW_PASS_S", "due", "epoch", "frozen", "release", "settle"]
+__all__ = ["SLOW_PASS_S", "due", "epoch", "frozen", "release", "settle", "watch"]
 
 #: A full collection that takes this long passed over a heap worth settling again: the
 #: objects made since the last settle (the indexes a recall builds on a graph, the access
@@ -62,7 +64,13 @@ def _watch(phase: str, info: dict[str, int]) -> None:
         _due = True
 
 
-gc.callbacks.append(_watch)
+def watch() -> None:
+    """Start noting the collector's passes (:func:`_watch`), once per process: called when
+    a session that may settle is made, so a process that never turns the setting on has no
+    callback of ours on its collections."""
+    with _lock:
+        if _watch not in gc.callbacks:
+            gc.callbacks.append(_watch)
 
 
 def settle() -> int | None:

@@ -137,6 +137,8 @@ class NamespaceSession:
         #: From how many nodes the graph is settled out of the collector's full passes
         #: (:mod:`enfold.heap`; 0: never), and how many it had when it last was (0: not).
         self.freeze_nodes = freeze_nodes
+        if freeze_nodes:
+            heap.watch()
         self.settled_nodes = 0
         self._settled_epoch = -1
 

@@ -701,7 +701,7 @@ def _person(graph: WorkingGraph, name: str) -> str | None:
 
 
 def _claims(graph: WorkingGraph, analysis: QueryAnalysis, derived: Scores,
-            qvec: np.ndarray | None = None, most: int | None = None) -> Scores:
+            qvec: np.ndarray | None, most: int) -> Scores:
     """Claims relevant to the query; for attribution, only the named holder's: the ones
     the anchors found, and of the rest the ``most`` closest to the query by the events they
     rest on (:func:`_closest_claims`), so a holder of thousands of views costs what one of
@@ -715,7 +715,7 @@ def _claims(graph: WorkingGraph, analysis: QueryAnalysis, derived: Scores,
         held = {o for o, e in graph.links(holder) if e.src == holder} if holder else set()
         base = min(scores.values(), default=0.01) * 0.5
         rest = [c for c in held if c in claim_ids and c not in scores]
-        if most is not None and len(rest) > most:
+        if len(rest) > most:
             kept = set(_closest_claims(graph, rest, qvec, most))
             held = {c for c in held if c in scores or c in kept}
         scores = {c: scores.get(c, base) for c in held if c in claim_ids}
@@ -740,8 +740,9 @@ def _closest_claims(graph: WorkingGraph, claims: list[str], qvec: np.ndarray | N
             if src:
                 close[i] = float(sims[at:at + len(src)].max())
                 at += len(src)
-    best = sorted(range(len(claims)), key=lambda i: (float(close[i]), claims[i]), reverse=True)
-    return [claims[i] for i in best[:most]]
+    # (the best by (closeness, id) in one pass, as grounding takes its best nodes)
+    best = heapq.nlargest(most, range(len(claims)), key=lambda i: (float(close[i]), claims[i]))
+    return [claims[i] for i in best]
 
 
 def _item(graph: WorkingGraph, node_id: str, score: float, path: list[str]) -> Item:
