@@ -451,3 +451,39 @@ def test_a_holder_of_many_views_is_followed_through_the_ones_closest_to_the_ques
     for most in (1_000, 3):
         _, grounded, pack = views(most, canoe)
         assert "kayak trip" in pack.evidence[0].text, (most, pack.evidence[0].text)
+
+
+def test_the_closest_claims_equal_a_plain_sort_of_every_claim() -> None:
+    """The array form of :func:`_closest_claims` (one operation per step, not per claim)
+    picks what sorting every claim by (closeness, id) picks: ties at the cut, claims
+    resting on no indexed event or on several, and no query vector."""
+    from types import SimpleNamespace
+
+    from enfold.recall.controller import _closest_claims
+    from enfold.vectors import VectorIndex
+
+    rng = np.random.default_rng(7)
+    index = VectorIndex(8)
+    events = [f"ev_{i:03d}" for i in range(40)]
+    base = rng.normal(size=(10, 8))
+    for i, e in enumerate(events):  # only ten distinct vectors: many ties
+        index.put(e, base[i % 10].astype(np.float32))
+    for trial in range(30):
+        claims = [f"cl_{trial:02d}_{j:03d}" for j in range(int(rng.integers(1, 60)))]
+        nodes = {c: SimpleNamespace(grounded_in=tuple(
+            rng.choice([*events, "ev_gone"], size=int(rng.integers(0, 4)), replace=False)))
+            for c in claims}
+        graph: Any = SimpleNamespace(nodes=nodes, event_vectors=index)
+        q = rng.normal(size=8).astype(np.float32)
+        for qvec in (q, None):
+            # the reference: every claim's closeness, claim by claim, then a full sort
+            flat = [e for c in claims for e in nodes[c].grounded_in]
+            sims = list(index.similarity_array(q, flat)) if qvec is not None else []
+            close, at = {}, 0
+            for c in claims:
+                n = len(nodes[c].grounded_in)
+                close[c] = max(sims[at:at + n], default=-2.0) if sims else -2.0
+                at += n
+            for most in (1, 5, len(claims), len(claims) + 3):
+                want = sorted(claims, key=lambda c: (close[c], c), reverse=True)[:most]
+                assert _closest_claims(graph, claims, qvec, most) == want
