@@ -2,9 +2,10 @@
 
 Opens the store (hash embedder, local planner), asks the 200 questions of the synthetic
 stream once each (a first pass: each question new to the process) and prints recall's
-wall time p50 / p95 / p99 (what ``bench perf --scale`` reports), its CPU time p50 / p95 and, per phase, the mean over all questions and over the slowest tenth. The phases
-are the module functions of :mod:`enfold.recall` wrapped with timers; nested ones count in
-their callers too (``gather`` holds the lexical search, the anchor and grounding). Recalls
+wall time p50 / p95 / p99 (what ``bench perf --scale`` reports), its CPU time p50 / p95
+and, per phase, the mean over all questions and over the slowest tenth. The phases are the
+module functions of :mod:`enfold.recall` wrapped with timers; nested ones count in their
+callers too (``gather`` holds the lexical search, the anchor and grounding). Recalls
 write access statistics: run it on a copy of the store.
 """
 

@@ -743,7 +743,7 @@ def _closest_claims(graph: WorkingGraph, claims: list[str], qvec: np.ndarray | N
             starts = np.cumsum(lengths) - lengths
             close[rests] = np.maximum.reduceat(sims, starts[rests])
     pick: Iterable[int] = range(len(claims))
-    if len(claims) > most:
+    if len(claims) > most and not np.isnan(close).any():
         # only the claims at least as close as the most-th closest can be among the best
         least = np.partition(close, len(claims) - most)[len(claims) - most]
         pick = np.flatnonzero(close >= least).tolist()
