@@ -282,7 +282,7 @@ def test_ground_follows_only_the_best_scored_nodes_of_many() -> None:
 def test_the_feature_matrix_equals_its_reference_on_random_signals() -> None:
     import random
 
-    from enfold.recall.rank import Signals, feature_matrix, feature_matrix_reference
+    from enfold.recall.rank import FEATURES, Signals, feature_matrix, feature_matrix_reference
 
     rng = random.Random(5)
 
@@ -301,6 +301,7 @@ def test_the_feature_matrix_equals_its_reference_on_random_signals() -> None:
         sig.claim = {e: rng.random() for e in pick(ids, 0.1)}
         sig.speaker, sig.opinion, sig.window = pick(ids, 0.1), pick(ids, 0.2), pick(ids, 0.3)
         sig.answer = pick(ids, 0.25)
+        sig.cover = {e: rng.random() for e in pick(ids, 0.4)}
         sig.ts = {e: rng.choice((1e9, 1e9 + rng.random() * 1e6)) for e in pick(ids, 0.9)}
         candidates = [e for e in ids if rng.random() < 0.8]
         outside = [f"ev_x{i}" for i in range(5)]  # neighbours that are not candidates
@@ -313,7 +314,7 @@ def test_the_feature_matrix_equals_its_reference_on_random_signals() -> None:
                 for e in scores:
                     scores[e] = round(scores[e], 1)
         got = feature_matrix(candidates, sig, near)
-        assert got.shape == (len(candidates), 18)
+        assert got.shape == (len(candidates), len(FEATURES))
         assert np.array_equal(got, feature_matrix_reference(candidates, sig, near))
 
 

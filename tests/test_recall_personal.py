@@ -90,18 +90,16 @@ def test_every_question_the_issue_names_has_its_answer_in_the_top_3(minilm: Any)
 
 
 @pytest.mark.parametrize("name, top1, top3, top10", [
-    ("personal-a", 0.70, 0.88, 0.95),
-    # b's top 3 fell 0.794 -> 0.746 when BM25 stopped matching function words (session 35:
-    # LoCoMo gained at every k; docs/benchmarks.md states the trade)
-    ("personal-b", 0.45, 0.72, 0.85),
-    ("personal-e", 0.58, 0.88, 0.95),
-    ("personal-f", 0.62, 0.88, 0.92),
-    ("personal-g", 0.60, 0.83, 0.95),
-    ("personal-h", 0.50, 0.83, 0.92),
-    ("personal-i", 0.18, 0.45, 0.72),
-    ("personal-j", 0.35, 0.52, 0.78),
-    ("personal-k", 0.33, 0.55, 0.75),
-    ("personal-l", 0.33, 0.55, 0.70),
+    ("personal-a", 0.85, 0.93, 0.97),
+    ("personal-b", 0.57, 0.76, 0.90),
+    ("personal-e", 0.68, 0.90, 0.95),
+    ("personal-f", 0.63, 0.88, 0.95),
+    ("personal-g", 0.70, 0.90, 0.97),
+    ("personal-h", 0.53, 0.83, 0.95),
+    ("personal-i", 0.30, 0.58, 0.72),
+    ("personal-j", 0.47, 0.68, 0.78),
+    ("personal-k", 0.42, 0.63, 0.78),
+    ("personal-l", 0.42, 0.58, 0.70),
 ])
 def test_one_off_facts_among_habits_are_found(minilm: Any, name: str, top1: float,
                                               top3: float, top10: float) -> None:

@@ -420,3 +420,28 @@ def test_folding_commits_asynchronously_and_appends_do_not(pg_url: str, monkeypa
     assert seen == ["off", "on", "on"]
     assert appended and "off" not in appended
     store.close()
+
+
+def test_word_weights_are_the_idf_bm25_uses_on_both_backends(pg_url: str, tmp_path: Any
+                                                             ) -> None:
+    """The ``cover`` feature weighs a question's words by the store's own IDF: a word few
+    events hold weighs more than a common one, a word none holds most; both backends give
+    the same weights on one namespace's corpus (FTS5's formula, the same stemming)."""
+    corpus = [f"{a} {b}" for a in ("running in the park", "hotel in Vienna", "passport renewal",
+                                   "chess club evening", "river run 10k")
+              for b in ("with Sam", "on Friday", "again and again", "")]
+    asked = ["Passport", "running", "Friday", "zeppelin", "runs"]
+    got = []
+    for url in (str(tmp_path / "w.db"), pg_url):
+        s = open_store(url)
+        assert s.word_weights("A", []) == {}
+        s.append_events("A", [event("A", t, ts=TS + i) for i, t in enumerate(corpus)])
+        w = s.word_weights("A", asked)
+        s.close()
+        assert set(w) == {"passport", "running", "friday", "zeppelin", "runs"}
+        assert w["zeppelin"] > w["passport"] > w["running"] > 0  # held by 0, 4 and 8 events
+        assert w["passport"] == pytest.approx(np.log((20 - 4 + 0.5) / (4 + 0.5)))
+        assert w["runs"] == w["running"]  # one stem: "run" (and "river run 10k")
+        got.append(w)
+    for word, weight in got[0].items():
+        assert got[1][word] == pytest.approx(weight, rel=1e-6), word

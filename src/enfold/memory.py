@@ -838,7 +838,8 @@ class Memory:
                     qvec = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
                 pack = run_recall(g, search, analysis, qvec, self.settings, k=k,
                                   embedder=None if self.embedder is None
-                                  else self.embedder.name)
+                                  else self.embedder.name,
+                                  weights=functools.partial(self.store.word_weights, ns))
             finally:
                 if isinstance(search, SearchAhead):
                     search.settle()

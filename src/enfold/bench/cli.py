@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from enfold.recall.rank import FEATURES
+from enfold.recall.rank import FEATURES, model_json
 
 
 @click.group()
@@ -280,8 +280,10 @@ def train_people(out: Path | None) -> None:
               help="A personal stream (JSON) only measured; repeatable.")
 @click.option("--embedder", "embedder_name", type=click.Choice(["hash", "minilm"]),
               default="minilm", show_default=True)
+@click.option("--method", type=click.Choice(["trees", "linear"]), default="trees",
+              show_default=True, help="LambdaMART trees (needs LightGBM) or linear weights.")
 @click.option("--l2", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
-              help="L2 regularization of the weights.")
+              help="L2 regularization of the linear weights.")
 @click.option("--ablate", multiple=True, metavar="FEATURE",
               type=click.Choice(list(FEATURES)),
               help="Also fit without this feature (repeatable) and print both.")
@@ -291,7 +293,8 @@ def train_people(out: Path | None) -> None:
 @click.pass_context
 def train_recall(ctx: click.Context, locomo_file: Path | None, fit_conversations: str,
                  measure_conversations: str, fit_personal: tuple[Path, ...],
-                 measure_personal: tuple[Path, ...], embedder_name: str, l2: float,
+                 measure_personal: tuple[Path, ...], embedder_name: str, method: str,
+                 l2: float,
                  ablate: tuple[str, ...], out: Path | None) -> None:
     """Fit recall's ranking weights on labelled questions and measure them on held-out ones
     (see enfold.bench.train_recall)."""
@@ -308,8 +311,9 @@ def train_recall(ctx: click.Context, locomo_file: Path | None, fit_conversations
     if not fit:
         raise click.UsageError("nothing to fit on: give --locomo and/or --fit-personal")
     model, report = tr.train(fit, measure, embedder=make_embedder(embedder_name), l2=l2,
-                             progress=lambda m: click.echo(m, err=True), ablate=ablate)
-    text = json.dumps(model.to_dict(), indent=2, sort_keys=True) + "\n"
+                             progress=lambda m: click.echo(m, err=True), ablate=ablate,
+                             method=method)
+    text = model_json(model)
     if out is None:
         click.echo(text)
     else:

@@ -11,9 +11,11 @@ measured:
 
 Every question is recalled through the same operators and features as :func:`enfold.recall.
 controller.recall`; its candidates are labelled relevant when they are its evidence. The
-weights minimize a pairwise logistic loss (:func:`enfold.recall.rank.fit_pairwise`), with
-each data set weighing the same, and are written with the data, the split and the measured
-part's numbers to ``enfold/data/recall_model.json``.
+model is a LambdaMART ensemble (LightGBM's ``lambdarank``: each question's candidates a
+group, the ranking's top weighed most) with monotone constraints, or, with ``--method
+linear``, weights minimizing a pairwise logistic loss (:func:`enfold.recall.rank.
+fit_pairwise`) with each data set weighing the same; it is written with the data, the split
+and the measured part's numbers to ``enfold/data/recall_model.json``.
 """
 
 from __future__ import annotations
@@ -22,12 +24,26 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from enfold.recall.rank import FEATURES, RankModel, feature_matrix, fit_pairwise
+from enfold.recall.rank import FEATURES, Model, RankModel, TreeModel, feature_matrix, fit_pairwise
+
+#: Features whose growth can only raise an event's score in the trees (LightGBM's monotone
+#: constraints): every signal of a match; not the opinion mark, whose sign depends on the
+#: question, nor the place in time, which depends on what is asked.
+_MONOTONE = {f: (0 if f in ("opinion", "recency", "recency_asked") else 1) for f in FEATURES}
+#: LambdaMART's settings (chosen by leave-one-stream-out cross-validation on the fitted
+#: streams, session 39: docs/benchmarks.md): small trees, a slow rate, bagging.
+TREE_PARAMS: dict[str, Any] = {
+    "objective": "lambdarank", "num_iterations": 100, "learning_rate": 0.1, "num_leaves": 7,
+    "min_data_in_leaf": 50, "lambdarank_truncation_level": 20, "bagging_fraction": 0.8,
+    "bagging_freq": 1, "feature_fraction": 0.8, "seed": 0, "deterministic": True,
+    "force_row_wise": True, "num_threads": 1, "verbose": -1,
+}
 
 
 @dataclass
@@ -107,7 +123,8 @@ def featurize(mem: Any, questions: Iterable[Question]
         def lexical(text: str, kinds: Any, n: int) -> list[tuple[str, float]]:
             return list(mem.store.search_text(mem.namespace, text, kinds, n))
 
-        sig, _, _ = gather(g, lexical, analysis, qvec, mem.settings)
+        sig, _, _ = gather(g, lexical, analysis, qvec, mem.settings,
+                           weights=partial(mem.store.word_weights, mem.namespace))
         cands, near = candidate_set(g, sig, qvec, analysis, mem.settings)
         if not analysis.asks_opinion:
             sig.opinion = _opinions(g, cands)
@@ -119,7 +136,7 @@ def featurize(mem: Any, questions: Iterable[Question]
 
 
 def evaluate(rows: Sequence[tuple[Question, list[str], np.ndarray, np.ndarray]],
-             model: RankModel, ks: Sequence[int] = (1, 3, 5, 10, 20)) -> dict[str, Any]:
+             model: Model, ks: Sequence[int] = (1, 3, 5, 10, 20)) -> dict[str, Any]:
     """Recall@k of the model's ranking (share of each question's evidence in its top k),
     overall and by data set / category."""
     per: dict[str, dict[int, list[float]]] = {}
@@ -144,10 +161,15 @@ def train(
     l2: float = 1.0,
     progress: Callable[[str], None] | None = None,
     ablate: Sequence[str] = (),
-) -> tuple[RankModel, dict[str, Any]]:
-    """Fit the weights on ``fit_streams``; measure on both parts. With ``ablate``, a second
-    fit on the same candidates with those features zeroed is reported as ``without`` (what
-    the features add, at fixed data)."""
+    method: str = "trees",
+) -> tuple[Model, dict[str, Any]]:
+    """Fit the model on ``fit_streams``; measure on both parts. ``method``: ``trees``
+    (LambdaMART, :data:`TREE_PARAMS`; needs LightGBM) or ``linear`` (weights by pairwise
+    logistic regression, ``l2``). With ``ablate``, a second fit on the same candidates with
+    those features zeroed is reported as ``without`` (what the features add, at fixed
+    data)."""
+    if method not in ("trees", "linear"):
+        raise ValueError(f"unknown method {method!r}")
     fit_rows: list[Any] = []
     measure_rows: list[Any] = []
     for part, streams in ((fit_rows, fit_streams), (measure_rows, measure_streams)):
@@ -157,8 +179,7 @@ def train(
             mem.close()
             if progress is not None:
                 progress(f"{s.name}: {len(s.events)} events, {len(s.questions)} questions")
-    weights, info = _fit(fit_rows, l2)
-    model = RankModel(weights)
+    model, info = _fit(fit_rows, l2, method)
     report = {"fit": evaluate(fit_rows, model), "measure": evaluate(measure_rows, model),
               "fit_streams": [s.name for s in fit_streams],
               "measure_streams": [s.name for s in measure_streams],
@@ -175,15 +196,55 @@ def train(
             return out
 
         fit0, measure0 = zeroed(fit_rows), zeroed(measure_rows)
-        w0, _ = _fit(fit0, l2)
-        m0 = RankModel(w0)
+        m0, _ = _fit(fit0, l2, method)
         without = {"features": list(ablate), "fit": evaluate(fit0, m0),
                    "measure": evaluate(measure0, m0)}
-        return RankModel(weights, {"trained": report}), {**report, "without": without}
-    return RankModel(weights, {"trained": report}), report
+        return _with_info(model, {"trained": report}), {**report, "without": without}
+    return _with_info(model, {"trained": report}), report
 
 
-def _fit(rows: list[Any], l2: float) -> tuple[tuple[float, ...], dict[str, Any]]:
+def _with_info(model: Model, info: dict[str, Any]) -> Model:
+    if isinstance(model, TreeModel):
+        return TreeModel(model.feature, model.threshold, model.left, model.right, model.value,
+                         model.depth, info)
+    return RankModel(model.weights, info)
+
+
+def _fit(rows: list[Any], l2: float, method: str = "trees") -> tuple[Model, dict[str, Any]]:
+    if method == "trees":
+        return _fit_trees(rows)
+    weights, info = _fit_linear(rows, l2)
+    return RankModel(weights), info
+
+
+def _fit_trees(rows: list[Any]) -> tuple[TreeModel, dict[str, Any]]:
+    """LambdaMART over each question's candidates (a question with no relevant candidate
+    teaches nothing and is left out). Every question weighs the same: LoCoMo's and the
+    personal streams' counts are near each other (383 and 298 in session 39's fit)."""
+    try:
+        import lightgbm
+    except ImportError as exc:  # pragma: no cover - the dev extra installs it
+        raise RuntimeError("fitting trees needs LightGBM: pip install lightgbm "
+                           "(or --method linear)") from exc
+    xs, ys, sizes = [], [], []
+    for _, _, x, y in rows:
+        if len(y) and y.max() > 0:
+            xs.append(x)
+            ys.append(y.astype(np.int64))
+            sizes.append(len(y))
+    if not xs:
+        raise ValueError("no question with a relevant candidate")
+    data = lightgbm.Dataset(np.vstack(xs), np.concatenate(ys), group=sizes,
+                            feature_name=list(FEATURES), free_raw_data=False)
+    booster = lightgbm.train({**TREE_PARAMS,
+                              "monotone_constraints": [_MONOTONE[f] for f in FEATURES]}, data)
+    model = TreeModel.from_lightgbm(booster.dump_model())
+    return model, {"method": "lambdamart", "lightgbm": lightgbm.__version__,
+                   "queries": len(xs), "trees": int(model.feature.shape[0]),
+                   "params": {k: v for k, v in TREE_PARAMS.items() if k != "num_threads"}}
+
+
+def _fit_linear(rows: list[Any], l2: float) -> tuple[tuple[float, ...], dict[str, Any]]:
     # Each data set weighs the same: a group's queries are repeated to the largest group's
     # size (by weighting its pairs), so LoCoMo's hundreds do not drown a personal stream.
     sizes: dict[str, int] = {}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Callable, Container, Iterable, Mapping
 from functools import partial
 
 import numpy as np
@@ -36,10 +36,20 @@ from enfold.recall.operators import (
     traverse,
 )
 from enfold.recall.pack import ContextPack, Item
-from enfold.recall.rank import RankModel, Signals, feature_matrix, packaged_model
+from enfold.recall.rank import (
+    Model,
+    Signals,
+    feature_matrix,
+    packaged_model,
+    relative_scores,
+)
 from enfold.settings import Settings
+from enfold.text import terms
+from enfold.text.terms import QueryTerms
 
 Lexical = Callable[[str, Iterable[NodeKind], int], list[tuple[str, float]]]
+#: Each word's weight in the lexical ranking (:meth:`enfold.store.base.Store.word_weights`).
+WordWeights = Callable[[list[str]], Mapping[str, float]]
 # the defaults of Settings.turns_kept and Settings.facts_first_margin
 TURNS_KEPT: int = Settings.turns_kept
 FACT_MARGIN: float = Settings.facts_first_margin
@@ -151,10 +161,12 @@ def gather(
     qvec: np.ndarray | None,
     settings: Settings,
     steps: list[dict[str, object]] | None = None,
+    weights: WordWeights | None = None,
 ) -> tuple[Signals, Scores, Scores]:
     """Run the operators for one query: the evidence signals (see
     :mod:`enfold.recall.rank`), the derived nodes that anchor on the query, and the claims
-    asked for."""
+    asked for. ``weights`` gives the query's words their weights for the ``cover`` feature
+    (none: it is 0 for every event)."""
     steps = [] if steps is None else steps
     q = lexical_query(analysis.query)
     win = analysis.window
@@ -185,6 +197,9 @@ def gather(
     person_steps = _people(graph, analysis, settings, sig, events)
 
     sig.lex = {i: s for i, s in lexical(q, [NodeKind.EVENT], settings.lex_depth) if i in events}
+    if weights is not None:  # (after the search: the store has just counted these words)
+        listed = terms.words(q)
+        sig.terms = QueryTerms(listed, weights(listed))
     steps.append({"op": "anchor", "kinds": ["event"], "lexical": len(sig.lex),
                   "dense": len(sig.dense)})
 
@@ -216,13 +231,16 @@ def recall(
     *,
     k: int = 10,
     neighbours: bool = True,
-    model: RankModel | None = None,
+    model: Model | None = None,
     embedder: str | None = None,
+    weights: WordWeights | None = None,
 ) -> ContextPack:
     """Run the operators for one query and assemble the ContextPack. ``embedder``: the
-    name of the embedder the event vectors come from (the view classifier reads them)."""
+    name of the embedder the event vectors come from (the view classifier reads them);
+    ``weights``: the store's weights of the query's words (:func:`gather`)."""
     pack = ContextPack(query=analysis.query)
-    sig, derived, claims = gather(graph, lexical, analysis, qvec, settings, pack.steps)
+    sig, derived, claims = gather(graph, lexical, analysis, qvec, settings, pack.steps,
+                                  weights=weights)
     candidates, near = candidate_set(graph, sig, qvec, analysis, settings,
                                      neighbours=neighbours)
     if not analysis.asks_opinion:
@@ -231,7 +249,7 @@ def recall(
     fused: Scores = {}
     if candidates:
         x = feature_matrix(candidates, sig, near)
-        fused = dict(zip(candidates, (float(v) for v in model.score(x)), strict=True))
+        fused = dict(zip(candidates, relative_scores(model.score(x)).tolist(), strict=True))
     marks: dict[str, list[str]] = {}  # the reorderings' steps, after each one's path
     order = ranked(fused)
     if analysis.holder and sig.claim:
@@ -290,6 +308,9 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
     candidates = list(found)
     nodes = graph.nodes
     sig.ts = {e: nodes[e].ts for e in candidates}
+    if sig.terms:
+        cover = sig.terms.cover
+        sig.cover = {e: c for e in candidates if (c := cover(nodes[e].text)) > 0.0}
     if turns is not None:
         near = _turns_among(graph, candidates, sig.ts, turns)
     window = analysis.window

@@ -29,16 +29,26 @@ its size instead:
   sentences and each two side by side, :mod:`enfold.text.passages`), rescaled as ``dense``:
   the line of a long email that answers the question, which the whole text's vector
   dilutes (for a short text, the same as ``dense``);
+* ``cover`` — the share of the question's words, each weighed by its inverse document
+  frequency, that the event holds (:mod:`enfold.text.terms`): unlike ``lex``, not relative
+  to the best match, so a best match on one common word of the question scores low;
 * ``recency`` — where the event's time falls between the oldest (0) and the newest (1)
   candidate, and ``recency_asked``, the same when the question asks for the current state
   or the latest time ("Who has my ladder?", "When did I last ..."): the newest evidence wins
   a change of state.
 
-An event's score is the dot product of its features with weights learned by pairwise
-logistic regression (``enfold bench train-recall``) on labelled questions — LoCoMo
-conversations and hand-written personal streams — and recorded with the data and the split
-in ``enfold/data/recall_model.json``. All features are relative to the query's own best
-scores, so the same weights serve any embedder.
+An event's score is a sum of small regression trees over its features (LambdaMART,
+:class:`TreeModel`), fitted by ``enfold bench train-recall`` with LightGBM on labelled
+questions — LoCoMo conversations and hand-written personal streams — and recorded with the
+data, the split and the measured numbers in ``enfold/data/recall_model.json``; recall
+evaluates the trees with NumPy. Trees, not weights, because what a signal is worth depends
+on the others: a lexical match on a fraction of the question (``cover``) matters when the
+dense match is weak and little when it is strong, and the linear weights this replaced
+(:class:`RankModel`, still read from a file that holds weights) lost top-1 answers to a
+flat dense ranking on personal streams (session 38). Every signal of a match may only
+raise a score (monotone constraints), so an event holding more of the question never
+ranks lower for it. All features are relative to the query's own best scores or shares of
+the query, so the same model serves any embedder.
 """
 
 from __future__ import annotations
@@ -54,10 +64,11 @@ from typing import Any
 import numpy as np
 
 from enfold.settings import Settings
+from enfold.text.terms import QueryTerms
 
 FEATURES = ("lex", "lex_rr", "dense", "dense_rr", "ground", "person", "claim", "speaker",
             "nb1_lex", "nb1_dense", "nb2_lex", "nb2_dense", "opinion", "window", "recency",
-            "recency_asked", "answer", "passage")
+            "recency_asked", "answer", "passage", "cover")
 _COL = {name: i for i, name in enumerate(FEATURES)}
 DENSE_FLOOR_RANK: int = Settings.dense_floor_rank  # its default: the cosine at this rank scores 0
 MODEL_FILE = "recall_model.json"
@@ -81,6 +92,8 @@ class Signals:
     answer: set[str] = field(default_factory=set)  # hold a thing of the asked kind
     ts: dict[str, float] = field(default_factory=dict)  # each candidate's time
     asks_latest: bool = False  # the question is about the current state or the latest time
+    terms: QueryTerms | None = None  # the query's words and their weights
+    cover: dict[str, float] = field(default_factory=dict)  # share of their weight held
 
 
 def _over_best(scores: Mapping[str, float]) -> dict[str, float]:
@@ -163,7 +176,7 @@ def feature_matrix(
         return x
     for name, values in (("lex", lex), ("lex_rr", lex_rr), ("dense", dense),
                          ("dense_rr", dense_rr), ("ground", ground), ("person", person),
-                         ("claim", claim), ("passage", passage)):
+                         ("claim", claim), ("passage", passage), ("cover", sig.cover)):
         if values:
             x[:, _COL[name]] = np.fromiter(map(values.get, candidates, repeat(0.0, n)),
                                            np.float64, n)
@@ -247,6 +260,7 @@ def feature_matrix_reference(
             recency if sig.asks_latest else 0.0,
             1.0 if e in sig.answer else 0.0,
             passage.get(e, 0.0),
+            sig.cover.get(e, 0.0),
         ))
     return np.array(rows, dtype=np.float64).reshape(len(candidates), len(FEATURES))
 
@@ -275,17 +289,172 @@ class RankModel:
 
 #: Used when no trained model is packaged: BM25 first, the rest as tie-breakers.
 FALLBACK = RankModel((1.0, 0.2, 0.5, 0.1, 0.3, 0.2, 0.3, 0.1, 0.1, 0.1, 0.05, 0.05, -0.1,
-                      0.5, 0.0, 0.2, 0.3, 0.0))
+                      0.5, 0.0, 0.2, 0.3, 0.0, 0.5))
+
+
+@dataclass(frozen=True)
+class TreeModel:
+    """A sum of regression trees over :data:`FEATURES` (LambdaMART, fitted by LightGBM in
+    ``enfold bench train-recall``), evaluated here with NumPy from the trees' JSON.
+
+    Each tree is flat arrays over its nodes: the feature a node splits on (-1 at a leaf),
+    the threshold (a row goes left when its value is at most it, as LightGBM's ``<=``
+    splits do), the left and right child (a leaf is its own child) and the value (a leaf's
+    output). All trees are padded to the same number of nodes and walked together, one
+    level at a time for every candidate: as many NumPy steps as the deepest tree is deep,
+    not one per tree or per candidate. The features hold no missing values (every feature
+    is a number), so a split's missing-value direction never applies."""
+
+    feature: np.ndarray  # (trees, nodes) int64
+    threshold: np.ndarray  # (trees, nodes) float64
+    left: np.ndarray  # (trees, nodes) int64
+    right: np.ndarray  # (trees, nodes) int64
+    value: np.ndarray  # (trees, nodes) float64
+    depth: int
+    info: Mapping[str, Any] = field(default_factory=dict)
+    _feat: np.ndarray = field(init=False, repr=False, compare=False)
+    _thr: np.ndarray = field(init=False, repr=False, compare=False)
+    _left: np.ndarray = field(init=False, repr=False, compare=False)
+    _right: np.ndarray = field(init=False, repr=False, compare=False)
+    _value: np.ndarray = field(init=False, repr=False, compare=False)
+    _roots: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # The nodes of all trees as one array each, children as indexes into them, and a
+        # leaf's feature as 0 (it is its own child, so its test changes nothing).
+        trees, width = self.feature.shape
+        base = (np.arange(trees, dtype=np.int64) * width)[:, None]
+        flat = {"_feat": np.maximum(self.feature, 0).ravel(),
+                "_thr": self.threshold.ravel().astype(np.float64),
+                "_left": (self.left + base).ravel(), "_right": (self.right + base).ravel(),
+                "_value": self.value.ravel().astype(np.float64),
+                "_roots": base.ravel()}
+        for name, array in flat.items():
+            object.__setattr__(self, name, array)
+
+    def score(self, x: np.ndarray) -> np.ndarray:
+        n, trees = x.shape[0], self.feature.shape[0]
+        if n == 0 or trees == 0:
+            return np.zeros(n, dtype=np.float64)
+        width = x.shape[1]
+        cells = np.ascontiguousarray(x, dtype=np.float64).ravel()
+        rows = (np.arange(n, dtype=np.int64) * width)[:, None]
+        at = np.broadcast_to(self._roots, (n, trees)).copy()
+        for _ in range(self.depth):
+            go_left = cells.take(rows + self._feat.take(at)) <= self._thr.take(at)
+            at = np.where(go_left, self._left.take(at), self._right.take(at))
+        return np.asarray(self._value.take(at).sum(axis=1), dtype=np.float64)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"features": list(FEATURES), "kind": "trees", "depth": self.depth,
+                "trees": [{"feature": self.feature[i].tolist(),
+                           "threshold": self.threshold[i].tolist(),
+                           "left": self.left[i].tolist(), "right": self.right[i].tolist(),
+                           "value": self.value[i].tolist()}
+                          for i in range(self.feature.shape[0])],
+                **dict(self.info)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TreeModel:
+        """From :meth:`to_dict`'s form; a feature the model was fitted with that
+        :data:`FEATURES` no longer has is an error, one it lacks is never split on."""
+        names = list(d["features"])
+        unknown = set(names) - set(FEATURES)
+        if unknown:
+            raise ValueError(f"the ranking model splits on unknown features: {sorted(unknown)}")
+        remap = np.array([FEATURES.index(f) for f in names], dtype=np.int64)
+        trees = d["trees"]
+        width = max((len(tr["feature"]) for tr in trees), default=1)
+
+        def padded(key: str, fill: float, dtype: Any) -> np.ndarray:
+            out = np.full((len(trees), width), fill, dtype=dtype)
+            for i, tr in enumerate(trees):
+                out[i, :len(tr[key])] = tr[key]
+            return out
+
+        feature = padded("feature", -1, np.int64)
+        feature = np.where(feature >= 0, remap[np.maximum(feature, 0)], -1)
+        return cls(feature, padded("threshold", 0.0, np.float64), padded("left", 0, np.int64),
+                   padded("right", 0, np.int64), padded("value", 0.0, np.float64),
+                   int(d["depth"]),
+                   {k: v for k, v in d.items()
+                    if k not in ("features", "kind", "depth", "trees")})
+
+    @classmethod
+    def from_lightgbm(cls, dump: Mapping[str, Any], info: Mapping[str, Any] | None = None,
+                      ) -> TreeModel:
+        """From LightGBM's ``Booster.dump_model()`` of a model fitted on :data:`FEATURES`'
+        columns in order."""
+        flat: list[dict[str, list[Any]]] = []
+        depth = 0
+        for tree in dump["tree_info"]:
+            nodes: dict[str, list[Any]] = {k: [] for k in ("feature", "threshold", "left",
+                                                           "right", "value")}
+
+            def add(node: Mapping[str, Any], level: int, nodes: dict[str, list[Any]] = nodes,
+                    ) -> int:
+                nonlocal depth
+                i = len(nodes["feature"])
+                for column in nodes.values():
+                    column.append(0)
+                if "leaf_value" in node or "split_feature" not in node:
+                    depth = max(depth, level)
+                    nodes["feature"][i], nodes["left"][i], nodes["right"][i] = -1, i, i
+                    nodes["value"][i] = float(node.get("leaf_value", 0.0))
+                    return i
+                if node.get("decision_type", "<=") != "<=":
+                    raise ValueError("only '<=' splits are supported")
+                nodes["feature"][i] = int(node["split_feature"])
+                nodes["threshold"][i] = float(node["threshold"])
+                nodes["left"][i] = add(node["left_child"], level + 1)
+                nodes["right"][i] = add(node["right_child"], level + 1)
+                return i
+
+            add(tree["tree_structure"], 0)
+            flat.append(nodes)
+        return cls.from_dict({"features": list(FEATURES), "depth": depth, "trees": flat,
+                              **dict(info or {})})
+
+
+Model = RankModel | TreeModel
+
+
+def model_json(model: Model) -> str:
+    """The model's JSON as ``enfold/data/recall_model.json`` holds it: indented, and each
+    tree on one line (some hundreds of trees of a dozen nodes)."""
+    d = model.to_dict()
+    trees = d.pop("trees", None)
+    text = json.dumps(d, indent=2, sort_keys=True)
+    if trees is None:
+        return text + "\n"
+    lines = ",\n".join("    " + json.dumps(t, sort_keys=True) for t in trees)
+    return text[:-2] + ',\n  "trees": [\n' + lines + "\n  ]\n}\n"
+
+
+def model_from_dict(d: Mapping[str, Any]) -> Model:
+    """A ranking model from its JSON form: trees when it says so, weights otherwise."""
+    return TreeModel.from_dict(d) if d.get("kind") == "trees" else RankModel.from_dict(d)
+
+
+def relative_scores(raw: np.ndarray) -> np.ndarray:
+    """A query's candidates' model scores as ``exp(score - best)``: 1 for the best, and
+    for any other the odds the model gives it of ranking above the best (both models are
+    fitted on pairwise odds: a difference of scores is a log-odds), so that a share of the
+    best's score (``Settings.facts_first_margin``) means the same whatever the scores'
+    offset, and no score is negative."""
+    if not len(raw):
+        return raw.astype(np.float64)
+    return np.asarray(np.exp(raw - raw.max()), dtype=np.float64)
 
 
 @cache
-def packaged_model() -> RankModel:
-    """The weights recorded in ``enfold/data/recall_model.json`` (see the module doc)."""
+def packaged_model() -> Model:
+    """The model recorded in ``enfold/data/recall_model.json`` (see the module doc)."""
     try:
         text = (resources.files("enfold") / "data" / MODEL_FILE).read_text(encoding="utf-8")
     except FileNotFoundError:
         return FALLBACK
-    return RankModel.from_dict(json.loads(text))
+    return model_from_dict(json.loads(text))
 
 
 def fit_pairwise(groups: Iterable[tuple[np.ndarray, np.ndarray]], *, l2: float = 1.0,

@@ -282,6 +282,12 @@ class Store(Protocol):
         words of the query are left out first); None scores every matching row."""
         ...
 
+    def word_weights(self, namespace: str, words: Iterable[str]) -> dict[str, float]:
+        """Each (lowercase) word's weight in :meth:`search_text`'s ranking: its inverse
+        document frequency as BM25 has it (a word few nodes hold weighs most); 0 for a word
+        the backend never matches (a stop word)."""
+        ...
+
     # namespaces
     def namespaces(self) -> list[str]: ...
 

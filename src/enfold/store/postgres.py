@@ -26,6 +26,7 @@ are translated into :class:`enfold.errors.StoreError` at this seam.
 from __future__ import annotations
 
 import json
+import math
 import re
 import threading
 from collections import Counter
@@ -103,6 +104,18 @@ ORDER BY s DESC, h.id
 LIMIT %(limit)s
 """
 
+
+# Each word's count of the namespace's nodes whose text holds it, the namespace's nodes, and
+# whether the word has a lexeme at all (a stop word has none).
+_WORD_DF_SQL = """
+WITH total AS (SELECT count(*) AS n FROM nodes WHERE namespace = %(ns)s)
+SELECT w.word,
+       (SELECT count(*) FROM nodes n WHERE n.namespace = %(ns)s
+                                        AND n.tsv @@ plainto_tsquery('enfold', w.word)),
+       total.n,
+       numnode(plainto_tsquery('enfold', w.word)) > 0
+FROM unnest(%(words)s::text[]) AS w(word) CROSS JOIN total
+"""
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
@@ -498,6 +511,21 @@ class PostgresStore(SqlStore):
         rows = self._q(_SEARCH_SQL, {"tsq": tsq, "text": " ".join(_WORD.findall(query)),
                                      "ns": namespace, "kinds": kind_list, "limit": limit})
         return [(r[0], float(r[1])) for r in rows]
+
+    def word_weights(self, namespace: str, words: Iterable[str]) -> dict[str, float]:
+        """Each word's inverse document frequency as :data:`_SEARCH_SQL` weighs it (FTS5's
+        ``ln((N - n + 0.5) / (n + 0.5))``, at least 1e-6), ``n`` the namespace's nodes
+        whose text holds it and ``N`` all its nodes; 0 for a word the text search
+        configuration drops (a stop word: no search matches it)."""
+        listed = [w.lower() for w in dict.fromkeys(words) if w]
+        if not listed:
+            return {}
+        rows = self._q(_WORD_DF_SQL, {"ns": namespace, "words": listed})
+        out: dict[str, float] = {}
+        for word, n, total, terms in rows:
+            out[word] = (max(math.log((float(total) - float(n) + 0.5) / (float(n) + 0.5)),
+                             1e-6) if terms else 0.0)
+        return out
 
     # -------------------------------------------------------- namespaces
     def counts(self, namespace: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 import sqlite3
 import threading
@@ -575,6 +576,25 @@ class SQLiteStore(SqlStore):
                     return out
                 # the best rows held too few of these kinds: all of them, from the start
                 out, first = [], None
+
+    def word_weights(self, namespace: str, words: Iterable[str]) -> dict[str, float]:
+        """Each word's inverse document frequency as FTS5's bm25() weighs it,
+        ``ln((N - n + 0.5) / (n + 0.5))`` (at least 1e-6), with ``n`` the index rows it
+        matches and ``N`` the rows the index has held (its largest row number: deleted rows
+        count, as an estimate). Over the whole index, as BM25's own statistics are; the
+        counts are those :meth:`search_text` keeps for bounding a query (no read for a
+        word it has just searched)."""
+        listed = [w.lower() for w in dict.fromkeys(words) if w]
+        if not listed:
+            return {}
+        with self._lock:
+            try:
+                counts = self._word_counts(listed)
+                rows = max(self._df_from, max(counts.values(), default=0))
+            except sqlite3.Error as exc:
+                raise StoreError(f"SQLite: {exc}") from exc
+        return {w: max(math.log((rows - n + 0.5) / (n + 0.5)), 1e-6)
+                for w, n in counts.items()}
 
     def _match(self, query: str, max_rows: int | None) -> tuple[str | None, int | None]:
         """The FTS5 expression of the query's words, bounded to ``max_rows`` scored rows
