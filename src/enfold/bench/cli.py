@@ -280,6 +280,12 @@ def train_people(out: Path | None) -> None:
               help="A personal stream (JSON) only measured; repeatable.")
 @click.option("--embedder", "embedder_name", type=click.Choice(["hash", "minilm"]),
               default="minilm", show_default=True)
+@click.option("--fit-collapse", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              multiple=True, help="A collapse probe file (bench collapse format) fitted on; "
+                                  "repeatable.")
+@click.option("--measure-collapse", type=click.Path(exists=True, dir_okay=False,
+                                                   path_type=Path),
+              multiple=True, help="A collapse probe file only measured; repeatable.")
 @click.option("--method", type=click.Choice(["trees", "linear"]), default="trees",
               show_default=True, help="LambdaMART trees (needs LightGBM) or linear weights.")
 @click.option("--l2", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
@@ -293,7 +299,8 @@ def train_people(out: Path | None) -> None:
 @click.pass_context
 def train_recall(ctx: click.Context, locomo_file: Path | None, fit_conversations: str,
                  measure_conversations: str, fit_personal: tuple[Path, ...],
-                 measure_personal: tuple[Path, ...], embedder_name: str, method: str,
+                 measure_personal: tuple[Path, ...], fit_collapse: tuple[Path, ...],
+                 measure_collapse: tuple[Path, ...], embedder_name: str, method: str,
                  l2: float,
                  ablate: tuple[str, ...], out: Path | None) -> None:
     """Fit recall's ranking weights on labelled questions and measure them on held-out ones
@@ -305,9 +312,11 @@ def train_recall(ctx: click.Context, locomo_file: Path | None, fit_conversations
         return [c.strip() for c in text.split(",") if c.strip()]
 
     fit = [*(tr.locomo_streams(locomo_file, ids(fit_conversations)) if locomo_file else []),
-           *(tr.personal_stream(p) for p in fit_personal)]
+           *(tr.personal_stream(p) for p in fit_personal),
+           *(s for p in fit_collapse for s in tr.collapse_streams(p))]
     measure = [*(tr.locomo_streams(locomo_file, ids(measure_conversations))
-                 if locomo_file else []), *(tr.personal_stream(p) for p in measure_personal)]
+                 if locomo_file else []), *(tr.personal_stream(p) for p in measure_personal),
+               *(s for p in measure_collapse for s in tr.collapse_streams(p))]
     if not fit:
         raise click.UsageError("nothing to fit on: give --locomo and/or --fit-personal")
     model, report = tr.train(fit, measure, embedder=make_embedder(embedder_name), l2=l2,

@@ -93,6 +93,34 @@ def personal_stream(path: Path) -> Stream:
     return Stream(name, events, qs)
 
 
+def collapse_streams(path: Path) -> list[Stream]:
+    """The semantic-collapse probe's items (``bench collapse`` format), each its own stream
+    of a fact and claims said an hour apart, asked as ``bench collapse`` asks: the answer to
+    a factual query is the fact, to a query about a view the utterances of its holder's
+    claims. One group for every item (together they weigh as much as LoCoMo); the file's
+    name as the category."""
+    from enfold.bench.datasets import load_collapse
+
+    out = []
+    start = 1_700_000_000
+    for n, item in enumerate(load_collapse(path)):
+        utterances = [("fact", item.fact), *((f"claim{i}", c) for i, c in enumerate(item.claims))]
+        events = [{"text": u.text, "ts": start + 3600 * i, "source": u.speaker, "id": key}
+                  for i, (key, u) in enumerate(utterances)]
+        asked = datetime.fromtimestamp(start + 3600 * len(utterances), tz=UTC)
+        questions = []
+        for q in item.queries:
+            if q.expects == "fact":
+                gold = frozenset({"fact"})
+            else:
+                gold = frozenset(key for key, u in utterances[1:]
+                                 if (u.holder or "").lower() == (q.holder or "").lower())
+            if gold:
+                questions.append(Question(q.q, asked, gold, "collapse", Path(path).stem))
+        out.append(Stream(f"{Path(path).stem}:{n}", events, questions))
+    return out
+
+
 def _memory(stream: Stream, embedder: Any) -> Any:
     from enfold.memory import Memory
     from enfold.store import open_store
@@ -219,28 +247,36 @@ def _fit(rows: list[Any], l2: float, method: str = "trees") -> tuple[Model, dict
 
 def _fit_trees(rows: list[Any]) -> tuple[TreeModel, dict[str, Any]]:
     """LambdaMART over each question's candidates (a question with no relevant candidate
-    teaches nothing and is left out). Every question weighs the same: LoCoMo's and the
-    personal streams' counts are near each other (383 and 298 in session 39's fit)."""
+    teaches nothing and is left out), each data set weighing the same."""
     try:
         import lightgbm
     except ImportError as exc:  # pragma: no cover - the dev extra installs it
         raise RuntimeError("fitting trees needs LightGBM: pip install lightgbm "
                            "(or --method linear)") from exc
-    xs, ys, sizes = [], [], []
-    for _, _, x, y in rows:
+    # Each data set weighs the same, as in the linear fit: a question's rows weigh the
+    # largest set's count over its set's (LightGBM's ranking objectives weigh a query by
+    # its rows' weight).
+    counts: dict[str, int] = {}
+    for q, _, _, y in rows:
+        if len(y) and y.max() > 0:
+            counts[q.group] = counts.get(q.group, 0) + 1
+    xs, ys, sizes, weights = [], [], [], []
+    for q, _, x, y in rows:
         if len(y) and y.max() > 0:
             xs.append(x)
             ys.append(y.astype(np.int64))
             sizes.append(len(y))
+            weights.append(np.full(len(y), max(counts.values()) / counts[q.group]))
     if not xs:
         raise ValueError("no question with a relevant candidate")
     data = lightgbm.Dataset(np.vstack(xs), np.concatenate(ys), group=sizes,
-                            feature_name=list(FEATURES), free_raw_data=False)
+                            weight=np.concatenate(weights), feature_name=list(FEATURES),
+                            free_raw_data=False)
     booster = lightgbm.train({**TREE_PARAMS,
                               "monotone_constraints": [_MONOTONE[f] for f in FEATURES]}, data)
     model = TreeModel.from_lightgbm(booster.dump_model())
     return model, {"method": "lambdamart", "lightgbm": lightgbm.__version__,
-                   "queries": len(xs), "trees": int(model.feature.shape[0]),
+                   "queries": len(xs), "per_set": counts, "trees": int(model.feature.shape[0]),
                    "params": {k: v for k, v in TREE_PARAMS.items() if k != "num_threads"}}
 
 
@@ -256,5 +292,6 @@ def _fit_linear(rows: list[Any], l2: float) -> tuple[tuple[float, ...], dict[str
     return fit_pairwise(groups, l2=l2)
 
 
-__all__ = ["FEATURES", "Question", "Stream", "evaluate", "featurize", "locomo_streams",
+__all__ = ["FEATURES", "Question", "Stream", "collapse_streams", "evaluate", "featurize",
+           "locomo_streams",
            "personal_stream", "train"]
