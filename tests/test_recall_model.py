@@ -97,6 +97,9 @@ def test_cover_is_the_share_of_the_question_weight_a_text_holds() -> None:
     stop = QueryTerms(["the", "delivery"], {"the": 0.0, "delivery": 1.0})
     assert stop.cover("the deliveries came") == 1.0 and stop.cover("the end") == 0.0
     assert stem("deliveries") == stem("delivery")
+    # a stem that shares few letters with its word ("fli" of "fly") still finds its forms
+    fly = QueryTerms(["fly", "dying"], {"fly": 1.0, "dying": 1.0})
+    assert fly.cover("the flies are back") == 0.5 and fly.cover("it will die") == 0.5
     assert not QueryTerms([], {}) and QueryTerms([], {}).cover("anything") == 0.0
 
 

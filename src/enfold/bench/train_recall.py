@@ -104,17 +104,19 @@ def collapse_streams(path: Path) -> list[Stream]:
     out = []
     start = 1_700_000_000
     for n, item in enumerate(load_collapse(path)):
-        utterances = [("fact", item.fact), *((f"claim{i}", c) for i, c in enumerate(item.claims))]
-        events = [{"text": u.text, "ts": start + 3600 * i, "source": u.speaker, "id": key}
-                  for i, (key, u) in enumerate(utterances)]
-        asked = datetime.fromtimestamp(start + 3600 * len(utterances), tz=UTC)
+        claims = [(f"claim{i}", c) for i, c in enumerate(item.claims)]
+        said = [("fact", item.fact.text, item.fact.speaker),
+                *((key, c.text, c.speaker) for key, c in claims)]
+        events = [{"text": text, "ts": start + 3600 * i, "source": speaker, "id": key}
+                  for i, (key, text, speaker) in enumerate(said)]
+        asked = datetime.fromtimestamp(start + 3600 * len(said), tz=UTC)
         questions = []
         for q in item.queries:
             if q.expects == "fact":
                 gold = frozenset({"fact"})
             else:
-                gold = frozenset(key for key, u in utterances[1:]
-                                 if (u.holder or "").lower() == (q.holder or "").lower())
+                gold = frozenset(key for key, c in claims
+                                 if (c.holder or "").lower() == (q.holder or "").lower())
             if gold:
                 questions.append(Question(q.q, asked, gold, "collapse", Path(path).stem))
         out.append(Stream(f"{Path(path).stem}:{n}", events, questions))

@@ -437,11 +437,11 @@ def model_from_dict(d: Mapping[str, Any]) -> Model:
 
 
 def relative_scores(raw: np.ndarray) -> np.ndarray:
-    """A query's candidates' model scores as ``exp(score - best)``: 1 for the best, and
-    for any other the odds the model gives it of ranking above the best (both models are
-    fitted on pairwise odds: a difference of scores is a log-odds), so that a share of the
-    best's score (``Settings.facts_first_margin``) means the same whatever the scores'
-    offset, and no score is negative."""
+    """A query's candidates' model scores as ``exp(score - best)``: 1 for the best, less
+    the further behind (both models are fitted on pairwise preferences, so a difference of
+    scores reads like a log-odds, though LambdaMART's are weighted by rank and not
+    calibrated odds), so that a share of the best's score (``Settings.facts_first_margin``)
+    means the same whatever the scores' offset, and no score is negative."""
     if not len(raw):
         return raw.astype(np.float64)
     return np.asarray(np.exp(raw - raw.max()), dtype=np.float64)

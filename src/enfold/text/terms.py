@@ -19,37 +19,40 @@ hundreds of candidates costs well under a millisecond.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STEMMER: Any = None
-#: The shortest prefix looked for in a text (a shorter stem is looked for whole).
-_PROBE_MIN = 3
+
+
+_STEM_LOCK = threading.Lock()  # a Snowball stemmer keeps the word it works on
 
 
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    """The Snowball English stem of a lowercase word."""
+    """The Snowball English stem of a lowercase word (safe from any thread)."""
     global _STEMMER
-    if _STEMMER is None:
-        import snowballstemmer
+    with _STEM_LOCK:
+        if _STEMMER is None:
+            import snowballstemmer
 
-        _STEMMER = snowballstemmer.stemmer("english")
-    return str(_STEMMER.stemWord(word))
+            _STEMMER = snowballstemmer.stemmer("english")
+        return str(_STEMMER.stemWord(word))
 
 
 def _probe(word: str, stemmed: str) -> str:
     """The longest common prefix of a word and its stem ("deliveri" of "delivery":
-    "deliver"), at least :data:`_PROBE_MIN` letters when the word has them: every word with
-    the same stem starts with it."""
+    "deliver"; "fli" of "fly": "fl"), which every word of the same stem starts with; empty
+    when they share none (then every word of a text is stemmed)."""
     n = 0
     for a, b in zip(word, stemmed, strict=False):
         if a != b:
             break
         n += 1
-    return word[:max(n, min(len(word), _PROBE_MIN))]
+    return word[:n]
 
 
 class QueryTerms:
