@@ -53,6 +53,9 @@ def test_the_trees_score_as_lightgbm_predicts(seed: int) -> None:
     again = model_from_dict(json.loads(json.dumps(model.to_dict())))
     assert isinstance(again, TreeModel)
     assert np.array_equal(again.score(fresh), model.score(fresh))
+    # the depth walked comes from the trees, not from the file's word for it
+    shallow = model_from_dict(dict(model.to_dict(), depth=1))
+    assert np.array_equal(shallow.score(fresh), model.score(fresh))
 
 
 def test_a_model_fitted_on_fewer_features_loads_and_an_unknown_one_is_refused() -> None:

@@ -430,7 +430,7 @@ def test_word_weights_are_the_idf_bm25_uses_on_both_backends(pg_url: str, tmp_pa
     corpus = [f"{a} {b}" for a in ("running in the park", "hotel in Vienna", "passport renewal",
                                    "chess club evening", "river run 10k")
               for b in ("with Sam", "on Friday", "again and again", "")]
-    asked = ["Passport", "running", "Friday", "zeppelin", "runs"]
+    asked = ["Passport", "running", "Friday", "zeppelin", "runs", "_"]
     got = []
     for url in (str(tmp_path / "w.db"), pg_url):
         s = open_store(url)
@@ -438,7 +438,8 @@ def test_word_weights_are_the_idf_bm25_uses_on_both_backends(pg_url: str, tmp_pa
         s.append_events("A", [event("A", t, ts=TS + i) for i, t in enumerate(corpus)])
         w = s.word_weights("A", asked)
         s.close()
-        assert set(w) == {"passport", "running", "friday", "zeppelin", "runs"}
+        assert set(w) == {"passport", "running", "friday", "zeppelin", "runs", "_"}
+        assert w["_"] == 0.0  # no term of the index: nothing matches it
         assert w["zeppelin"] > w["passport"] > w["running"] > 0  # held by 0, 4 and 8 events
         assert w["passport"] == pytest.approx(np.log((20 - 4 + 0.5) / (4 + 0.5)))
         assert w["runs"] == w["running"]  # one stem: "run" (and "river run 10k")

@@ -318,7 +318,8 @@ def train_recall(ctx: click.Context, locomo_file: Path | None, fit_conversations
                  if locomo_file else []), *(tr.personal_stream(p) for p in measure_personal),
                *(s for p in measure_collapse for s in tr.collapse_streams(p))]
     if not fit:
-        raise click.UsageError("nothing to fit on: give --locomo and/or --fit-personal")
+        raise click.UsageError("nothing to fit on: give --locomo, --fit-personal and/or "
+                               "--fit-collapse")
     model, report = tr.train(fit, measure, embedder=make_embedder(embedder_name), l2=l2,
                              progress=lambda m: click.echo(m, err=True), ablate=ablate,
                              method=method)

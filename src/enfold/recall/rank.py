@@ -374,9 +374,9 @@ class TreeModel:
 
         feature = padded("feature", -1, np.int64)
         feature = np.where(feature >= 0, remap[np.maximum(feature, 0)], -1)
-        return cls(feature, padded("threshold", 0.0, np.float64), padded("left", 0, np.int64),
-                   padded("right", 0, np.int64), padded("value", 0.0, np.float64),
-                   int(d["depth"]),
+        left, right = padded("left", 0, np.int64), padded("right", 0, np.int64)
+        return cls(feature, padded("threshold", 0.0, np.float64), left, right,
+                   padded("value", 0.0, np.float64), _depth(feature, left, right),
                    {k: v for k, v in d.items()
                     if k not in ("features", "kind", "depth", "trees")})
 
@@ -414,6 +414,24 @@ class TreeModel:
             flat.append(nodes)
         return cls.from_dict({"features": list(FEATURES), "depth": depth, "trees": flat,
                               **dict(info or {})})
+
+
+def _depth(feature: np.ndarray, left: np.ndarray, right: np.ndarray) -> int:
+    """The deepest leaf's level over all trees, from their structure (not from a file's
+    word: a walk that stops early scores wrong)."""
+    deepest = 0
+    for t in range(feature.shape[0]):
+        level, frontier = 0, [0]
+        while frontier:
+            inner = [i for i in frontier if feature[t, i] >= 0]
+            if not inner:
+                break
+            level += 1
+            if level > feature.shape[1]:
+                raise ValueError("a tree of the ranking model has a cycle")
+            frontier = [int(c) for i in inner for c in (left[t, i], right[t, i])]
+        deepest = max(deepest, level)
+    return deepest
 
 
 Model = RankModel | TreeModel

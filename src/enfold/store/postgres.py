@@ -513,10 +513,11 @@ class PostgresStore(SqlStore):
         return [(r[0], float(r[1])) for r in rows]
 
     def word_weights(self, namespace: str, words: Iterable[str]) -> dict[str, float]:
-        """Each word's inverse document frequency as :data:`_SEARCH_SQL` weighs it (FTS5's
-        ``ln((N - n + 0.5) / (n + 0.5))``, at least 1e-6), ``n`` the namespace's nodes
-        whose text holds it and ``N`` all its nodes; 0 for a word the text search
-        configuration drops (a stop word: no search matches it)."""
+        """Each word's inverse document frequency by FTS5's formula
+        (``ln((N - n + 0.5) / (n + 0.5))``, at least 1e-6), ``n`` the namespace's nodes of
+        any kind whose text holds it and ``N`` all its nodes (:data:`_SEARCH_SQL` counts
+        among the searched kinds' matches); 0 for a word the text search configuration
+        drops (a stop word: no search matches it). One statement, not cached."""
         listed = [w.lower() for w in dict.fromkeys(words) if w]
         if not listed:
             return {}

@@ -593,8 +593,9 @@ class SQLiteStore(SqlStore):
                 rows = max(self._df_from, max(counts.values(), default=0))
             except sqlite3.Error as exc:
                 raise StoreError(f"SQLite: {exc}") from exc
+        # a word with no letter or digit ("_") is no term of the index: no search matches it
         return {w: max(math.log((rows - n + 0.5) / (n + 0.5)), 1e-6)
-                for w, n in counts.items()}
+                if any(c.isalnum() for c in w) else 0.0 for w, n in counts.items()}
 
     def _match(self, query: str, max_rows: int | None) -> tuple[str | None, int | None]:
         """The FTS5 expression of the query's words, bounded to ``max_rows`` scored rows
