@@ -22,7 +22,8 @@ import numpy as np
 import enfold.recall.analyze as analyze_module
 from enfold import Memory
 from enfold.bench.perf import synthetic_stream
-from enfold.recall import controller
+from enfold.recall import controller, rank
+from enfold.text import terms
 
 spent: dict[str, float] = collections.defaultdict(float)
 
@@ -45,19 +46,26 @@ def main(path: str) -> None:
     for name in ("gather", "candidate_set", "feature_matrix", "_opinions", "anchor", "ground",
                  "traverse", "_claims", "_holder_first", "_facts_first", "_paths", "_item"):
         timed(controller, name)
+    timed(rank.TreeModel, "score", "model_score")
+    timed(rank.RankModel, "score", "model_score")
+    timed(terms.QueryTerms, "cover")
     mem = Memory.open(path, embedder="hash", planner="local")
     timed(mem.store, "search_text")
+    timed(mem.store, "word_weights")
     timed(mem, "_touch")
     timed(mem.graph().event_vectors, "search", "vector_search")
     questions = synthetic_stream(0).queries(200)
     mem.recall("warm up", k=10)
     rows = []
     wall = []
+    candidates: list[int] = []
     for q in questions:
         spent.clear()
         t0, w0 = time.process_time(), time.perf_counter()
-        mem.recall(q, k=10)
+        pack = mem.recall(q, k=10)
         wall.append(time.perf_counter() - w0)
+        fused = [st for st in pack.steps if st.get("op") == "fuse"]
+        candidates.append(int(str(fused[0]["candidates"])) if fused else 0)
         rows.append((time.process_time() - t0, dict(spent)))
     mem.close()
     total = np.array([r[0] for r in rows]) * 1000
@@ -65,6 +73,9 @@ def main(path: str) -> None:
     ms = np.array(wall) * 1000
     print("recall wall ms " + "  ".join(f"p{p} {np.percentile(ms, p):.1f}" for p in (50, 95, 99)))
     print(f"recall CPU ms p50 {np.percentile(total, 50):.1f}  p95 {np.percentile(total, 95):.1f}")
+    print("candidates scored p50 / p95 / max: " + " / ".join(
+        f"{v:.0f}" for v in (np.percentile(candidates, 50), np.percentile(candidates, 95),
+                             max(candidates, default=0))))
     print(f"{'phase':<16} {'mean':>8} {'slow10%':>8}")
     for key in sorted({k for _, phases in rows for k in phases}):
         mean = 1000 * np.mean([phases.get(key, 0.0) for _, phases in rows])
