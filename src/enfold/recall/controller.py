@@ -308,9 +308,10 @@ def candidate_set(graph: WorkingGraph, sig: Signals, qvec: np.ndarray | None,
     candidates = list(found)
     nodes = graph.nodes
     sig.ts = {e: nodes[e].ts for e in candidates}
-    if sig.terms:
+    if sig.terms:  # (speed: the BM25 hits only; an event BM25 did not find holds little of
+        # the question's weight, and a hundred texts are read, not every candidate's)
         cover = sig.terms.cover
-        sig.cover = {e: c for e in candidates if (c := cover(nodes[e].text)) > 0.0}
+        sig.cover = {e: c for e in sig.lex if (c := cover(nodes[e].text)) > 0.0}
     if turns is not None:
         near = _turns_among(graph, candidates, sig.ts, turns)
     window = analysis.window

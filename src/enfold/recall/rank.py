@@ -29,9 +29,10 @@ its size instead:
   sentences and each two side by side, :mod:`enfold.text.passages`), rescaled as ``dense``:
   the line of a long email that answers the question, which the whole text's vector
   dilutes (for a short text, the same as ``dense``);
-* ``cover`` — the share of the question's words, each weighed by its inverse document
-  frequency, that the event holds (:mod:`enfold.text.terms`): unlike ``lex``, not relative
-  to the best match, so a best match on one common word of the question scores low;
+* ``cover`` — for a BM25 hit, the share of the question's words, each weighed by its
+  inverse document frequency, that the event holds (:mod:`enfold.text.terms`): unlike
+  ``lex``, not relative to the best match, so a best match on one common word of the
+  question scores low;
 * ``recency`` — where the event's time falls between the oldest (0) and the newest (1)
   candidate, and ``recency_asked``, the same when the question asks for the current state
   or the latest time ("Who has my ladder?", "When did I last ..."): the newest evidence wins
