@@ -95,12 +95,11 @@ class QueryTerms:
                 held += self.weights[s]
         return held / self._total
 
-    def covers(self, texts: Sequence[str]) -> list[float]:
-        return [self.cover(t) for t in texts]
-
 
 def words(text: str) -> list[str]:
-    """The distinct lowercase words of a text, in order."""
+    """The distinct lowercase words of a text, in order: the words a BM25 search of the
+    text uses (``enfold.store.sqlite.query_words``, which the layers keep the text
+    package from importing, is the same less its cap of 64)."""
     return list(dict.fromkeys(_WORD.findall(text.lower())))
 
 
