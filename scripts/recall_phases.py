@@ -1,12 +1,15 @@
-"""CPU time per recall and per phase on a kept store: ``python scripts/recall_phases.py STORE.db``.
+"""CPU time per recall and per phase on a kept store: ``python scripts/recall_phases.py STORE.db
+[--other]``.
 
 Opens the store (hash embedder, local planner), asks the 200 questions of the synthetic
-stream once each (a first pass: each question new to the process) and prints recall's
-wall time p50 / p95 / p99 (what ``bench perf --scale`` reports), its CPU time p50 / p95
-and, per phase, the mean over all questions and over the slowest tenth. The phases are the
-module functions of :mod:`enfold.recall` wrapped with timers; nested ones count in their
-callers too (``gather`` holds the lexical search, the anchor and grounding). Recalls
-write access statistics: run it on a copy of the store.
+stream (``--other``: of the other-wording stream, :func:`enfold.bench.scale.other_queries`,
+for a store folded from :func:`enfold.bench.scale.other_events`) once each (a first pass:
+each question new to the process) and prints recall's wall time p50 / p95 / p99 (what
+``bench perf --scale`` reports), its CPU time p50 / p95 and, per phase, the mean over all
+questions and over the slowest tenth. The phases are the module functions of
+:mod:`enfold.recall` wrapped with timers; nested ones count in their callers too
+(``gather`` holds the lexical search, the anchor and grounding). Recalls write access
+statistics: run it on a copy of the store.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import numpy as np
 import enfold.recall.analyze as analyze_module
 from enfold import Memory
 from enfold.bench.perf import synthetic_stream
+from enfold.bench.scale import other_queries
 from enfold.recall import controller, rank
 from enfold.text import terms
 
@@ -41,7 +45,7 @@ def timed(owner: Any, name: str, label: str | None = None) -> None:
     setattr(owner, name, wrapper)
 
 
-def main(path: str) -> None:
+def main(path: str, other: bool = False) -> None:
     timed(analyze_module, "analyze")
     for name in ("gather", "candidate_set", "feature_matrix", "_opinions", "anchor", "ground",
                  "traverse", "_claims", "_holder_first", "_facts_first", "_paths", "_item"):
@@ -54,7 +58,7 @@ def main(path: str) -> None:
     timed(mem.store, "word_weights")
     timed(mem, "_touch")
     timed(mem.graph().event_vectors, "search", "vector_search")
-    questions = synthetic_stream(0).queries(200)
+    questions = other_queries(200, 0) if other else synthetic_stream(0).queries(200)
     mem.recall("warm up", k=10)
     rows = []
     wall = []
@@ -84,4 +88,4 @@ def main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], other="--other" in sys.argv[2:])

@@ -216,10 +216,31 @@ def gather(
 
     claims = _claims(graph, analysis, derived, qvec, settings.holder_claims_max)
     if claims:
-        steps.append({"op": "ground", "claims_of": analysis.holder, "claims": len(claims)})
-        sig.claim = {e: s for e, s in grounding(graph, claims).items()
-                     if e in events}
+        said = {e: s for e, s in grounding(graph, claims).items() if e in events}
+        sig.claim = _closest_utterances(graph, said, qvec, settings.holder_events_max)
+        steps.append({"op": "ground", "claims_of": analysis.holder, "claims": len(claims),
+                      "utterances": len(sig.claim)})
     return sig, derived, claims
+
+
+def _closest_utterances(graph: WorkingGraph, utterances: Scores, qvec: np.ndarray | None,
+                        most: int) -> Scores:
+    """Of more than ``most`` utterances behind the asked claims (a holder's dozens of views,
+    each said many times), the ``most`` closest to the query, the newest among equals (ids
+    sort by creation); without a query vector, the newest. The rest are candidates only if
+    another signal finds them: the answer is the closest of the holder's words, and every
+    utterance kept is one more candidate to score (speed, issue 23)."""
+    if len(utterances) <= most:
+        return utterances
+    ids = list(utterances)
+    close = (graph.event_vectors.similarity_array(qvec, ids) if qvec is not None
+             else np.zeros(len(ids)))
+    pick: Iterable[int] = range(len(ids))
+    if not np.isnan(close).any():  # only those at least as close as the most-th can be kept
+        least = np.partition(close, len(ids) - most)[len(ids) - most]
+        pick = np.flatnonzero(close >= least).tolist()
+    best = heapq.nlargest(most, pick, key=lambda i: (float(close[i]), ids[i]))
+    return {ids[i]: utterances[ids[i]] for i in best}
 
 
 def recall(
