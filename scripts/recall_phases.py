@@ -1,5 +1,6 @@
-"""CPU time per recall and per phase on a kept store: ``python scripts/recall_phases.py STORE.db
-[--other]``.
+"""CPU time per recall and per phase on a kept store.
+
+``python scripts/recall_phases.py STORE.db [--other]``
 
 Opens the store (hash embedder, local planner), asks the 200 questions of the synthetic
 stream (``--other``: of the other-wording stream, :func:`enfold.bench.scale.other_queries`,
@@ -48,7 +49,8 @@ def timed(owner: Any, name: str, label: str | None = None) -> None:
 def main(path: str, other: bool = False) -> None:
     timed(analyze_module, "analyze")
     for name in ("gather", "candidate_set", "feature_matrix", "_opinions", "anchor", "ground",
-                 "traverse", "_claims", "_holder_first", "_facts_first", "_paths", "_item"):
+                 "traverse", "_claims", "_closest_utterances", "_holder_first", "_facts_first", "_paths",
+                 "_item"):
         timed(controller, name)
     timed(rank.TreeModel, "score", "model_score")
     timed(rank.RankModel, "score", "model_score")
@@ -88,4 +90,6 @@ def main(path: str, other: bool = False) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], other="--other" in sys.argv[2:])
+    if len(sys.argv) not in (2, 3) or sys.argv[2:] not in ([], ["--other"]):
+        sys.exit(__doc__)
+    main(sys.argv[1], other=sys.argv[2:] == ["--other"])

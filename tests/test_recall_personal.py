@@ -1,8 +1,8 @@
 """Recall on personal-assistant streams (issue 23): a question whose answer is one event
 gets that event near the top, whether or not the event belongs to any concept.
 
-Three streams in ``tests/data/recall/``, folded with the packaged MiniLM embedder and the
-local planner:
+Streams in ``tests/data/recall/``, folded with the packaged MiniLM embedder and the local
+planner:
 
 * ``personal-a`` (126 events, 58 questions) — written by a helper with its own brief; the
   ranking weights were fitted on it;

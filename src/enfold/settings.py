@@ -281,10 +281,11 @@ class Settings:
                                 "whose events are closest to the query), so that a holder "
                                 "of thousands of views costs what one of a few dozen does",
                                 "recall", lo=1)
-    holder_events_max: int = _s(200, "utterances behind those claims that become candidates "
-                                "at most (the closest to the query), so that a holder who "
-                                "said each view many times costs what one who said it once "
-                                "does", "recall", lo=1)
+    holder_events_max: int = _s(200, "utterances behind the claims a question about views "
+                                "follows that become candidates at most (those of the "
+                                "best-scored claims, then the closest to the query), so that "
+                                "a holder who said each view many times costs what one who "
+                                "said it once does", "recall", lo=1)
     traverse_hub_scan: int = _s(4, "a person's most recent edges the traversal from the "
                                 "people a query names looks at, in multiples of its degree "
                                 "cap (200), so that expanding a hub costs the same however "

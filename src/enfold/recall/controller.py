@@ -226,21 +226,22 @@ def gather(
 def _closest_utterances(graph: WorkingGraph, utterances: Scores, qvec: np.ndarray | None,
                         most: int) -> Scores:
     """Of more than ``most`` utterances behind the asked claims (a holder's dozens of views,
-    each said many times), the ``most`` closest to the query, the newest among equals (ids
-    sort by creation); without a query vector, the newest. The rest are candidates only if
-    another signal finds them: the answer is the closest of the holder's words, and every
-    utterance kept is one more candidate to score (speed, issue 23)."""
+    each said many times), the ``most`` best: those of the best-scored claims first (the
+    claims the anchors found outscore the rest of a holder's), then the closest to the
+    query, the newest among equals (ids sort by creation); without a query vector, the
+    newest. Each claim gives its most recent utterances (:func:`ground` without a query
+    vector), so the closest are chosen among those. An utterance left out is a candidate
+    only if another signal finds it: every one kept is one more candidate to score (speed,
+    issue 23)."""
     if len(utterances) <= most:
         return utterances
     ids = list(utterances)
     close = (graph.event_vectors.similarity_array(qvec, ids) if qvec is not None
              else np.zeros(len(ids)))
-    pick: Iterable[int] = range(len(ids))
-    if not np.isnan(close).any():  # only those at least as close as the most-th can be kept
-        least = np.partition(close, len(ids) - most)[len(ids) - most]
-        pick = np.flatnonzero(close >= least).tolist()
-    best = heapq.nlargest(most, pick, key=lambda i: (float(close[i]), ids[i]))
-    return {ids[i]: utterances[ids[i]] for i in best}
+    # (a NaN cosine, of a vector that held one, counts as an event the index lacks)
+    closeness = dict(zip(ids, np.nan_to_num(close, nan=-2.0).tolist(), strict=True))
+    best = heapq.nlargest(most, ids, key=lambda e: (utterances[e], closeness[e], e))
+    return {e: utterances[e] for e in best}
 
 
 def recall(
