@@ -49,8 +49,8 @@ def timed(owner: Any, name: str, label: str | None = None) -> None:
 def main(path: str, other: bool = False) -> None:
     timed(analyze_module, "analyze")
     for name in ("gather", "candidate_set", "feature_matrix", "_opinions", "anchor", "ground",
-                 "traverse", "_claims", "_closest_utterances", "_holder_first", "_facts_first", "_paths",
-                 "_item"):
+                 "traverse", "_claims", "_closest_utterances", "_holder_first", "_facts_first",
+                 "_paths", "_item"):
         timed(controller, name)
     timed(rank.TreeModel, "score", "model_score")
     timed(rank.RankModel, "score", "model_score")
@@ -90,6 +90,6 @@ def main(path: str, other: bool = False) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (2, 3) or sys.argv[2:] not in ([], ["--other"]):
+    if len(sys.argv) < 2 or sys.argv[2:] not in ([], ["--other"]):
         sys.exit(__doc__)
     main(sys.argv[1], other=sys.argv[2:] == ["--other"])

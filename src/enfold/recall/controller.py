@@ -44,7 +44,7 @@ from enfold.recall.rank import (
     relative_scores,
 )
 from enfold.settings import Settings
-from enfold.text import terms
+from enfold.store.base import words as text_words
 from enfold.text.terms import QueryTerms
 
 Lexical = Callable[[str, Iterable[NodeKind], int], list[tuple[str, float]]]
@@ -198,7 +198,7 @@ def gather(
 
     sig.lex = {i: s for i, s in lexical(q, [NodeKind.EVENT], settings.lex_depth) if i in events}
     if weights is not None:  # (after the search: the store has just counted these words)
-        listed = terms.words(q)
+        listed = text_words(q)
         sig.terms = QueryTerms(listed, weights(listed))
     steps.append({"op": "anchor", "kinds": ["event"], "lexical": len(sig.lex),
                   "dense": len(sig.dense)})

@@ -17,6 +17,7 @@ and a commit never lowers them.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -414,3 +415,13 @@ def fts_text(node: Node) -> str:
     if isinstance(summary, str):
         parts.append(summary)
     return " ".join(parts)
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def words(text: str) -> list[str]:
+    """The distinct lowercase words of a text, in order: the words a lexical search of it
+    looks for (SQLite's search takes the first 64, :func:`enfold.store.sqlite.query_words`)
+    and recall weighs for its ``cover`` feature (:mod:`enfold.text.terms`)."""
+    return list(dict.fromkeys(_WORD.findall(text.lower())))

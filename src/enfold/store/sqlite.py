@@ -38,6 +38,7 @@ from enfold.store.base import (
     GraphSnapshot,
     check_fence,
     fts_text,
+    words,
 )
 from enfold.store.sql import NODE_COLS, OP_COLS, TOKEN_SQL, SqlStore, token_of
 
@@ -62,7 +63,7 @@ _KIND_MASK = (1 << KIND_BITS) - 1
 
 def query_words(text: str) -> list[str]:
     """The distinct words of a free-text query, in order (at most 64)."""
-    return list(dict.fromkeys(_WORD.findall(text.lower())))[:64]
+    return words(text)[:64]
 
 
 def fts_query(text: str | list[str]) -> str | None:

@@ -24,7 +24,6 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-_WORD = re.compile(r"\w+", re.UNICODE)
 _STEMMER: Any = None
 
 
@@ -96,11 +95,4 @@ class QueryTerms:
         return held / self._total
 
 
-def words(text: str) -> list[str]:
-    """The distinct lowercase words of a text, in order: the words a BM25 search of the
-    text uses (``enfold.store.sqlite.query_words``, which the layers keep the text
-    package from importing, is the same less its cap of 64)."""
-    return list(dict.fromkeys(_WORD.findall(text.lower())))
-
-
-__all__ = ["QueryTerms", "stem", "words"]
+__all__ = ["QueryTerms", "stem"]
