@@ -454,6 +454,36 @@ def test_a_holder_of_many_views_is_followed_through_the_ones_closest_to_the_ques
         assert "kayak trip" in pack.evidence[0].text, (most, pack.evidence[0].text)
 
 
+def test_a_holder_of_many_views_is_looked_at_through_the_most_recent_and_the_anchored(
+        ) -> None:
+    """Of a holder's views no anchor found, only the ``holder_claims_scan`` most recent are
+    looked at for the closest (so the cost follows the setting, not how many views the
+    holder has); a view the anchors found counts at any age. Asked in its own words, the
+    oldest view is still the answer with the scan bounded; asked in other words (no anchor
+    finds it), only an unbounded scan reaches it, which is the price of the bound."""
+    def views(scan: int, question: str) -> tuple[int, Any]:
+        mem = Memory.open("memory:", settings=Settings(holder_claims_scan=scan))
+        for i, topic in enumerate(_TOPICS):
+            mem.add(f"Tariq thinks {topic} is a mistake.", source="Tariq",
+                    ts=1_700_000_000.0 + 3_600 * i)
+        pack = mem.recall(question, k=5)
+        grounded = next(s["claims"] for s in pack.steps if s.get("claims_of") == "Tariq")
+        return int(grounded), pack
+
+    oldest = "What does Tariq think about the kayak trip?"
+    everything, pack = views(1_000, oldest)
+    assert everything == len(_TOPICS) and "kayak trip" in pack.evidence[0].text
+    bounded, pack = views(3, oldest)
+    assert bounded <= 3 + 1  # the three most recent, and the one the anchors found
+    assert "kayak trip" in pack.claims[0].text and "kayak trip" in pack.evidence[0].text
+    canoe = "What does Tariq think about the canoe outing?"
+    _, pack = views(1_000, canoe)
+    assert "kayak trip" in pack.evidence[0].text
+    bounded, pack = views(3, canoe)
+    assert bounded <= 3 + 1
+    assert all("kayak trip" not in c.text for c in pack.claims)
+
+
 def test_a_holder_who_said_each_view_many_times_brings_only_the_closest_utterances(
         ) -> None:
     """The utterances behind a holder's views are candidates up to ``holder_events_max``,
