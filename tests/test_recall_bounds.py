@@ -460,7 +460,8 @@ def test_a_holder_of_many_views_is_looked_at_through_the_most_recent_and_the_anc
     looked at for the closest (so the cost follows the setting, not how many views the
     holder has); a view the anchors found counts at any age. Asked in its own words, the
     oldest view is still the answer with the scan bounded; asked in other words (no anchor
-    finds it), only an unbounded scan reaches it, which is the price of the bound."""
+    finds it), a scan that does not reach back to it leaves it out of the claims, which is
+    the price of the bound."""
     def views(scan: int, question: str) -> tuple[int, Any]:
         mem = Memory.open("memory:", settings=Settings(holder_claims_scan=scan))
         for i, topic in enumerate(_TOPICS):
@@ -482,6 +483,50 @@ def test_a_holder_of_many_views_is_looked_at_through_the_most_recent_and_the_anc
     bounded, pack = views(3, canoe)
     assert bounded <= 3 + 1
     assert all("kayak trip" not in c.text for c in pack.claims)
+
+
+def test_a_holders_claims_equal_the_reference_while_the_scan_holds_them_all() -> None:
+    """While a holder's links fit ``scan`` (or with none), :func:`_claims` keeps what the
+    reference keeps: the anchored claims the holder holds (found by any edge type from
+    the holder) and the closest of the rest, with the same scores; anchored claims of
+    another holder and the holder's links to non-claims are left out."""
+    from enfold.recall import controller
+    from enfold.recall.analyze import QueryAnalysis
+
+    mem = Memory.open("memory:")
+    for i, topic in enumerate(_TOPICS):
+        for who in ("Tariq", "Mina"):
+            mem.add(f"{who} thinks {topic} is a mistake.", source=who,
+                    ts=1_700_000_000.0 + 3_600 * i + (60 if who == "Mina" else 0))
+    g = mem.graph()
+    claims = sorted(g.of_kind(NodeKind.CLAIM))
+    assert len(claims) >= 2 * len(_TOPICS)
+    tariq = controller._person(g, "Tariq")
+    assert tariq is not None and g.derived.get(tariq)
+
+    def reference(derived: dict[str, float], most: int) -> dict[str, float]:
+        ids = g.by_kind[NodeKind.CLAIM]
+        scores = {c: s for c, s in derived.items() if c in ids}
+        held = {o for o, e in g.links(tariq) if e.src == tariq}
+        base = min(scores.values(), default=0.01) * 0.5
+        rest = [c for c in held if c in ids and c not in scores]
+        if len(rest) > most:
+            kept = set(controller._closest_claims(g, rest, qvec, most))
+            held = {c for c in held if c in scores or c in kept}
+        return {c: scores.get(c, base) for c in held if c in ids}
+
+    rng = np.random.default_rng(3)
+    qvec = mem.embedder.embed(["What does Tariq think about the roof repair?"])[0]
+    analysis = QueryAnalysis(query="What does Tariq think about the roof repair?",
+                             holder="Tariq", asks_opinion=True)
+    links = sum(map(len, g.derived[tariq].values()))
+    for _ in range(10):
+        anchored = rng.choice(claims, size=int(rng.integers(0, 8)), replace=False)
+        derived = {str(c): float(rng.uniform(0.1, 1.0)) for c in anchored}
+        for most in (2, 5, 1_000):
+            want = reference(derived, most)
+            for scan in (None, links, links + 5):
+                assert controller._claims(g, analysis, derived, qvec, most, scan) == want
 
 
 def test_a_holder_who_said_each_view_many_times_brings_only_the_closest_utterances(

@@ -281,10 +281,12 @@ class Settings:
                                 "whose events are closest to the query), so that a holder "
                                 "of thousands of views costs what one of a few dozen does",
                                 "recall", lo=1)
-    holder_claims_scan: int = _s(1000, "a named holder's most recent claims among which a "
-                                 "question about the holder's views chooses the closest "
-                                 "(``holder_claims_max``); the claims the anchors found "
-                                 "count at any age", "recall", lo=1)
+    holder_claims_scan: int = _s(1000, "a named holder's most recently added claims that no "
+                                 "anchor found, among which a question about the holder's "
+                                 "views picks the closest (holder_claims_max), so that its "
+                                 "cost follows this number, not how many views the holder "
+                                 "has; claims the anchors found count at any age", "recall",
+                                 lo=1)
     holder_events_max: int = _s(200, "utterances behind the claims a question about views "
                                 "follows that become candidates at most (those of the "
                                 "best-scored claims, then the closest to the query), so that "

@@ -752,7 +752,7 @@ def _claims(graph: WorkingGraph, analysis: QueryAnalysis, derived: Scores,
     the anchors found, and of the rest the ``most`` closest to the query by the events they
     rest on (:func:`_closest_claims`), among the holder's ``scan`` most recent
     (:func:`_recent_claims`; None: all of them), so a holder of thousands of views costs
-    what one of a few hundred does (speed, issue 23)."""
+    what one of ``scan`` views does (speed, issue 23)."""
     claim_ids = graph.by_kind[NodeKind.CLAIM]
     scores = {c: s for c, s in derived.items() if c in claim_ids}
     if analysis.holder:
@@ -760,9 +760,9 @@ def _claims(graph: WorkingGraph, analysis: QueryAnalysis, derived: Scores,
         if holder is None:
             return {}
         base = min(scores.values(), default=0.01) * 0.5
-        # (speed, issue 23: an anchored claim is the holder's if the holder holds it, a
-        # look at the claim's few in-edges; the rest from the holder's edges to other
-        # derived nodes, not its every edge: a speaker participates in every event it said)
+        # (speed, issue 23: whether the holder holds an anchored claim is a look at the
+        # claim's few in-edges; the rest come from the holder's edges to other non-event
+        # nodes, not its every edge: a speaker participates in every event it said)
         inn = graph.inn
         held = [c for c in scores if any(o == holder for _, o in inn.get(c, {}))]
         rest = _recent_claims(graph, holder, claim_ids, scores, scan)
@@ -776,11 +776,12 @@ def _claims(graph: WorkingGraph, analysis: QueryAnalysis, derived: Scores,
 
 def _recent_claims(graph: WorkingGraph, holder: str, claim_ids: Collection[str],
                    skip: Collection[str], scan: int | None) -> list[str]:
-    """The claims ``holder`` holds (the far ends of its edges to claims), but those in
-    ``skip``: all of them when its edges to other derived nodes are at most ``scan`` (or
-    ``scan`` is None); else, of each edge type's ``scan`` most recent edges, the claims,
-    and of those the ``scan`` newest (ids sort by creation). The cost then follows
-    ``scan``, not how many views the holder has."""
+    """The claims ``holder`` holds (the far ends of its edges to claims), except those in
+    ``skip``: all of them when its edges to other non-event nodes are at most ``scan`` (or
+    ``scan`` is None); else the claims at the far ends of each edge type's ``scan`` edges
+    most recently added to the working graph (after a load, the store's order), and of
+    those the ``scan`` newest (ids sort by creation time). The cost then follows ``scan``
+    (times the few edge types), not how many views the holder has."""
     by_type = graph.derived.get(holder, {})
     limit = scan if scan is not None and sum(map(len, by_type.values())) > scan else None
     found: dict[str, None] = {}
