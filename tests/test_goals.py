@@ -39,6 +39,10 @@ def goal(text: str) -> str:
     ("Can you get me 2 oven quotes by the 22nd?", "Get me 2 oven quotes by the 22nd"),
     ("Backpack folder: photo release form and trip slip, both due Monday",
      "Backpack folder due Monday"),
+    # a task someone set the writer: the cue's object is the writer ("told me to")
+    ("Prof. Lee told me to fix the guidelines first.", "Fix the guidelines first"),
+    ("Mark asked me to call the vet by Friday.", "Call the vet by Friday"),
+    ("They asked us to submit the forms before June 5.", "Submit the forms before June 5"),
 ])
 def test_an_obligation_is_labelled_by_its_action_and_due_time(text: str, label: str) -> None:
     assert goal(text) == label

@@ -107,9 +107,12 @@ def _whole(words: Sequence[Token]) -> list[Token]:
 
 
 def _falls_to_me(cue: Token) -> bool:
-    """"It's on me to ...": the task falls to the writer."""
-    return any(c.dep_ == "prep" and c.lower_ == "on"
-               and any(o.lower_ in ("me", "us") for o in c.children) for c in cue.children)
+    """"It's on me to ...", "Prof. Lee told me to ...", "they asked us to ...": the task
+    falls to the writer (the cue's object is the writer, and the action its complement)."""
+    return any((c.dep_ == "prep" and c.lower_ == "on"
+                and any(o.lower_ in ("me", "us") for o in c.children))
+               or (c.dep_ in ("dobj", "dative") and c.lower_ in ("me", "us"))
+               for c in cue.children)
 
 
 def _action(doc: Any) -> str | None:
