@@ -43,6 +43,8 @@ def goal(text: str) -> str:
     ("Prof. Lee told me to fix the guidelines first.", "Fix the guidelines first"),
     ("Mark asked me to call the vet by Friday.", "Call the vet by Friday"),
     ("They asked us to submit the forms before June 5.", "Submit the forms before June 5"),
+    # a decimal point ends no clause
+    ("Need to pay the $1.5k deposit by Monday.", "Pay the $1.5k deposit by Monday"),
 ])
 def test_an_obligation_is_labelled_by_its_action_and_due_time(text: str, label: str) -> None:
     assert goal(text) == label

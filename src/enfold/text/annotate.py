@@ -94,7 +94,8 @@ class Annotation:
 
 
 _SUBJ = r"(?:\b[Ii]|\b[Ww]e)"
-_CLAUSE_START = r"(?:^|(?<=[.!?;:,—–\n] )|(?<=[.!?;:—–\n]))"
+# (a point between two digits is a decimal point, "£2.4k", and neither ends nor starts a clause)
+_CLAUSE_START = r"(?:^|(?<=[.!?;:,—–\n] )|(?<=[!?;:—–\n])|(?<=\.)(?:(?<!\d\.)|(?!\d)))"
 _FILLER = r"(?:\s+(?:really|still|just|also|definitely|seriously|absolutely|totally|will|do|so))*"
 # "I gotta say", "I have to admit": discourse markers, not duties.
 _NOT_A_DUTY = r"(?!\s+(?:say|tell|admit|agree|ask|thank|hand\s+it|give\s+it|love|wonder)\b)"
@@ -141,7 +142,7 @@ _DEADLINE_CUE = re.compile(
     r"|this)\b",
     re.IGNORECASE,
 )
-_CLAUSE_END = re.compile(r"[.!?;\n]")
+_CLAUSE_END = re.compile(r"[!?;\n]|(?<!\d)\.|\.(?!\d)")
 # "I have to go —", "I have to laugh": the duty's verb with nothing to do it to or with.
 _BARE_VERB = re.compile(r"\s*[\w'’-]+\s*(?:[,;:!?.—–)]|\s-\s|$)")
 _REQUEST = re.compile(r"(?<![\w'’])(?:(?:[Cc]an|[Cc]ould|[Ww]ould|[Ww]ill)\s+(?:you|u)"
