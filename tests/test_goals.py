@@ -45,6 +45,9 @@ def goal(text: str) -> str:
     ("They asked us to submit the forms before June 5.", "Submit the forms before June 5"),
     # a decimal point ends no clause
     ("Need to pay the $1.5k deposit by Monday.", "Pay the $1.5k deposit by Monday"),
+    # what the writer says they will do, by its action
+    ("We'll send the signed lease back by Friday.", "Send the signed lease back by Friday"),
+    ("I'll clean the garage and fix the fence by Sunday.", "Clean the garage by Sunday"),
 ])
 def test_an_obligation_is_labelled_by_its_action_and_due_time(text: str, label: str) -> None:
     assert goal(text) == label
@@ -134,6 +137,17 @@ def test_a_to_do_is_read_in_the_ways_people_write_one(text: str) -> None:
 ])
 def test_what_sets_the_writer_nothing_to_do_is_no_to_do(text: str) -> None:
     assert not annotate(text, ts=AT, speaker="Maya").obligations, text
+
+
+def test_a_verb_conjoined_to_another_persons_is_their_task_too() -> None:
+    """The subject of "fix" is that of the verb it is conjoined to: "she" sets the writer
+    no task, though the deadline hangs from the second verb."""
+    for text in ("She will clean the garage and fix the fence by Sunday.",
+                 ("Good call with Dev. He'll back off the limiter and give the drums room, "
+                  "v5 by the 16th.")):
+        assert not annotate(text, ts=AT, speaker="Maya").obligations, text
+    assert goal("I need to clean the garage and fix the fence by Sunday.") \
+        == "Clean the garage by Sunday"
 
 
 def test_a_vague_action_gives_way_to_the_one_that_says_what() -> None:

@@ -153,6 +153,12 @@ def _action(doc: Any) -> str | None:
                 and any(c.dep_ == "aux" and c.lower_ in ("can", "could", "would", "will")
                         for c in tok.children):
             return _phrase(tok)
+    for tok in doc:  # what the writer says they will do: "I'll bring the cake on Tuesday"
+        if tok.pos_ == "VERB" and tok.dep_ == "ROOT" \
+                and any(c.dep_ == "nsubj" and c.lower_ in ("i", "we") for c in tok.children) \
+                and any(c.dep_ == "aux" and c.lower_ in ("will", "'ll", "’ll", "shall")
+                        for c in tok.children):
+            return _phrase(tok)
     for tok in doc:  # an imperative: "Submit the grant report by July 15"
         if tok.dep_ == "ROOT" and tok.tag_ == "VB" and tok.pos_ == "VERB" \
                 and not any(c.dep_ in ("nsubj", "nsubjpass") for c in tok.children):
