@@ -48,6 +48,10 @@ def goal(text: str) -> str:
     # what the writer says they will do, by its action
     ("We'll send the signed lease back by Friday.", "Send the signed lease back by Friday"),
     ("I'll clean the garage and fix the fence by Sunday.", "Clean the garage by Sunday"),
+    # "get" is a cue only with a verb under it ("get to go"); else it is the action
+    ("Need to get the forms signed by Monday.", "Get the forms signed by Monday"),
+    ("Need to get new tyres before the MOT on the 12th.",
+     "Get new tyres before the MOT on the 12th"),
 ])
 def test_an_obligation_is_labelled_by_its_action_and_due_time(text: str, label: str) -> None:
     assert goal(text) == label

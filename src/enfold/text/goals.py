@@ -120,8 +120,10 @@ def _action(doc: Any) -> str | None:
     for tok in doc:
         if tok.pos_ not in ("VERB", "AUX") or tok.dep_ != "xcomp" and tok.dep_ != "ccomp":
             continue
-        if tok.lemma_.lower() in _CUE_LEMMAS:
+        if tok.lemma_.lower() in _CUE_LEMMAS \
+                and any(c.dep_ in ("xcomp", "ccomp") for c in tok.children):
             continue  # "wants ... need to hand back": the action is under the inner cue
+            # ("need to get the sheep off the top field": "get" with no verb under it acts)
         if tok.i > tok.head.i and (tok.head.lemma_.lower() in _CUE_LEMMAS
                                    or tok.head.lower_ in _CUE_LEMMAS or _falls_to_me(tok.head)):
             # the action follows its cue ("the letter came — the cover has to be renewed")
