@@ -52,6 +52,9 @@ def goal(text: str) -> str:
     ("Need to get the forms signed by Monday.", "Get the forms signed by Monday"),
     ("Need to get new tyres before the MOT on the 12th.",
      "Get new tyres before the MOT on the 12th"),
+    # what is had done by someone: "get" or "have" with the thing and its participle
+    ("Have to get the car serviced before Friday.", "Get the car serviced before Friday"),
+    ("Need to have the boiler checked by the 20th.", "Have the boiler checked by the 20th"),
 ])
 def test_an_obligation_is_labelled_by_its_action_and_due_time(text: str, label: str) -> None:
     assert goal(text) == label

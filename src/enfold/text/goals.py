@@ -127,6 +127,9 @@ def _action(doc: Any) -> str | None:
         if tok.i > tok.head.i and (tok.head.lemma_.lower() in _CUE_LEMMAS
                                    or tok.head.lower_ in _CUE_LEMMAS or _falls_to_me(tok.head)):
             # the action follows its cue ("the letter came — the cover has to be renewed")
+            if tok.tag_ == "VBN" and tok.head.lemma_.lower() in ("get", "have") \
+                    and any(c.dep_ in ("nsubj", "nsubjpass") for c in tok.children):
+                return _phrase(tok.head)  # what is had done: "get the car serviced"
             found = _of_a_thing(tok, tok.head) or _phrase(tok)
             if tok.lemma_.lower() in ("do", "be") and vague is None:
                 vague = found  # "it has to be done before Friday": another may say what
