@@ -176,6 +176,20 @@ def test_a_pronoun_the_action_acts_on_is_named_by_its_thing() -> None:
         == "Send it back"
 
 
+def test_a_duty_stated_of_it_is_named_by_its_thing_before() -> None:
+    """A duty whose subject is "it" is stated of the thing before it: the last sentence's
+    subject first, else the last noun phrase of its number."""
+    for text, label in [
+            (("Don't let me forget Grandad's birthday card!! It needs to be in the post by "
+              "Tuesday or it won't get to Aberdeen in time."),
+             "Get Grandad's birthday card in the post by Tuesday"),
+            ("The boiler is making that noise again. It has to be serviced before the 20th.",
+             "Service the boiler before the 20th")]:
+        (ob,) = annotate(text, ts=AT, speaker="Maya").obligations
+        assert obligation_label(ob.text, ob.due.expression if ob.due else None,
+                                text[:ob.start]) == label
+
+
 def test_a_thing_due_is_the_subject_when_the_parse_hangs_due_on_the_time() -> None:
     text = "Heritage Lottery grant report is due end of next month – and that one's mine."
     (ob,) = annotate(text, ts=AT, speaker="Maya").obligations

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from enfold.text import nlp
@@ -115,7 +115,12 @@ def _falls_to_me(cue: Token) -> bool:
                for c in cue.children)
 
 
-def _action(doc: Any) -> str | None:
+def _action(doc: Any, before: str = "") -> str | None:
+    """The action an obligation's clause states; ``before``: the words before the clause,
+    where a pronoun the duty is stated of finds its thing (:func:`_of_a_thing`)."""
+    def thing_of(pronoun: str) -> str | None:
+        return _antecedent(before, pronoun, subject=True) if before.strip() else None
+
     vague: str | None = None
     for tok in doc:
         if tok.pos_ not in ("VERB", "AUX") or tok.dep_ != "xcomp" and tok.dep_ != "ccomp":
@@ -130,7 +135,7 @@ def _action(doc: Any) -> str | None:
             if tok.tag_ == "VBN" and tok.head.lemma_.lower() in ("get", "have") \
                     and any(c.dep_ in ("nsubj", "nsubjpass") for c in tok.children):
                 return _phrase(tok.head)  # what is had done: "get the car serviced"
-            found = _of_a_thing(tok, tok.head) or _phrase(tok)
+            found = _of_a_thing(tok, tok.head, thing_of) or _phrase(tok)
             if tok.lemma_.lower() in ("do", "be") and vague is None:
                 vague = found  # "it has to be done before Friday": another may say what
                 continue
@@ -143,7 +148,7 @@ def _action(doc: Any) -> str | None:
             if nxt.pos_ in ("VERB", "AUX"):
                 verb = nxt.head if nxt.dep_ in ("auxpass", "aux") and nxt.head.i > nxt.i \
                     else nxt
-                return _of_a_thing(verb, verb) or _phrase(verb)
+                return _of_a_thing(verb, verb, thing_of) or _phrase(verb)
     for tok in doc:  # a thing asked for: "she wants the research statement draft by Friday"
         if tok.pos_ == "VERB" and tok.lemma_.lower() in ("want", "need", "expect") \
                 and not any(c.dep_ in ("xcomp", "ccomp") for c in tok.children):
@@ -171,22 +176,35 @@ def _action(doc: Any) -> str | None:
     return None
 
 
-def _of_a_thing(verb: Token, cue: Token) -> str | None:
+def _of_a_thing(verb: Token, cue: Token,
+                thing_of: Callable[[str], str | None] | None = None) -> str | None:
     """The action of a duty stated of a thing rather than a person: "the car cover has to
     be renewed by March 31" -> "Renew the car cover by March 31"; "Timesheets have to be in
     by 5pm Friday" -> "Get timesheets in by 5pm Friday"; "Spring tuition has to clear by
-    Jan 15" -> "Spring tuition to clear by Jan 15". None when the subject is a person or a
-    pronoun (the action is theirs, or its thing is named elsewhere)."""
+    Jan 15" -> "Spring tuition to clear by Jan 15". A subject "it" or "they" is the thing
+    ``thing_of`` finds for it in the words before ("Grandad's birthday card ... It needs to
+    be in the post by Tuesday" -> "Get Grandad's birthday card in the post by Tuesday").
+    None when the subject is a person, or a pronoun without its thing (the action is
+    theirs, or its thing is named elsewhere)."""
     subject = next((c for c in cue.children if c.dep_ in ("nsubj", "nsubjpass")), None) \
         or next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
-    if subject is None or subject.pos_ not in ("NOUN", "PROPN") \
-            or subject.ent_type_ == "PERSON" or subject.i > verb.i or is_person_noun(subject):
+    if subject is None or subject.i > verb.i:
         return None
-    words_of = _whole(_noun_phrase(subject))
-    thing = "".join(t.text_with_ws for t in words_of).strip()  # "the car cover", as written
-    if words_of and words_of[0].is_sent_start and words_of[0].pos_ == "NOUN" \
-            and not words_of[0].text.isupper():
-        thing = thing[:1].lower() + thing[1:]  # capitalised only as the sentence's first word
+    pronoun = _SUBJECT_PRONOUNS.get(subject.lower_)
+    if pronoun is not None and thing_of is not None:
+        found = thing_of(pronoun)
+        if found is None:
+            return None
+        thing = found
+    elif subject.pos_ not in ("NOUN", "PROPN") or subject.ent_type_ == "PERSON" \
+            or is_person_noun(subject):
+        return None
+    else:
+        words_of = _whole(_noun_phrase(subject))
+        thing = "".join(t.text_with_ws for t in words_of).strip()  # "the car cover"
+        if words_of and words_of[0].is_sent_start and words_of[0].pos_ == "NOUN" \
+                and not words_of[0].text.isupper():
+            thing = thing[:1].lower() + thing[1:]  # capitalised only as the sentence's first
     rest = _phrase(verb)
     words = rest.split(" ", 1)
     tail = words[1] if len(words) > 1 else ""
@@ -263,21 +281,31 @@ def _thing_due(doc: Any) -> tuple[str, bool] | None:
 
 
 _OBJECT_PRONOUNS = {"it": "NN", "them": "NNS"}
+#: A subject pronoun a duty may be stated of, as the object pronoun of its number.
+_SUBJECT_PRONOUNS = {"it": "it", "they": "them"}
 
 
-def _antecedent(before: str, pronoun: str) -> str | None:
+def _antecedent(before: str, pronoun: str, *, subject: bool = False) -> str | None:
     """The thing an object pronoun of the action stands for: the last noun phrase before the
     obligation whose head is a common noun of the pronoun's number and no person or time
-    ("my library books are overdue, need to take them back" -> "my library books")."""
+    ("my library books are overdue, need to take them back" -> "my library books").
+    ``subject``: the pronoun is the duty's subject, which stands first for the last
+    sentence's own subject ("The boiler is making that noise again. It has to be serviced"
+    -> "the boiler", not "that noise")."""
     doc = nlp.parse(before) if before.strip() else None
     if doc is None:
         return None
     tag = _OBJECT_PRONOUNS[pronoun]
-    for chunk in reversed(list(doc.noun_chunks)):
-        root = chunk.root
-        if root.pos_ != "NOUN" or root.tag_ != tag or root.ent_type_ in TIME_ENTS \
-                or is_person_noun(root) or root.dep_ in ("npadvmod", "attr"):
-            continue
+    chunks = [c for c in doc.noun_chunks
+              if c.root.pos_ == "NOUN" and c.root.tag_ == tag
+              and c.root.ent_type_ not in TIME_ENTS and not is_person_noun(c.root)
+              and c.root.dep_ not in ("npadvmod", "attr")]
+    if subject and chunks:
+        last = list(doc.sents)[-1]
+        subjects = [c for c in chunks if c.root.dep_ in ("nsubj", "nsubjpass")
+                    and c.start >= last.start]
+        chunks = subjects or chunks
+    for chunk in reversed(chunks):
         words = [t for t in chunk if t.pos_ != "PRON" or t.dep_ == "poss"]
         text = "".join(t.text_with_ws for t in words).strip()
         return text[:1].lower() + text[1:] if words and words[0].is_sent_start \
@@ -295,7 +323,7 @@ def obligation_label(clause: str, due: str | None = None, before: str = "") -> s
     doc = nlp.parse(clause)
     if doc is None:
         return clause[:200]
-    action = _action(doc)
+    action = _action(doc, before)
     if action:
         words = action.split(" ")
         at = next((i for i, w in enumerate(words[1:], 1) if w.lower() in _OBJECT_PRONOUNS),
