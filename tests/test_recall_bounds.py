@@ -503,6 +503,8 @@ def test_a_holders_claims_equal_the_reference_while_the_scan_holds_them_all() ->
     assert len(claims) >= 2 * len(_TOPICS)
     tariq = controller._person(g, "Tariq")
     assert tariq is not None and g.derived.get(tariq)
+    question = "What does Tariq think about the roof repair?"
+    qvec = mem.embedder.embed([question])[0]
 
     def reference(derived: dict[str, float], most: int) -> dict[str, float]:
         ids = g.by_kind[NodeKind.CLAIM]
@@ -516,9 +518,7 @@ def test_a_holders_claims_equal_the_reference_while_the_scan_holds_them_all() ->
         return {c: scores.get(c, base) for c in held if c in ids}
 
     rng = np.random.default_rng(3)
-    qvec = mem.embedder.embed(["What does Tariq think about the roof repair?"])[0]
-    analysis = QueryAnalysis(query="What does Tariq think about the roof repair?",
-                             holder="Tariq", asks_opinion=True)
+    analysis = QueryAnalysis(query=question, holder="Tariq", asks_opinion=True)
     links = sum(map(len, g.derived[tariq].values()))
     for _ in range(10):
         anchored = rng.choice(claims, size=int(rng.integers(0, 8)), replace=False)

@@ -419,7 +419,7 @@ def _bounds_a_task(text: str, time: TimeMention) -> bool:
         holder = head.head if head.dep_ == "xcomp" and head.head.pos_ in ("VERB", "AUX") \
             else head
         subject = next((c for c in holder.children if c.dep_ in ("nsubj", "nsubjpass")), None)
-        while subject is None and holder.dep_ == "conj" and holder.head is not holder:
+        while subject is None and holder.dep_ == "conj":
             # a verb conjoined to another shares its subject ("he'll back off the limiter
             # and give the drums room by the 16th")
             holder = holder.head
