@@ -174,3 +174,48 @@ def test_two_views_of_it_are_not_one_thing(minilm: Any) -> None:
         assert m.consolidate().claims_superseded == 0
     finally:
         m.close()
+
+
+def _ended_by_change(minilm: Any, entries: list[str]) -> set[int]:
+    """Which entries' views the last entry (a change that names its thing) ended."""
+    m = Memory.open("memory:", embedder=minilm, planner="local")
+    try:
+        ids = [m.add(text, source="Wyn", ts=TS + i * 3 * DAY) for i, text in enumerate(entries)]
+        m.consolidate()
+        g = m.graph()
+        change = next(c for c in g.of_kind(NodeKind.CLAIM)
+                      if g.nodes[c].attrs.get("revises"))
+        return {ids.index(e) for c in g.of_kind(NodeKind.CLAIM)
+                if g.nodes[c].attrs.get("superseded_by") == change
+                for e in g.nodes[c].grounded_in if e in ids}
+    finally:
+        m.close()
+
+
+def test_a_named_change_ends_each_entry_that_held_the_view(minilm: Any) -> None:
+    """(Session 42.) "I was wrong about the standing desks" ends the view however each
+    entry put it: "it" in the sentence after the desks are named, and an entry whose view
+    was not read at all ("Gimmick, as I said"). The entry about the allotment, between
+    them, keeps its view."""
+    ended = _ended_by_change(minilm, [
+        ("Facilities put standing desks on our floor today. I think it's a gimmick, honestly. "
+         "Nobody will stand after the first week."),
+        "The allotment committee wants to ban bonfires. I think that's a terrible idea.",
+        ("Second week with the standing desks. Calves ache, stood for maybe an hour in total. "
+         "Gimmick, like I said."),
+        ("Right, I was wrong about the standing desks. My lower back has stopped hurting and "
+         "I stand most afternoons now.")])
+    assert ended == {0, 2}
+
+
+def test_it_far_from_the_named_thing_is_another_thing(minilm: Any) -> None:
+    """(Session 42.) "It" right after the desks are named is the desks; "it" after the
+    canteen, with the desks two sentences back, is the canteen: the change of mind about
+    the desks ends the first view only."""
+    ended = _ended_by_change(minilm, [
+        "Standing desks arrived on our floor today. I think it's a gimmick, honestly.",
+        ("Standing desks were in the all-hands slides again. The new canteen opened too. "
+         "I think it's brilliant, the curry was superb."),
+        ("Right, I was wrong about the standing desks. My lower back has stopped hurting and "
+         "I stand most afternoons now.")])
+    assert ended == {0}

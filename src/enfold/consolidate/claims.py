@@ -232,6 +232,28 @@ def _said_still(graph: WorkingGraph, claim: Node) -> bool:
     return held_still(claim.text)
 
 
+def _pronoun_for(graph: WorkingGraph, claim: Node, naming: frozenset[str]) -> bool:
+    """Whether ``claim``'s target is a bare pronoun ("it", "that") whose sentence, or the
+    sentence before it, names the thing a change of mind names: "The new phone ban starts
+    today. I think it's pointless" is a view of the phone ban. (Further back, "it" is as
+    likely to be something else the entry spoke of.)"""
+    key = str(claim.attrs.get("target_key") or target_key(str(claim.attrs.get("target") or "")))
+    if not names_nothing(key) or not claim.text.strip():
+        return False
+    for e in graph.out_edges(claim.id):
+        if e.type is not EdgeType.SUPPORTED_BY or e.dst not in graph.nodes:
+            continue
+        text = graph.nodes[e.dst].text
+        at = text.find(claim.text.strip())
+        if at < 0:
+            continue
+        starts = [0, *(m.end() for m in _SENTENCE_END.finditer(text, 0, at))]
+        if naming & thing_words(text[starts[-2] if len(starts) > 1 else 0:
+                                     at + len(claim.text.strip())]):
+            return True
+    return False
+
+
 def _head(claim: Node) -> str:
     """The head word of a claim's target; "" when it names nothing ("it", "that")."""
     key = str(claim.attrs.get("target_key") or target_key(str(claim.attrs.get("target") or "")))
@@ -241,7 +263,10 @@ def _head(claim: Node) -> str:
 
 def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Settings, *,
                  embedder: str | None = None, limit: int = 200,
-                 naming: frozenset[str] = frozenset()) -> tuple[float, Node] | None:
+                 naming: frozenset[str] = frozenset(),
+                 skip: frozenset[str] = frozenset(),
+                 need: float | None = None, said_only: bool = False,
+                 beside_views: bool = False) -> tuple[float, Node] | None:
     """The view a change of mind ends when no claim of its holder was read from it: the
     holder's earlier words ("I want to paint the kitchen yellow", later "changed my mind
     about the kitchen: yellow would be too loud") that the reading took for no view, a
@@ -254,27 +279,39 @@ def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Setting
     ``new``'s own, else the opposite of ``new``'s. The claim is returned with the
     similarity (None: no such words); the caller supersedes it. ``naming``: the thing
     words of what a change names; only words that name it are read, at the lower bar of a
-    change that says so (``claim_revision_similarity``)."""
+    change that says so (``claim_revision_similarity``). ``need`` overrides that bar;
+    ``skip``: events not to read; ``said_only``: only events the holder said, not those
+    naming them; ``beside_views``: events holding the holder's views are read too (the
+    caller knows none of them is a view of the thing named)."""
     holder = holder_of(graph, new)
     if holder.startswith("name:") or holder not in graph.nodes:
         return None
     when = valid_from(graph, new)
     own = {e.dst for e in graph.out_edges(new.id) if e.type is EdgeType.SUPPORTED_BY}
     said = [e.dst for e in graph.out_edges(holder) if e.type is EdgeType.PARTICIPATES]
-    named = [e.src for e in graph.in_edges(holder) if e.type is EdgeType.MENTIONS]
+    named = [] if said_only else [e.src for e in graph.in_edges(holder)
+                                  if e.type is EdgeType.MENTIONS]
     events = heapq.nlargest(limit, (
         e for e in dict.fromkeys([*said, *named]) if e in graph.nodes and e not in own
+        and e not in skip
         and graph.nodes[e].kind is NodeKind.EVENT and graph.nodes[e].ts < when),
         key=lambda e: graph.nodes[e].ts)
     mine = [u / (float(np.linalg.norm(u)) or 1.0)
             for u in (graph.event_vectors.get(e) for e in own) if u is not None]
     claims = graph.by_kind[NodeKind.CLAIM]
-    need = settings.claim_revision_similarity if naming else settings.claim_opposite_similarity
+    if need is None:
+        need = settings.claim_revision_similarity if naming \
+            else settings.claim_opposite_similarity
     best: tuple[float, str] | None = None
     for ev in events:
-        if any(e.type is EdgeType.SUPPORTED_BY and e.src in claims
-               and holder_of(graph, graph.nodes[e.src]) == holder
-               for e in graph.in_edges(ev)):
+        # Words that hold a view of the holder were read already, unless ``beside_views``:
+        # the caller found no view of the thing a change names, so the holder's views in
+        # those words are of other things ("A barn wedding is dreadful … do look at the
+        # Castle Hotel": the view read is of the hotel; "I take back what I said about the
+        # barn").
+        if not beside_views and any(e.type is EdgeType.SUPPORTED_BY and e.src in claims
+                              and holder_of(graph, graph.nodes[e.src]) == holder
+                              for e in graph.in_edges(ev)):
             continue
         if naming and not naming & thing_words(graph.nodes[ev].text):
             continue
@@ -417,7 +454,8 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                     and (revises or same_head or about_one_thing(new, other)):
                 best = (sim, other)
             if named and sim >= need and (on_it is None or sim > on_it[0]) \
-                    and (same_head or about_one_thing(new, other, named=True)):
+                    and (same_head or about_one_thing(new, other, named=True)
+                         or _pronoun_for(graph, other, naming)):
                 on_it = (sim, other)
         if on_it is not None:
             best = on_it
@@ -432,6 +470,7 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
         if best is not None:
             why = "says the view changed" if revises else "takes the opposite stance"
             ended = best[1]
+            ended_on = set(ended.grounded_in)  # the events whose views the change ended
             supersede(graph, stamp, ended, new,
                       f"consolidation: a later claim of the same holder {why} "
                       f"(utterance similarity {best[0]:.2f})")
@@ -440,14 +479,26 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
             # on pizza is a crime", "still think pineapple on pizza is a crime"): a change of
             # mind ends each restatement of it too.
             for other in earlier:
-                if other.id == ended.id or _superseded(graph, other) or \
-                        (other.attrs.get("stance") or "neutral") != \
+                if other.id == ended.id or _superseded(graph, other):
+                    continue
+                # a change that names its thing ends each earlier view the holder still had of
+                # that thing, however differently it was put and whichever stance the reading
+                # gave it (a read stance is a guess; that the holder spoke of the thing they
+                # now say they were wrong about is not)
+                if on_it is not None and (_head(new) == _head(other) != ""
+                                          or _pronoun_for(graph, other, naming)):
+                    supersede(graph, stamp, other, graph.nodes[new.id],
+                              f"consolidation: an earlier view of {ended.id}'s thing, which "
+                              f"a later claim says changed", link_newer=False)
+                    result.superseded += 1
+                    ended_on.update(other.grounded_in)
+                    continue
+                if (other.attrs.get("stance") or "neutral") != \
                         (ended.attrs.get("stance") or "neutral"):
                     continue
                 sim = _utterance_similarity(graph, other, ended)
-                # a change that names its thing ends each earlier view of the same side on
-                # that thing, however differently it was put, and no view of another
-                # thing, however alike its entry reads
+                # of the same side: a view of that thing, however differently it was put, and
+                # no view of another thing, however alike its entry reads
                 if on_it is not None:
                     again = _head(new) == _head(other) != "" \
                         or about_one_thing(new, other) \
@@ -462,6 +513,22 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                     supersede(graph, stamp, other, graph.nodes[new.id],
                               f"consolidation: a restatement of the view {ended.id} that "
                               f"a later claim changed ({why})", link_newer=False)
+                    result.superseded += 1
+                    ended_on.update(other.grounded_in)
+            if on_it is not None:
+                # The holder's own words that name the thing and were read as no view of it
+                # ("A week of the phone ban … Pointless, as I said") held the view too: the
+                # most alike such entry, at the bar of an opposite stance (these words were
+                # not read as a view); not an entry of another writer that names the holder.
+                more = earlier_view(graph, stamp, graph.nodes[new.id], settings,
+                                    embedder=embedder, naming=naming,
+                                    skip=frozenset(ended_on),
+                                    need=settings.claim_opposite_similarity,
+                                    said_only=True, beside_views=True)
+                if more is not None:
+                    supersede(graph, stamp, more[1], graph.nodes[new.id],
+                              "consolidation: earlier words of the holder naming the thing "
+                              "a later claim says their view of changed", link_newer=False)
                     result.superseded += 1
 
 
