@@ -401,3 +401,24 @@ def test_what_i_will_arrange_on_a_day_is_ahead() -> None:
     friday = datetime.fromisoformat("2026-09-11T12:00:00+00:00")
     text = "Who's bringing cake for Sue's leaving do? ...ok fine, I'll bring it on Tuesday."
     assert _value(text, friday, "Tuesday") == "2026-09-15"
+
+
+@pytest.mark.parametrize(("text", "at", "value"), [
+    # a weekday and the week it falls in, either order (Thursday 2026-09-10)
+    ("Can you cover the Monday of next week?", datetime(2026, 9, 10, 9), "2026-09-14"),
+    ("Book the hall for the Friday of the week after next.", datetime(2026, 9, 10, 9),
+     "2026-09-25"),
+    ("The plasterer comes Wednesday next week.", datetime(2026, 9, 10, 9), "2026-09-16"),
+    ("my cousin lands next week on Saturday", datetime(2026, 9, 10, 9), "2026-09-19"),
+    ("We last spoke the Tuesday of last week.", datetime(2026, 9, 10, 9), "2026-09-01"),
+    # a weekday counted from a holiday
+    ("The carol service is the Sunday before Christmas.", datetime(2026, 11, 2, 9),
+     "2026-12-20"),
+    ("School goes back the Wednesday after Easter.", datetime(2027, 3, 1, 9), "2027-03-31"),
+])
+def test_a_weekday_of_a_week_or_a_holiday_is_one_day(text: str, at: datetime,
+                                                     value: str) -> None:
+    """(Session 42.) Read apart, the weekday was the nearest one and the week or holiday a
+    second mention; together they name one day."""
+    found = [m.value for m in extract_times(text, at)]
+    assert found == [value]

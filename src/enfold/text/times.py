@@ -1539,17 +1539,58 @@ def _half_day(hour: int, text: str, start: int, end: int) -> tuple[int, bool]:
 
 
 _WEEKDAY_JOIN = re.compile(r"\.?,?\s*")
+# a weekday and the week it falls in: "Wednesday of next week", "the saturday of the week
+# after next", "Friday next week"; "next week Tuesday", "next week on Tuesday"
+_DAY_OF_WEEK = re.compile(r"\s+(?:(?:of|in)\s+)?")
+_WEEK_ON_DAY = re.compile(r"\s+(?:on\s+(?:the\s+)?|the\s+)?")
+# a weekday counted from a holiday: "the Tuesday after Easter", "the Friday before Christmas"
+_DAY_FROM_HOLIDAY = re.compile(r"\s+(after|before)\s+", re.IGNORECASE)
+_BEFORE_AFTER = re.compile(r"(after|before)\s", re.IGNORECASE)  # a holiday read as a deadline
+
+
+def _is_week(r: _Raw) -> bool:
+    """A calendar week read alone ("next week", "the week after next"), not a weekend."""
+    return r.kind == "modunit" and r.granularity == "week" \
+        and (r.last - r.first).days == 7 and r.first.weekday() == 0
 
 
 def _merge_weekday(raw: list[_Raw], text: str) -> list[_Raw]:
     """Fold a weekday into the date it names ("Sunday 22 March", "Wed the 18th"): one
     mention, the date with that day of the month that falls on that weekday, nearest to the
-    date as read alone (a date with its year keeps it)."""
+    date as read alone (a date with its year keeps it). Likewise a weekday and the week it
+    falls in ("Wednesday of next week", "next week Tuesday": that day of that week) and a
+    weekday counted from a holiday ("the Tuesday after Easter": the first such day after
+    it)."""
     out: list[_Raw] = []
     i = 0
     while i < len(raw):
         cur = raw[i]
         nxt = raw[i + 1] if i + 1 < len(raw) else None
+        pair = None if nxt is None else (cur, nxt) if cur.kind == "weekday" else \
+            (nxt, cur) if nxt.kind == "weekday" else None
+        if nxt is not None and pair is not None:
+            day, other = pair
+            join = text[cur.end:nxt.start]
+            at: date | None = None
+            if _is_week(other) and (_DAY_OF_WEEK.fullmatch(join) if day is cur
+                                    else _WEEK_ON_DAY.fullmatch(join)):
+                at = other.first.date() + timedelta(days=day.first.weekday())
+            elif day is cur and other.kind == "holiday" and other.granularity == "day":
+                # "before Christmas" alone is a deadline, read with its "before"
+                side = _DAY_FROM_HOLIDAY.fullmatch(join) or join.isspace() and \
+                    _BEFORE_AFTER.match(text, other.start)
+                if side:
+                    step = 1 if side.group(1).lower() == "after" else -1
+                    at = other.first.date() + timedelta(days=step)
+                    while at.weekday() != day.first.weekday():
+                        at += timedelta(days=step)
+            if at is not None:
+                gran, first, last, value = _day(at)
+                deadline = day.deadline or other.deadline and other.kind != "holiday"
+                out.append(_Raw("weekday", cur.start, nxt.end, deadline,
+                                gran, first, last, value))
+                i += 2
+                continue
         if cur.kind == "weekday" and nxt is not None and nxt.granularity == "day" \
                 and nxt.kind in ("dmy", "mdy", "ordinal") \
                 and _WEEKDAY_JOIN.fullmatch(text, cur.end, nxt.start):
