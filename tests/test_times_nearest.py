@@ -422,3 +422,13 @@ def test_a_weekday_of_a_week_or_a_holiday_is_one_day(text: str, at: datetime,
     second mention; together they name one day."""
     found = [m.value for m in extract_times(text, at)]
     assert found == [value]
+
+
+@pytest.mark.parametrize(("text", "at", "value"), [
+    ("This time next year the loan is paid off.", datetime(2026, 6, 3, 9), "2027-06-03"),
+    ("this time last week we were still in Crete", datetime(2026, 6, 3, 9), "2026-05-27"),
+    ("This time next month I'll have the keys.", datetime(2026, 1, 31, 9), "2026-02-28"),
+])
+def test_this_time_next_year_is_the_same_day(text: str, at: datetime, value: str) -> None:
+    """(Session 42.) "This time next year" is a day a year on, not the whole year."""
+    assert [m.value for m in extract_times(text, at)] == [value]

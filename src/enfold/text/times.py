@@ -323,7 +323,8 @@ _SLASH = (r"(?P<slash>(?<![\d/.])(?:(?<=\bon\s)|(?<=\bby\s)|(?<=\bdated\s)|(?<=\
           r"(?P<sl_b>\d{1,2})(?:(?P=sl_sep)(?P<sl_y>\d{4}|\d{2}))?(?![\d/.]\d)(?!\s*%))")
 _WEEKEND = (r"(?P<weekend>\b(?P<we_mod>this\s+coming|this|next|last|coming|the)\s+weekend\b"
             r"(?P<we_after>\s+after\s+next\b)?)")
-_MODUNIT = (r"(?P<modunit>\b(?:(?P<mu_mod>this|next|last|coming)\s+(?P<mu_u>week|month|year)"
+_MODUNIT = (r"(?P<modunit>\b(?:(?P<mu_same>this\s+time\s+)?(?P<mu_mod>this|next|last|coming)"
+            r"\s+(?P<mu_u>week|month|year)"
             r"|(?P<mu_after>the\s+(?P<mu_u2>week|month|year)\s+after\s+next))\b)")
 _WEEKDAY_RE = (
     rf"(?P<weekday>\b(?P<wd_pre>a\s+(?:week|fortnight)\s+(?:on|from|after)\s+)?"
@@ -1067,6 +1068,9 @@ def _resolve(
             d = _library(f"in 2 {unit}s", ref.date(), "current_period")
             return None if d is None else _by_unit(unit, d.date())
         mod = "next" if g("mu_mod").lower() == "coming" else g("mu_mod").lower()
+        if g("mu_same"):  # "this time next year": the same day, a year on
+            count = {"next": 1, "last": -1}.get(mod, 0)
+            return _day(_same_day(ref.date(), g("mu_u").lower(), count))
         d = _library(f"{mod} {g('mu_u').lower()}", ref.date(), "current_period")
         return None if d is None else _by_unit(g("mu_u").lower(), d.date())
     if kind == "weekday":
@@ -1121,6 +1125,16 @@ def _resolve(
     if kind == "slash":
         return _slashed(m, ref.date(), direction, firm)
     raise AssertionError(kind)
+
+
+def _same_day(day: date, unit: str, step: int) -> date:
+    """``day`` moved ``step`` weeks, months or years, on the same day of the month (the
+    month's last when it has fewer days: a year on from 29 February is 28 February)."""
+    if unit == "week":
+        return day + timedelta(days=7 * step)
+    months = day.year * 12 + day.month - 1 + step * (12 if unit == "year" else 1)
+    year, month = divmod(months, 12)
+    return date(year, month + 1, min(day.day, calendar.monthrange(year, month + 1)[1]))
 
 
 def _slashed(m: re.Match[str], ref: date, direction: str, firm: bool = False
