@@ -233,10 +233,10 @@ def _said_still(graph: WorkingGraph, claim: Node) -> bool:
 
 
 def _pronoun_for(graph: WorkingGraph, claim: Node, naming: frozenset[str]) -> bool:
-    """Whether ``claim``'s target is a bare pronoun ("it", "that") whose sentence, or the
-    sentence before it, names the thing a change of mind names: "The new phone ban starts
-    today. I think it's pointless" is a view of the phone ban. (Further back, "it" is as
-    likely to be something else the entry spoke of.)"""
+    """Whether ``claim``'s target is a bare pronoun ("it", "that") and the words from the
+    start of the sentence before the claim's own to the claim's end name the thing a change
+    of mind names: "The new phone ban starts today. I think it's pointless" is a view of the
+    phone ban. (Further back, "it" is as likely to be something else the entry spoke of.)"""
     key = str(claim.attrs.get("target_key") or target_key(str(claim.attrs.get("target") or "")))
     if not names_nothing(key) or not claim.text.strip():
         return False
@@ -282,7 +282,8 @@ def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Setting
     change that says so (``claim_revision_similarity``). ``need`` overrides that bar;
     ``skip``: events not to read; ``said_only``: only events the holder said, not those
     naming them; ``beside_views``: events holding the holder's views are read too (the
-    caller knows none of them is a view of the thing named)."""
+    caller puts in ``skip`` every event holding a view of the thing named, so the views
+    left are of other things)."""
     holder = holder_of(graph, new)
     if holder.startswith("name:") or holder not in graph.nodes:
         return None
@@ -305,7 +306,7 @@ def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Setting
     best: tuple[float, str] | None = None
     for ev in events:
         # Words that hold a view of the holder were read already, unless ``beside_views``:
-        # the caller found no view of the thing a change names, so the holder's views in
+        # the caller skips those with a view of the thing a change names, so the views in
         # those words are of other things ("A barn wedding is dreadful … do look at the
         # Castle Hotel": the view read is of the hotel; "I take back what I said about the
         # barn").
@@ -376,11 +377,16 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
     and "the neighbours are a nightmare", which no evaluative word of the lexicon reads).
 
     A change that names its thing ("I was wrong about Piranesi") ends the holder's view of
-    that thing (the same head word, or a word of one target among the other's words) before
-    any more alike view, else the holder's earlier words that name it
-    (:func:`earlier_view`); its restatements are then the earlier views of the same side on
-    that thing, not views of other things whose entries read alike. A view said to hold
-    still ("still think ...") is no opposite stance."""
+    that thing (the same head word, a word of one target among the other's words, or "it"
+    in the sentence that names the thing or the next: :func:`_pronoun_for`) before any more
+    alike view, else the holder's earlier words that name it (:func:`earlier_view`). It then
+    ends every other earlier view the holder still had of the thing (the same head word or
+    such an "it"), whatever stance the reading gave it, except an earlier change of mind;
+    the other restatements are the earlier views of the same side on that thing, not views
+    of other things whose entries read alike; and the holder's own most alike entry that
+    names the thing and holds no view of it is read as one, and ended. This runs too when
+    the change's group already ended a view (:func:`reconcile_group`: the same target's
+    words). A view said to hold still ("still think ...") is no opposite stance."""
     revision = settings.claim_revision_similarity
     opposite_need = settings.claim_opposite_similarity
     restatement = settings.claim_restatement_similarity
@@ -416,20 +422,24 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
         if cid not in claims:
             continue
         new = graph.nodes[cid]
-        if _superseded(graph, new) or new.attrs.get("supersedes"):
-            continue
-        holder = holder_of(graph, new)
-        when = valid_from(graph, new)
         revises = bool(new.attrs.get("revises"))
-        if not revises and lean(new) == 0.0:
-            continue  # no lean is opposite to none
-        best: tuple[float, Node] | None = None
         # A change of mind that names what changed ("I was wrong about Piranesi") ends a view
         # about that thing when its holder has one: in a long stream the holder's views of
         # other things are as alike to it by their whole words.
         naming = frozenset(thing_words(str(new.attrs.get("target") or ""))) if revises \
             else frozenset()
         named = bool(naming)
+        # the view it ended already, when its group's reconciliation found the change (the
+        # same target's words): a named change still ends the holder's other views of it
+        already = graph.nodes.get(graph.resolve(str(new.attrs.get("supersedes") or "")))
+        if _superseded(graph, new) or new.attrs.get("supersedes") and \
+                (not named or already is None):
+            continue
+        holder = holder_of(graph, new)
+        when = valid_from(graph, new)
+        if not revises and lean(new) == 0.0:
+            continue  # no lean is opposite to none
+        best: tuple[float, Node] | None = None
         on_it: tuple[float, Node] | None = None
         earlier: list[Node] = []
         for other_id in _held(graph, holder, claims):
@@ -440,7 +450,7 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                     or valid_from(graph, other) >= when:
                 continue
             earlier.append(other)
-            if not (revises or opposite(lean(new), lean(other), gap)
+            if already is not None or not (revises or opposite(lean(new), lean(other), gap)
                     and min(abs(lean(new)), abs(lean(other))) >= floor):
                 continue
             # The same thing named two ways ("the new apartment", "this apartment"): the
@@ -457,7 +467,9 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                     and (same_head or about_one_thing(new, other, named=True)
                          or _pronoun_for(graph, other, naming)):
                 on_it = (sim, other)
-        if on_it is not None:
+        if already is not None:
+            best = on_it = (1.0, already)
+        elif on_it is not None:
             best = on_it
         elif named:
             # no view of the named thing was read: the holder's earlier words that name it
@@ -471,10 +483,11 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
             why = "says the view changed" if revises else "takes the opposite stance"
             ended = best[1]
             ended_on = set(ended.grounded_in)  # the events whose views the change ended
-            supersede(graph, stamp, ended, new,
-                      f"consolidation: a later claim of the same holder {why} "
-                      f"(utterance similarity {best[0]:.2f})")
-            result.superseded += 1
+            if already is None:
+                supersede(graph, stamp, ended, new,
+                          f"consolidation: a later claim of the same holder {why} "
+                          f"(utterance similarity {best[0]:.2f})")
+                result.superseded += 1
             # The view that changed may have been put more than once in other words ("pineapple
             # on pizza is a crime", "still think pineapple on pizza is a crime"): a change of
             # mind ends each restatement of it too.
@@ -485,8 +498,11 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                 # that thing, however differently it was put and whichever stance the reading
                 # gave it (a read stance is a guess; that the holder spoke of the thing they
                 # now say they were wrong about is not)
-                if on_it is not None and (_head(new) == _head(other) != ""
-                                          or _pronoun_for(graph, other, naming)):
+                # (not an earlier change of mind, which took the side the holder takes again)
+                if on_it is not None and not other.attrs.get("revises") \
+                        and not other.attrs.get("supersedes") \
+                        and (_head(new) == _head(other) != ""
+                             or _pronoun_for(graph, other, naming)):
                     supersede(graph, stamp, other, graph.nodes[new.id],
                               f"consolidation: an earlier view of {ended.id}'s thing, which "
                               f"a later claim says changed", link_newer=False)
@@ -519,7 +535,15 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                 # The holder's own words that name the thing and were read as no view of it
                 # ("A week of the phone ban … Pointless, as I said") held the view too: the
                 # most alike such entry, at the bar of an opposite stance (these words were
-                # not read as a view); not an entry of another writer that names the holder.
+                # not read as a view); not an entry of another writer that names the holder,
+                # nor one holding a view of the holder's of the thing, current or ended (its
+                # view was read: ended above, by an earlier change, or of another side).
+                for held_id in _held(graph, holder, claims):
+                    view = graph.nodes.get(held_id)
+                    if view is not None and held_id != new.id and (
+                            naming & thing_words(view.text)
+                            or _pronoun_for(graph, view, naming)):
+                        ended_on.update(view.grounded_in)
                 more = earlier_view(graph, stamp, graph.nodes[new.id], settings,
                                     embedder=embedder, naming=naming,
                                     skip=frozenset(ended_on),
