@@ -222,14 +222,12 @@ def test_it_far_from_the_named_thing_is_another_thing(minilm: Any) -> None:
 
 
 def test_a_named_change_ends_a_view_of_the_thing_read_with_another_stance(minilm: Any) -> None:
-    """(Session 42.) The change names "the standing desks", the words of the second entry,
-    so reconciling that view's group ends it first; the first entry's view of the desks
-    ends too, whatever stance its reading gave (a read stance is a guess). The view of the
-    bins stays current."""
+    """(Session 42.) Two views of the desks in other words than the change's: it ends the
+    more alike, and the other too, whatever stance its reading gave (a read stance is a
+    guess). The view of the bins stays current."""
     ended = _ended_by_change(minilm, [
         "I think the new desks are a silly gimmick.",
-        "The standing desks are pointless, nobody uses them.",
+        "These tall desks are pointless, nobody uses them.",
         "The council's new bin rota is a shambles.",
         "I was wrong about the standing desks. My back has never felt better."])
     assert ended == {0, 1}
-

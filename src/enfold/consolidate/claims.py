@@ -42,6 +42,7 @@ from enfold.text.polarity import polarity
 from enfold.text.stance import held_still
 from enfold.write.apply import merge_nodes, node_diff
 from enfold.write.naming import ThemeNamer
+from enfold.write.people_index import PeopleIndex
 from enfold.write.views import held as _held
 from enfold.write.views import holder_of, opposite, same_thing, thing_words, valid_from
 from enfold.write.views import lean as _lean
@@ -254,6 +255,11 @@ def _pronoun_for(graph: WorkingGraph, claim: Node, naming: frozenset[str]) -> bo
     return False
 
 
+def people_parts(graph: WorkingGraph) -> frozenset[str]:
+    """The lowercased parts of the namespace's people's names (:class:`PeopleIndex`)."""
+    return frozenset(PeopleIndex.of(graph).parts)
+
+
 def _head(claim: Node) -> str:
     """The head word of a claim's target; "" when it names nothing ("it", "that")."""
     key = str(claim.attrs.get("target_key") or target_key(str(claim.attrs.get("target") or "")))
@@ -384,9 +390,9 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
     such an "it"), whatever stance the reading gave it, except an earlier change of mind;
     the other restatements are the earlier views of the same side on that thing, not views
     of other things whose entries read alike; and the holder's own most alike entry that
-    names the thing and holds no view of it is read as one, and ended. This runs too when
-    the change's group already ended a view (:func:`reconcile_group`: the same target's
-    words). A view said to hold still ("still think ...") is no opposite stance."""
+    names the thing and holds no view of it is read as one, and ended (not when the change
+    names only a person, nor when its group already ended a view, :func:`reconcile_group`).
+    A view said to hold still ("still think ...") is no opposite stance."""
     revision = settings.claim_revision_similarity
     opposite_need = settings.claim_opposite_similarity
     restatement = settings.claim_restatement_similarity
@@ -429,11 +435,12 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
         naming = frozenset(thing_words(str(new.attrs.get("target") or ""))) if revises \
             else frozenset()
         named = bool(naming)
-        # the view it ended already, when its group's reconciliation found the change (the
-        # same target's words): a named change still ends the holder's other views of it
-        already = graph.nodes.get(graph.resolve(str(new.attrs.get("supersedes") or "")))
-        if _superseded(graph, new) or new.attrs.get("supersedes") and \
-                (not named or already is None):
+        # A change that names only a person ("I was wrong about Brandon"; a chat's "Hey
+        # Maria! I'm now …", misread as a change about Maria) ends one view of them as any
+        # change does, but sweeps nothing: in a conversation nearly every message names the
+        # one it is addressed to, and a view read there is rarely of that person.
+        sweeps = named and not naming <= people_parts(graph)
+        if _superseded(graph, new) or new.attrs.get("supersedes"):
             continue
         holder = holder_of(graph, new)
         when = valid_from(graph, new)
@@ -450,7 +457,7 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                     or valid_from(graph, other) >= when:
                 continue
             earlier.append(other)
-            if already is not None or not (revises or opposite(lean(new), lean(other), gap)
+            if not (revises or opposite(lean(new), lean(other), gap)
                     and min(abs(lean(new)), abs(lean(other))) >= floor):
                 continue
             # The same thing named two ways ("the new apartment", "this apartment"): the
@@ -467,9 +474,7 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                     and (same_head or about_one_thing(new, other, named=True)
                          or _pronoun_for(graph, other, naming)):
                 on_it = (sim, other)
-        if already is not None:
-            best = on_it = (1.0, already)
-        elif on_it is not None:
+        if on_it is not None:
             best = on_it
         elif named:
             # no view of the named thing was read: the holder's earlier words that name it
@@ -483,11 +488,10 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
             why = "says the view changed" if revises else "takes the opposite stance"
             ended = best[1]
             ended_on = set(ended.grounded_in)  # the events whose views the change ended
-            if already is None:
-                supersede(graph, stamp, ended, new,
-                          f"consolidation: a later claim of the same holder {why} "
-                          f"(utterance similarity {best[0]:.2f})")
-                result.superseded += 1
+            supersede(graph, stamp, ended, new,
+                      f"consolidation: a later claim of the same holder {why} "
+                      f"(utterance similarity {best[0]:.2f})")
+            result.superseded += 1
             # The view that changed may have been put more than once in other words ("pineapple
             # on pizza is a crime", "still think pineapple on pizza is a crime"): a change of
             # mind ends each restatement of it too.
@@ -499,7 +503,7 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                 # gave it (a read stance is a guess; that the holder spoke of the thing they
                 # now say they were wrong about is not)
                 # (not an earlier change of mind, which took the side the holder takes again)
-                if on_it is not None and not other.attrs.get("revises") \
+                if on_it is not None and sweeps and not other.attrs.get("revises") \
                         and not other.attrs.get("supersedes") \
                         and (_head(new) == _head(other) != ""
                              or _pronoun_for(graph, other, naming)):
@@ -531,7 +535,7 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                               f"a later claim changed ({why})", link_newer=False)
                     result.superseded += 1
                     ended_on.update(other.grounded_in)
-            if on_it is not None:
+            if on_it is not None and sweeps:
                 # The holder's own words that name the thing and were read as no view of it
                 # ("A week of the phone ban … Pointless, as I said") held the view too: the
                 # most alike such entry, at the bar of an opposite stance (these words were
