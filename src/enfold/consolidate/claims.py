@@ -255,11 +255,6 @@ def _pronoun_for(graph: WorkingGraph, claim: Node, naming: frozenset[str]) -> bo
     return False
 
 
-def people_parts(graph: WorkingGraph) -> frozenset[str]:
-    """The lowercased parts of the namespace's people's names (:class:`PeopleIndex`)."""
-    return frozenset(PeopleIndex.of(graph).parts)
-
-
 def _head(claim: Node) -> str:
     """The head word of a claim's target; "" when it names nothing ("it", "that")."""
     key = str(claim.attrs.get("target_key") or target_key(str(claim.attrs.get("target") or "")))
@@ -270,9 +265,7 @@ def _head(claim: Node) -> str:
 def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Settings, *,
                  embedder: str | None = None, limit: int = 200,
                  naming: frozenset[str] = frozenset(),
-                 skip: frozenset[str] = frozenset(),
-                 need: float | None = None, said_only: bool = False,
-                 beside_views: bool = False) -> tuple[float, Node] | None:
+                 skip: frozenset[str] | None = None) -> tuple[float, Node] | None:
     """The view a change of mind ends when no claim of its holder was read from it: the
     holder's earlier words ("I want to paint the kitchen yellow", later "changed my mind
     about the kitchen: yellow would be too loud") that the reading took for no view, a
@@ -285,38 +278,33 @@ def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Setting
     ``new``'s own, else the opposite of ``new``'s. The claim is returned with the
     similarity (None: no such words); the caller supersedes it. ``naming``: the thing
     words of what a change names; only words that name it are read, at the lower bar of a
-    change that says so (``claim_revision_similarity``). ``need`` overrides that bar;
-    ``skip``: events not to read; ``said_only``: only events the holder said, not those
-    naming them; ``beside_views``: events holding the holder's views are read too (the
-    caller puts in ``skip`` every event holding a view of the thing named, so the views
-    left are of other things)."""
+    change that says so (``claim_revision_similarity``). ``skip``, for the sweep of a named
+    change (:func:`revise`): the events holding a view of the thing, not read; the other
+    events are read whatever views of other things they hold, only those the holder said,
+    at the bar of an opposite stance."""
     holder = holder_of(graph, new)
     if holder.startswith("name:") or holder not in graph.nodes:
         return None
     when = valid_from(graph, new)
     own = {e.dst for e in graph.out_edges(new.id) if e.type is EdgeType.SUPPORTED_BY}
     said = [e.dst for e in graph.out_edges(holder) if e.type is EdgeType.PARTICIPATES]
-    named = [] if said_only else [e.src for e in graph.in_edges(holder)
-                                  if e.type is EdgeType.MENTIONS]
+    named = [] if skip is not None else [e.src for e in graph.in_edges(holder)
+                                         if e.type is EdgeType.MENTIONS]
     events = heapq.nlargest(limit, (
         e for e in dict.fromkeys([*said, *named]) if e in graph.nodes and e not in own
-        and e not in skip
+        and (skip is None or e not in skip)
         and graph.nodes[e].kind is NodeKind.EVENT and graph.nodes[e].ts < when),
         key=lambda e: graph.nodes[e].ts)
     mine = [u / (float(np.linalg.norm(u)) or 1.0)
             for u in (graph.event_vectors.get(e) for e in own) if u is not None]
     claims = graph.by_kind[NodeKind.CLAIM]
-    if need is None:
-        need = settings.claim_revision_similarity if naming \
-            else settings.claim_opposite_similarity
+    need = settings.claim_revision_similarity if naming and skip is None \
+        else settings.claim_opposite_similarity
     best: tuple[float, str] | None = None
     for ev in events:
-        # Words that hold a view of the holder were read already, unless ``beside_views``:
-        # the caller skips those with a view of the thing a change names, so the views in
-        # those words are of other things ("A barn wedding is dreadful … do look at the
-        # Castle Hotel": the view read is of the hotel; "I take back what I said about the
-        # barn").
-        if not beside_views and any(e.type is EdgeType.SUPPORTED_BY and e.src in claims
+        # Words that hold a view of the holder were read already, unless the sweep skips
+        # those with a view of the thing, so that the views left are of other things
+        if skip is None and any(e.type is EdgeType.SUPPORTED_BY and e.src in claims
                               and holder_of(graph, graph.nodes[e.src]) == holder
                               for e in graph.in_edges(ev)):
             continue
@@ -435,17 +423,17 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
         naming = frozenset(thing_words(str(new.attrs.get("target") or ""))) if revises \
             else frozenset()
         named = bool(naming)
-        # A change that names only a person ("I was wrong about Brandon"; a chat's "Hey
-        # Maria! I'm now …", misread as a change about Maria) ends one view of them as any
-        # change does, but sweeps nothing: in a conversation nearly every message names the
-        # one it is addressed to, and a view read there is rarely of that person.
-        sweeps = named and not naming <= people_parts(graph)
         if _superseded(graph, new) or new.attrs.get("supersedes"):
             continue
         holder = holder_of(graph, new)
         when = valid_from(graph, new)
         if not revises and lean(new) == 0.0:
             continue  # no lean is opposite to none
+        # A change that names only a person ("I was wrong about Brandon"; a chat's "Hey
+        # Maria! I'm now …", misread as a change about Maria) ends one view of them as any
+        # change does, but sweeps nothing: in a conversation nearly every message names the
+        # one it is addressed to, and a view read there is rarely of that person.
+        sweeps = named and not all(w in PeopleIndex.of(graph).parts for w in naming)
         best: tuple[float, Node] | None = None
         on_it: tuple[float, Node] | None = None
         earlier: list[Node] = []
@@ -550,9 +538,7 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
                         ended_on.update(view.grounded_in)
                 more = earlier_view(graph, stamp, graph.nodes[new.id], settings,
                                     embedder=embedder, naming=naming,
-                                    skip=frozenset(ended_on),
-                                    need=settings.claim_opposite_similarity,
-                                    said_only=True, beside_views=True)
+                                    skip=frozenset(ended_on))
                 if more is not None:
                     supersede(graph, stamp, more[1], graph.nodes[new.id],
                               "consolidation: earlier words of the holder naming the thing "

@@ -1558,14 +1558,13 @@ _WEEKDAY_JOIN = re.compile(r"\.?,?\s*")
 _DAY_OF_WEEK = re.compile(r"\s+(?:(?:of|in)\s+)?")
 _WEEK_ON_DAY = re.compile(r"\s+(?:on\s+(?:the\s+)?|the\s+)?")
 # a weekday counted from a holiday: "the Tuesday after Easter", "the Friday before Christmas"
-_DAY_FROM_HOLIDAY = re.compile(r"\s+(after|before)\s+", re.IGNORECASE)
-_BEFORE_AFTER = re.compile(r"(after|before)\s", re.IGNORECASE)  # a holiday read as a deadline
+# (the word is the holiday's own when "before Christmas" was read whole, as a deadline)
+_DAY_FROM_HOLIDAY = re.compile(r"\s+(after|before)\s", re.IGNORECASE)
 
 
 def _is_week(r: _Raw) -> bool:
-    """A calendar week read alone ("next week", "the week after next"), not a weekend."""
-    return r.kind == "modunit" and r.granularity == "week" \
-        and (r.last - r.first).days == 7 and r.first.weekday() == 0
+    """A calendar week, Monday to Sunday, read alone ("next week", "the week after next")."""
+    return r.kind == "modunit" and r.granularity == "week"
 
 
 def _merge_weekday(raw: list[_Raw], text: str) -> list[_Raw]:
@@ -1590,10 +1589,9 @@ def _merge_weekday(raw: list[_Raw], text: str) -> list[_Raw]:
                                     else _WEEK_ON_DAY.fullmatch(join)):
                 at = other.first.date() + timedelta(days=day.first.weekday())
             elif day is cur and other.kind == "holiday" and other.granularity == "day":
-                # "before Christmas" alone is a deadline, read with its "before"
-                side = _DAY_FROM_HOLIDAY.fullmatch(join) or join.isspace() and \
-                    _BEFORE_AFTER.match(text, other.start)
-                if side:
+                side = _DAY_FROM_HOLIDAY.match(text, cur.end)
+                if side and (side.start(1) == nxt.start  # the holiday's own "before"
+                             or text[side.end(1):nxt.start].isspace()):
                     step = 1 if side.group(1).lower() == "after" else -1
                     at = other.first.date() + timedelta(days=step)
                     while at.weekday() != day.first.weekday():
