@@ -11,6 +11,9 @@ export const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
 const MARGIN = 3; // screen px between a node and its label
 const PAD = 2; // text background padding (screen px)
 const GAP = 2; // extra room kept between two labels
+// Cytoscape's bounds of a label (what boundingBox() and its hit tests use) reach 2 model px
+// beyond the drawn background on every side; placement keeps those bounds apart too.
+const BOUNDS_SLACK = 2;
 const MIN_NODE_PX = 5; // a node drawn smaller than this gets no label (zoomed far out)
 const HUBS_MIN = 5; // at least this many of the best-scored labels may cover other nodes,
 const HUBS_SHARE = 0.03; // or this share of the nodes in view
@@ -25,17 +28,21 @@ export const screen = (px) => (ele) => px / ele.cy().zoom();
 let measurer = null;
 const widths = new Map();
 
-/** The width in screen pixels of a label at LABEL_PX. */
-export function textWidth(text) {
-  let w = widths.get(text);
+/** The width in screen pixels of a label at LABEL_PX, seen at `zoom`: measured as cytoscape
+ * measures it (the canvas font at the model size LABEL_PX / zoom, rounded up to a whole model
+ * pixel) and scaled to the screen, so a label's box here is the box cytoscape draws. Text does
+ * not scale in proportion to its font size (hinting), so a width measured once at LABEL_PX
+ * can be off by several pixels at another zoom. */
+export function textWidth(text, zoom = 1) {
+  const px = LABEL_PX / zoom;
+  const key = `${px}|${text}`;
+  let w = widths.get(key);
   if (w === undefined) {
-    if (measurer === null) {
-      measurer = document.createElement('canvas').getContext('2d');
-      measurer.font = `${LABEL_PX}px ${FONT}`;
-    }
-    w = measurer.measureText(text).width;
+    if (measurer === null) measurer = document.createElement('canvas').getContext('2d');
+    measurer.font = `normal normal ${px}px ${FONT}`;
+    w = Math.ceil(measurer.measureText(text).width) * zoom;
     if (widths.size > 20000) widths.clear();
-    widths.set(text, w);
+    widths.set(key, w);
   }
   return w;
 }
@@ -55,10 +62,9 @@ export const MARGIN_Y = { bottom: MARGIN, top: -MARGIN };
 /** The screen box [x1, y1, x2, y2] a node's label takes at a position. */
 function labelBox(n, pos, full) {
   const p = n.renderedPosition();
-  const w = textWidth(full ? n.data('full') : n.data('label'));
+  const w = textWidth(full ? n.data('full') : n.data('label'), n.cy().zoom());
   const lines = full ? Math.max(1, Math.ceil((w * 1.15) / FULL_WIDTH)) : 1;
-  // 3% more than measured: the browser sizes text a little differently at other zooms.
-  const width = (full ? Math.min(w, FULL_WIDTH) : w) * 1.03 + 2 * PAD;
+  const width = (full ? Math.min(w, FULL_WIDTH) : w) + 2 * PAD;
   const height = lines * LABEL_PX * 1.3 + 2 * PAD;
   const hw = n.renderedOuterWidth() / 2;
   const hh = n.renderedOuterHeight() / 2;
@@ -71,7 +77,8 @@ function labelBox(n, pos, full) {
     y1 = p.y - height / 2;
     x1 = pos === 'right' ? p.x + hw + MARGIN - PAD : p.x - hw - MARGIN - width + PAD;
   }
-  return [x1 - GAP, y1 - GAP, x1 + width + GAP, y1 + height + GAP];
+  const room = GAP + BOUNDS_SLACK * n.cy().zoom();
+  return [x1 - room, y1 - room, x1 + width + room, y1 + height + room];
 }
 
 function overlaps(a, b) {
@@ -158,6 +165,10 @@ export function placeLabels(cy) {
     for (const n of full) if (n.data('pos') !== 'bottom') n.data('pos', 'bottom');
   });
   cy.style().update(); // font sizes follow the zoom
+  // Cytoscape keeps each label's bounds (its hit tests, culling and boundingBox()) until a
+  // style property changes its value, and a size that follows the zoom is not seen to change:
+  // without this the bounds of a label kept its size at an earlier zoom.
+  cy.nodes().dirtyBoundingBoxCache();
 }
 
 /** placeLabels once the viewport has been still for a moment (and at most once a frame);
@@ -167,10 +178,14 @@ export function labelScheduler(cy) {
   return (delay = 60) => {
     clearTimeout(timer);
     cy.scratch('labelsPending', true);
-    timer = setTimeout(() => requestAnimationFrame(() => {
+    const place = () => requestAnimationFrame(() => {
       if (cy.destroyed()) return;
+      // A moving viewport (a pan or zoom animation) is not still: labels placed for one of
+      // its frames would be wrong for the next; wait for it to end.
+      if (cy.animated()) { timer = setTimeout(place, delay); return; }
       placeLabels(cy);
       cy.scratch('labelsPending', false);
-    }), delay);
+    });
+    timer = setTimeout(place, delay);
   };
 }
