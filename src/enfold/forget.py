@@ -50,6 +50,7 @@ from enfold.store.base import Store
 from enfold.text.annotate import annotate
 from enfold.text.claims import extract_claims, predicate_family, target_key
 from enfold.text.goals import goal_of
+from enfold.text.speakers import speaker_name
 from enfold.write.apply import label_similarity
 from enfold.write.fold import PASSAGES_VERSION, passages_hash, text_hash
 from enfold.write.naming import ThemeNamer
@@ -452,7 +453,7 @@ class _Forgetting:
             if e.type is not EdgeType.TRIGGERS or ev is None or ev.kind is not NodeKind.EVENT:
                 continue
             ann = annotate(ev.text, ts=datetime.fromtimestamp(ev.ts, tz=UTC),
-                           speaker=ev.attrs.get("source"), known_keys=known)
+                           speaker=speaker_name(ev.attrs.get("source")), known_keys=known)
             clauses += [(goal_of(ob, ev.text)[:200], ob.text[:200]) for ob in ann.obligations]
         if not clauses:
             return None
@@ -484,7 +485,7 @@ class _Forgetting:
         family = predicate_family(str(attrs.get("predicate") or "think"))
         for e in self.evidence_ids(node):
             ev = self.g.nodes[e]
-            for c in extract_claims(ev.text, ev.attrs.get("source")):
+            for c in extract_claims(ev.text, speaker_name(ev.attrs.get("source"))):
                 if target_key(c.target) == key and predicate_family(c.predicate) == family:
                     attrs.update(predicate=c.predicate, stance=c.stance, target=c.target,
                                  target_key=target_key(c.target))

@@ -209,6 +209,61 @@ def understand(ctx: click.Context, only: str, part: str, embedder_name: str, err
     click.echo(f"elapsed {result['elapsed_s']:.1f} s")
 
 
+@bench.command("people-graph")
+@click.argument("gold", nargs=-1, required=True,
+                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--streams", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              required=True, help="The directory of the streams the gold files name "
+                                  "(<stream>.json; e.g. tests/data/recall).")
+@click.option("--embedder", "embedder_name", type=click.Choice(["hash", "minilm"]),
+              default="minilm", show_default=True)
+@click.option("--errors", is_flag=True, help="Also list each stream's wrong and missed people.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the JSON result here and a Markdown table beside it (.md).")
+@click.pass_context
+def people_graph(ctx: click.Context, gold: tuple[Path, ...], streams: Path, embedder_name: str,
+                 errors: bool, out: Path | None) -> None:
+    """The Person nodes whole streams fold into, against gold lists of their people (see
+    enfold.bench.people_graph)."""
+    import time
+
+    from enfold.bench import people_graph as pg
+    from enfold.bench.report import write_result
+    from enfold.embed import make_embedder
+
+    t0 = time.perf_counter()
+    embedder = make_embedder(embedder_name)
+    systems: dict[str, dict[str, Any]] = {}
+    wrong: dict[str, Any] = {}
+    for path in gold:
+        g = pg.load_gold(path)
+        scores = pg.score_stream(streams / f"{g.stream}.json", g, embedder)
+        wrong[g.stream] = scores.pop("errors")
+        systems[g.stream] = scores
+    if len(systems) > 1:
+        keys = ("nodes", "people_nodes", "gold_people", "found", "duplicates", "not_people",
+                "unlisted")
+        pooled: dict[str, Any] = {k: sum(m[k] for m in systems.values()) for k in keys}
+        p = pooled["people_nodes"] / pooled["nodes"] if pooled["nodes"] else 1.0
+        r = pooled["found"] / pooled["gold_people"]
+        pooled.update(precision=round(p, 4), recall=round(r, 4),
+                      f1=round(2 * p * r / (p + r), 4) if p + r else 0.0)
+        systems["pooled"] = pooled
+    config = {"embedder": embedder.name, "planner": "local",
+              "gold": [str(p) for p in gold]}
+    result = write_result("people-graph", config, systems, time.perf_counter() - t0, out,
+                          extra={"errors": wrong})
+    if getattr(ctx.find_root().obj, "as_json", False):
+        click.echo(json.dumps(result))
+        return
+    for name, m in systems.items():
+        click.echo(f"{name:<12}" + "  ".join(f"{k}={v}" for k, v in m.items()))
+    if errors:
+        for name, e in wrong.items():
+            click.echo(json.dumps({"stream": name, **e}, ensure_ascii=False))
+    click.echo(f"elapsed {result['elapsed_s']:.1f} s")
+
+
 @bench.command("train-subjectivity")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the model here (default: print its summary). The packaged model is "
@@ -250,12 +305,26 @@ def train_polarity(out: Path | None) -> None:
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the model here (default: print its summary). The packaged model is "
                    "src/enfold/data/person_screen.json.")
-def train_people(out: Path | None) -> None:
+@click.option("--stream-gold", "stream_gold", multiple=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A gold people list of a personal stream (see `bench people-graph`) to fit "
+                   "on as well; its stream is <--streams>/<stream>.json. Repeatable.")
+@click.option("--streams", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              default=None, help="The directory of the streams the gold lists name.")
+def train_people(out: Path | None, stream_gold: tuple[Path, ...], streams: Path | None
+                 ) -> None:
     """Fit the person screen over the parse of each mention the people rules find (see
     enfold.bench.train_people); prints each tune set's numbers when left out."""
     from enfold.bench import train_people as tp
+    from enfold.bench.people_graph import load_gold
 
-    model = tp.train()
+    if stream_gold and streams is None:
+        raise click.UsageError("--stream-gold needs --streams")
+    fitted = {}
+    for path in stream_gold:
+        name = load_gold(path).stream
+        fitted[name] = (Path(streams or ".") / f"{name}.json", path)
+    model = tp.train(fitted)
     click.echo(f"examples {model['examples']}  threshold {model['threshold']}")
     for part, row in model["left_out"].items():
         click.echo(f"  {part} left out: rules {row['rules']}  screened {row['screened']}")

@@ -39,6 +39,7 @@ from enfold.model import ONTOLOGY, Edge, EdgeType, Node, NodeKind, new_id
 from enfold.settings import Settings
 from enfold.text.claims import names_nothing, predicate_family, target_key
 from enfold.text.polarity import polarity
+from enfold.text.speakers import speaker_name
 from enfold.text.stance import held_still
 from enfold.write.apply import merge_nodes, node_diff
 from enfold.write.naming import ThemeNamer
@@ -329,7 +330,7 @@ def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Setting
     attrs: dict[str, Any] = {
         "holder": a.get("holder"), "predicate": a.get("predicate") or "think",
         "stance": stance, "target": a.get("target"), "target_key": a.get("target_key"),
-        "reported": event.attrs.get("source") != graph.nodes[holder].text,
+        "reported": speaker_name(event.attrs.get("source")) != graph.nodes[holder].text,
         "valid_from": event.ts, "superseded_by": None, "revises": False,
         "states_facts": False}
     at = stamp.at

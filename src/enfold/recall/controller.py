@@ -46,6 +46,7 @@ from enfold.recall.rank import (
 )
 from enfold.settings import Settings
 from enfold.store.base import words as text_words
+from enfold.text.speakers import speaker_name
 from enfold.text.terms import QueryTerms
 
 Lexical = Callable[[str, Iterable[NodeKind], int], list[tuple[str, float]]]
@@ -497,7 +498,8 @@ def _of_time(graph: WorkingGraph, event_id: str, window: tuple[float, float]) ->
 def _said_by(source: object, names: list[str]) -> bool:
     from enfold.text.people import same_person
 
-    return isinstance(source, str) and any(same_person(source, n) for n in names)
+    said = speaker_name(source) if isinstance(source, str) else None
+    return said is not None and any(same_person(said, n) for n in names)
 
 
 def _holder_first(graph: WorkingGraph, order: list[str], utterances: Scores,
@@ -539,8 +541,8 @@ def _holder_voice_first(graph: WorkingGraph, order: list[str], holder: str, embe
     claims = graph.by_kind[NodeKind.CLAIM]
     best, best_p = None, -1.0
     for e in order[:3]:
-        source = graph.nodes[e].attrs.get("source")
-        if not isinstance(source, str) or not same_person(source, name):
+        source = speaker_name(graph.nodes[e].attrs.get("source"))
+        if source is None or not same_person(source, name):
             continue
         others = any(edge.type is EdgeType.SUPPORTED_BY and edge.src in claims
                      and not same_person(str(graph.nodes[edge.src].attrs.get("holder")), name)
@@ -603,7 +605,7 @@ def _view_of_named(graph: WorkingGraph, top: list[str], fused: Scores, query: st
     from enfold.text.people import same_person
 
     event = graph.nodes[top[0]]
-    source = event.attrs.get("source")
+    source = speaker_name(event.attrs.get("source"))
     words = {w.lower() for w in re.findall(r"[\w'-]+", query)}
     claims = graph.by_kind[NodeKind.CLAIM]
     alone = all(fused[e] < margin * fused[top[0]] for e in top[1:]

@@ -257,9 +257,11 @@ def _screened(doc: Any, found: dict[tuple[int, int], PersonMention],
               known_keys: Container[str]) -> dict[tuple[int, int], PersonMention]:
     """``found`` without the mentions the person screen holds unlikely to be people."""
     floor = threshold()
+    titled = tuple(f"{t} " for t in set(_TITLES.values()))
     out = {}
     for key, m in found.items():
-        if m.start >= 0 and name_key(m.name) not in known_keys:
+        if m.start >= 0 and name_key(m.name) not in known_keys \
+                and not m.name.startswith(titled):  # "Prof. Lee": a title names a person
             p = person_probability(doc, m.start, m.end, m.relation)
             if p is not None and p < floor:
                 continue

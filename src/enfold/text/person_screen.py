@@ -7,9 +7,11 @@ words around the mention as spaCy's own token vectors carry them (``doc.tensor``
 determiner before a product, a reading or drinking verb above a title, a place preposition),
 its entity type and syntactic role. This model reads those and drops the mentions it holds
 unlikely to be people. It is fitted by ``enfold bench train-people`` on the bundled people
-tune sets (``people-tune*.jsonl``: 317 messages written for the purpose), every mention the
-rules find labelled by whether it is one of the message's people; the threshold was chosen
-leaving each set out in turn. Names the namespace already knows as people are not screened.
+tune sets (``people-tune*.jsonl``: 317 messages written for the purpose) and four whole
+personal streams with gold people lists (``tests/data/recall/people``), every mention the
+rules find labelled by whether it is one of the people; the threshold was chosen leaving
+each set out in turn. Beside the context it reads the mention's own form (:func:`_form`):
+labels, verbs at a line's head and things' names are English words; names seldom are. Names the namespace already knows as people are not screened.
 """
 
 from __future__ import annotations
@@ -56,11 +58,37 @@ def features(doc: Any, start: int, end: int, relation: str | None) -> np.ndarray
     flags += [prev is not None and prev.lower_ == w for w in _BEFORE]
     flags += [nxt is not None and nxt.tag_ == "POS", relation is not None,
               doc.text[start:start + 1].islower()]
+    flags += _form(doc, span, start, nxt)
     shape = [min(len(span), 4) / 4, float(span.start == 0), float(root.pos_ == "PROPN")]
     vectors = np.concatenate([tensor[span.start:span.end].mean(axis=0), tensor[head.i]])
     return np.concatenate([np.asarray(flags, dtype=np.float32),
                            np.asarray(shape, dtype=np.float32),
                            np.asarray(vectors, dtype=np.float32) / 10.0])
+
+
+def _form(doc: Any, span: Any, start: int, nxt: Any) -> list[bool]:
+    """What the mention's words are, read without its context: a word of English (a label,
+    a verb at the head of a line, a thing's name: "Subtotal", "Tell Karim", "Pali Highway")
+    or not (a name), where it stands (a line's or a sentence's start, before a colon)."""
+    from enfold.text.people import _lexicon, dictionary_word
+
+    words = [t for t in span if t.is_alpha]
+    if not words:
+        return [False] * 9
+    first, last = words[0].lower_, words[-1].lower_
+    person_nouns = _lexicon()[0]
+    before = doc.text[:start].rstrip(" \t")
+    return [
+        not before or before.endswith("\n"),
+        bool(span[0].is_sent_start),
+        nxt is not None and nxt.text == ":",
+        dictionary_word(first),
+        dictionary_word(first, "VERB"),
+        dictionary_word(last, "NOUN") and last not in person_nouns,
+        last in person_nouns,
+        all(dictionary_word(t.lower_) for t in words),
+        len(words) == 1 and dictionary_word(first),
+    ]
 
 
 @functools.cache

@@ -28,6 +28,7 @@ from enfold.graph import WorkingGraph
 from enfold.model import EdgeType, Node, NodeKind
 from enfold.pagerank import IncrementalPageRank
 from enfold.settings import Settings
+from enfold.text.speakers import speaker_of
 from enfold.write.people_index import PeopleIndex
 
 # the defaults of Settings.context_concept_bonus and Settings.context_intent_bonus
@@ -248,10 +249,10 @@ class ContextAssembler:
                 for kind in kinds}
 
     def _speaker(self, event: Node) -> list[str]:
-        source = event.attrs.get("source")
+        source = speaker_of(event.attrs.get("source"))
         if not source:
             return []
-        pid = PeopleIndex.of(self.graph).named(str(source))
+        pid = PeopleIndex.of(self.graph).named(source)
         return [] if pid is None else [pid]
 
     def _tiers(self, ctx: Context, window: list[Scored]) -> None:

@@ -57,6 +57,7 @@ from enfold.plan import (
 )
 from enfold.settings import Settings
 from enfold.text.annotate import annotate
+from enfold.text.speakers import speaker_name
 from enfold.write import prompts as P
 from enfold.write.apply import validate_plan
 from enfold.write.context import ContextAssembler
@@ -249,7 +250,7 @@ class _Annotated:
 def annotated(event: Node, graph: WorkingGraph) -> _Annotated:
     """The deterministic annotation ops of an event, and the nodes they create or touch."""
     ann = annotate(event.text, ts=datetime.fromtimestamp(event.ts, tz=UTC),
-                   speaker=event.attrs.get("source"),
+                   speaker=speaker_name(event.attrs.get("source")),
                    known_keys=PeopleIndex.of(graph).known.keys())
     b = _Builder(event, graph)
     people = annotation_ops(b, ann)

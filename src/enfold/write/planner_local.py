@@ -37,6 +37,7 @@ from enfold.text.claims import ClaimCandidate, target_key
 from enfold.text.goals import goal_of
 from enfold.text.people import kin_holder, name_key, same_person
 from enfold.text.phrases import TermStats, terms, tokens
+from enfold.text.speakers import speaker_name, speaker_of
 from enfold.text.themes import entity_words
 from enfold.write.apply import label_similarity
 from enfold.write.calibration import thresholds_for
@@ -124,7 +125,7 @@ class LocalPlanner:
         ann = annotate(
             event.text,
             ts=datetime.fromtimestamp(event.ts, tz=UTC),
-            speaker=event.attrs.get("source"),
+            speaker=speaker_name(event.attrs.get("source")),
             known_keys=PeopleIndex.of(graph).known.keys(),
             vector=vec, embedder=self.embedder_name,
         )
@@ -149,8 +150,8 @@ class LocalPlanner:
         :func:`enfold.write.views.turned_view`) is a view: the speaker's new stance
         on the same target, marked as a change (``revises``) so consolidation supersedes
         the old one."""
-        speaker = event.attrs.get("source")
-        pid = _find_person(graph, str(speaker)) if speaker else None
+        speaker = speaker_name(event.attrs.get("source"))
+        pid = _find_person(graph, speaker) if speaker else None
         found = turned_view(graph, event, vec, pid, self.s, embedder=self.embedder_name)
         if found is None:
             return ann
@@ -452,8 +453,8 @@ def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
         people[name] = pid
         return pid
 
-    speaker = ev.attrs.get("source")
-    if speaker:
+    speaker = speaker_name(ev.attrs.get("source"))
+    if speaker_of(ev.attrs.get("source")):  # a person, not a channel, shop or group
         b.edge(person(str(speaker)), EdgeType.PARTICIPATES, ev.id, "speaker of the event")
     meta = ev.attrs.get("meta") or {}
     for name in meta.get("participants", []) if isinstance(meta, dict) else []:
