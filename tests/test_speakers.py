@@ -38,6 +38,23 @@ from enfold.text.speakers import read_source, speaker_name, speaker_of
     ("whatsapp:Surf crew", "Surf crew", False),
     ("email:Borders Beekeepers", "Borders Beekeepers", False),
     ("sms:Baird's Motors", "Baird's Motors", False),
+    # what a review found (session 43): any channel's case, brackets and stops around a
+    # name, an address before an affiliation, numbers, contacts saved in lower case, and
+    # honorifics that are English words before a business's name
+    ("email:Professor Lee", "Professor Lee", True),
+    ("SMS:Teta", "Teta", True),
+    ("iMessage:Teta", "Teta", True),
+    ("email:", None, False),
+    ("sms:(Teta)", "Teta", True),
+    ("sms:Teta.", "Teta", True),
+    ("email:Nadia Kovac <nadia@td.example> (TD Insurance)", "Nadia Kovac", True),
+    ("sms:+447700900123", None, False),
+    ("sms:(555) 123-4567", None, False),
+    ("sms:josh", "josh", True),
+    ("sms:josh smith", "josh smith", True),
+    ("Captain Cook Cruises", "Captain Cook Cruises", False),
+    ("whatsapp:Lady Hornets Parents", "Lady Hornets Parents", False),
+    ("sms:Dr Ota", "Dr Ota", True),
 ])
 def test_a_source_is_read_for_its_speaker(source: str, name: str | None, person: bool) -> None:
     sender = read_source(source)
@@ -68,7 +85,7 @@ def test_the_graph_has_one_person_per_speaker_and_no_shop_or_channel() -> None:
                      if e.type is EdgeType.PARTICIPATES}
             mentioned = {g.nodes[e.src].text for e in g.in_edges(people["Teta"])
                          if e.type is EdgeType.MENTIONS}
-            assert any("kibbeh bil" in t or "I make kibbeh" in t for t in spoke)
+            assert any("I make kibbeh" in t for t in spoke)
             assert any(t.startswith("Lunch at Teta's") for t in mentioned)  # one node: both
     finally:
         m.close()

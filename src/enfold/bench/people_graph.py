@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Container
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,31 +37,36 @@ _POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
 _HANDLE = re.compile(r"^(?P<owner>.+?)(?:'s|’s) (?P<rel>[\w -]+)$")
 
 
-_TITLE = re.compile(r"^(?:dr|mr|mrs|ms|mx|miss|prof|professor|dra|sr|sra|herr|frau)\.?\s+")
+_TITLE = re.compile(r"^(?:dr|mr|mrs|ms|mx|miss|prof|professor|dra|sr|sra|herr|frau) ")
 
 
 def _norm(name: str) -> str:
-    """A name as matched: case, a possessive, full stops and a leading title aside ("Dr.
-    Rao", "Dr Rao" and "Rao" are one form; a title alone is kept)."""
-    low = _POSSESSIVE.sub("", " ".join(name.split()).casefold().strip()).replace(".", "")
-    bare = _TITLE.sub("", low)
-    return bare if bare else low
+    """A name as matched: case, a possessive and full stops aside ("Dr. Rao" is "dr rao")."""
+    return _POSSESSIVE.sub("", " ".join(name.split()).casefold().strip()).replace(".", "")
+
+
+def _untitled(name: str) -> str:
+    """The normalised name without a leading title ("dr rao" → "rao"; a title alone stays)."""
+    return _TITLE.sub("", name) or name
 
 
 @dataclass
 class Gold:
     stream: str
     user: set[str]
-    people: list[tuple[str, set[str]]]  # (name, normalised aliases)
+    people: list[tuple[str, set[str], set[str]]]  # (name, aliases as written, normalised)
     not_people: set[str] = field(default_factory=set)
 
 
 def load_gold(path: Path) -> Gold:
     data = json.loads(path.read_text(encoding="utf-8"))
     user = {_norm(a) for a in [data["user"].get("name", "me"), *data["user"].get("aliases", [])]}
-    people = [(str(p["name"]), {_norm(a) for a in [p["name"], *p.get("aliases", [])]})
-              for p in data["people"]]
-    things = {_norm(t["name"]) for t in data.get("not_people", [])}
+    people = []
+    for p in data["people"]:
+        written = {str(a) for a in [p["name"], *p.get("aliases", [])]}
+        people.append((str(p["name"]), written, {_norm(a) for a in written}))
+    things = {_norm(str(a)) for t in data.get("not_people", [])
+              for a in [t["name"], *t.get("aliases", [])]}
     return Gold(str(data["stream"]), user, people, things)
 
 
@@ -71,30 +77,42 @@ def _relation(word: str) -> str | None:
     return bare_kin(w) or canonical_relation(w)
 
 
-def _match(forms: list[str], gold: Gold) -> str | None:
-    """The gold entity (a person's name, or "<user>") a node's names denote, or None."""
-    normed = [_norm(f) for f in forms if f.strip()]
+def _candidates(normed: list[str], gold: Gold) -> list[str]:
+    """The gold entities ("<user>" or a person's name) a node's normalised names denote, in
+    order of preference: its names as written (titles kept), then without titles, then an
+    unnamed relation ("me's mom": the author's mother, named "Mama" or "my mom"; "ahmed's
+    wife": Ahmed's)."""
+    for key in (lambda f: f, _untitled):
+        forms = {key(f) for f in normed}
+        if forms & {key(u) for u in gold.user}:
+            return ["<user>"]
+        found = [name for name, _, aliases in gold.people if forms & {key(a) for a in aliases}]
+        if found:
+            return found
+    found = []
     for f in normed:
-        if f in gold.user:
-            return "<user>"
-        for name, aliases in gold.people:
-            if f in aliases:
-                return name
-    for f in normed:  # "me's mom": the author's relation; "ahmed's wife": Ahmed's
         m = _HANDLE.match(f)
         if m is None or (rel := _relation(m["rel"])) is None:
             continue
         owner = m["owner"]
-        for name, aliases in gold.people:
-            for a in aliases:
-                if owner in gold.user:
-                    if _relation(a) == rel or (a.startswith("my ") and _relation(a[3:]) == rel):
-                        return name
-                else:
-                    h = _HANDLE.match(a)
-                    if h and h["owner"] == owner and _relation(h["rel"]) == rel:
-                        return name
-    return None
+        for name, written, aliases in gold.people:
+            if owner in gold.user:
+                # the author's relation: "my mom", or a kin word used as a name ("Mama")
+                if any(a.startswith("my ") and _relation(a[3:]) == rel for a in aliases) or any(
+                        w[:1].isupper() and " " not in w and _relation(w) == rel
+                        for w in written):
+                    found.append(name)
+            elif any((h := _HANDLE.match(a)) and h["owner"] == owner
+                     and _relation(h["rel"]) == rel for a in aliases):
+                found.append(name)
+    return found
+
+
+def _match(forms: list[str], gold: Gold, taken: Container[str] = ()) -> str | None:
+    """The gold entity a node's names denote, or None; of several (an alias two people
+    share), one no earlier node took."""
+    found = _candidates([_norm(f) for f in forms if f.strip()], gold)
+    return next((f for f in found if f not in taken), found[0] if found else None)
 
 
 def score_stream(stream_path: Path, gold: Gold, embedder: Any) -> dict[str, Any]:
@@ -116,9 +134,10 @@ def score_stream(stream_path: Path, gold: Gold, embedder: Any) -> dict[str, Any]
     for n in sorted(nodes, key=lambda n: n.created_at):
         aliases = n.attrs.get("aliases") or []
         forms = [n.text, *(a for a in aliases if isinstance(a, str))]
-        hit = _match(forms, gold)
+        hit = _match(forms, gold, matched)
         if hit is None:
-            (wrong_things if _norm(n.text) in gold.not_people else unlisted).append(n.text)
+            thing = any(_norm(f) in gold.not_people for f in forms)
+            (wrong_things if thing else unlisted).append(n.text)
         else:
             matched[hit] = matched.get(hit, 0) + 1
     people = sum(matched.values())
@@ -133,5 +152,5 @@ def score_stream(stream_path: Path, gold: Gold, embedder: Any) -> dict[str, Any]
         "found": found, "duplicates": people - found,
         "not_people": len(wrong_things), "unlisted": len(unlisted),
         "errors": {"not_people": wrong_things, "unlisted": unlisted,
-                   "missed": [name for name, _ in gold.people if name not in matched]},
+                   "missed": [name for name, _, _ in gold.people if name not in matched]},
     }

@@ -38,6 +38,7 @@ from enfold.graph import WorkingGraph
 from enfold.model import ONTOLOGY, Edge, EdgeType, Node, NodeKind, new_id
 from enfold.settings import Settings
 from enfold.text.claims import names_nothing, predicate_family, target_key
+from enfold.text.people import same_person
 from enfold.text.polarity import polarity
 from enfold.text.speakers import speaker_name
 from enfold.text.stance import held_still
@@ -330,7 +331,8 @@ def earlier_view(graph: WorkingGraph, stamp: Stamp, new: Node, settings: Setting
     attrs: dict[str, Any] = {
         "holder": a.get("holder"), "predicate": a.get("predicate") or "think",
         "stance": stance, "target": a.get("target"), "target_key": a.get("target_key"),
-        "reported": speaker_name(event.attrs.get("source")) != graph.nodes[holder].text,
+        "reported": not same_person(speaker_name(event.attrs.get("source")) or "",
+                                    graph.nodes[holder].text),
         "valid_from": event.ts, "superseded_by": None, "revises": False,
         "states_facts": False}
     at = stamp.at

@@ -462,7 +462,8 @@ def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
             b.edge(person(name.strip()), EdgeType.PARTICIPATES, ev.id, "present at the event")
     for pm in ann.people:
         if pm.role == "mentioned" and not (speaker and same_person(pm.name, str(speaker))):
-            b.edge(ev.id, EdgeType.MENTIONS, person(_kin_named(pm.name, speaker)),
+            b.edge(ev.id, EdgeType.MENTIONS,
+                   person(_kin_named(pm.name, speaker_of(ev.attrs.get("source")))),
                    "named in the event")
     times: dict[str, str] = {}
     for tm in ann.times:
