@@ -243,12 +243,8 @@ def people_graph(ctx: click.Context, gold: tuple[Path, ...], streams: Path, embe
     if len(systems) > 1:
         keys = ("nodes", "people_nodes", "gold_people", "found", "duplicates", "not_people",
                 "unlisted")
-        pooled: dict[str, Any] = {k: sum(m[k] for m in systems.values()) for k in keys}
-        p = pooled["people_nodes"] / pooled["nodes"] if pooled["nodes"] else 1.0
-        r = pooled["found"] / pooled["gold_people"]
-        pooled.update(precision=round(p, 4), recall=round(r, 4),
-                      f1=round(2 * p * r / (p + r), 4) if p + r else 0.0)
-        systems["pooled"] = pooled
+        summed = {k: sum(m[k] for m in systems.values()) for k in keys}
+        systems["pooled"] = {**pg.rates(summed), **summed}
     config = {"embedder": embedder.name, "planner": "local",
               "gold": [str(p) for p in gold]}
     result = write_result("people-graph", config, systems, time.perf_counter() - t0, out,

@@ -62,7 +62,7 @@ def stream_examples(stream: Path, gold_path: Path
     included). People the rules never find are not counted (``missed`` 0): a stream's
     people are named many times, and the graph's recall is what ``bench people-graph``
     measures."""
-    from enfold.bench.people_graph import _match, load_gold
+    from enfold.bench.people_graph import load_gold, match
     from enfold.text.nlp import parse
     from enfold.text.people import extract_people
     from enfold.text.person_screen import features
@@ -81,7 +81,7 @@ def stream_examples(stream: Path, gold_path: Path
             if m.start < 0 or m.role == "speaker":
                 continue
             xs.append(features(doc, m.start, m.end, m.relation))
-            ys.append(int(_match([text[m.start:m.end], m.name], gold) is not None))
+            ys.append(int(match([text[m.start:m.end], m.name], gold) is not None))
     return xs, ys, 0
 
 

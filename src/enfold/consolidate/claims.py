@@ -419,19 +419,19 @@ def revise(graph: WorkingGraph, stamp: Stamp, claim_ids: Iterable[str],
         if cid not in claims:
             continue
         new = graph.nodes[cid]
+        if _superseded(graph, new) or new.attrs.get("supersedes"):
+            continue
         revises = bool(new.attrs.get("revises"))
+        if not revises and lean(new) == 0.0:
+            continue  # no lean is opposite to none
+        holder = holder_of(graph, new)
+        when = valid_from(graph, new)
         # A change of mind that names what changed ("I was wrong about Piranesi") ends a view
         # about that thing when its holder has one: in a long stream the holder's views of
         # other things are as alike to it by their whole words.
         naming = frozenset(thing_words(str(new.attrs.get("target") or ""))) if revises \
             else frozenset()
         named = bool(naming)
-        if _superseded(graph, new) or new.attrs.get("supersedes"):
-            continue
-        holder = holder_of(graph, new)
-        when = valid_from(graph, new)
-        if not revises and lean(new) == 0.0:
-            continue  # no lean is opposite to none
         # A change that names only a person ("I was wrong about Brandon"; a chat's "Hey
         # Maria! I'm now …", misread as a change about Maria) ends one view of them as any
         # change does, but sweeps nothing: in a conversation nearly every message names the

@@ -79,6 +79,8 @@ class PersonMention:
 
 _TITLES = {"dr": "Dr.", "mr": "Mr.", "mrs": "Mrs.", "ms": "Ms.", "mx": "Mx.", "prof": "Prof.",
            "professor": "Prof."}
+_TITLED = tuple(f"{t} " for t in set(_TITLES.values()))  # the start of a titled name
+HONORIFICS = frozenset(_TITLES)  # the titles a name is read with, lower case, no stop
 
 _STOP = _words(
     """
@@ -257,11 +259,10 @@ def _screened(doc: Any, found: dict[tuple[int, int], PersonMention],
               known_keys: Container[str]) -> dict[tuple[int, int], PersonMention]:
     """``found`` without the mentions the person screen holds unlikely to be people."""
     floor = threshold()
-    titled = tuple(f"{t} " for t in set(_TITLES.values()))
     out = {}
     for key, m in found.items():
         if m.start >= 0 and name_key(m.name) not in known_keys \
-                and not m.name.startswith(titled):  # "Prof. Lee": a title names a person
+                and not m.name.startswith(_TITLED):  # "Prof. Lee": a title names a person
             p = person_probability(doc, m.start, m.end, m.relation)
             if p is not None and p < floor:
                 continue
@@ -369,6 +370,12 @@ def _lexicon() -> tuple[frozenset[str], frozenset[str]]:
     lines = [w for w in text.split("\n") if w and not w.startswith("#")]
     return (frozenset(w for w in lines if not w.startswith("!")),
             frozenset(w[1:] for w in lines if w.startswith("!")))
+
+
+def names_a_person(word: str) -> bool:
+    """Whether a word's usual sense is a person ("baker", "nurse"; the WordNet-derived
+    lexicon of :func:`_lexicon`), in any case."""
+    return word.lower() in _lexicon()[0]
 
 
 def dictionary_word(word: str, upos: str | None = None) -> bool:

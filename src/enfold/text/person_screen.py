@@ -70,22 +70,23 @@ def _form(doc: Any, span: Any, start: int, nxt: Any) -> list[bool]:
     """What the mention's words are, read without its context: a word of English (a label,
     a verb at the head of a line, a thing's name: "Subtotal", "Tell Karim", "Pali Highway")
     or not (a name), where it stands (a line's or a sentence's start, before a colon)."""
-    from enfold.text.people import _lexicon, dictionary_word
+    from enfold.text.people import dictionary_word, names_a_person
 
     words = [t for t in span if t.is_alpha]
     if not words:
         return [False] * 9
     first, last = words[0].lower_, words[-1].lower_
-    person_nouns = _lexicon()[0]
-    before = doc.text[:start].rstrip(" \t")
+    text, at = doc.text, start
+    while at > 0 and text[at - 1] in " \t":  # the line's start, read back to the last break
+        at -= 1
     return [
-        not before or before.endswith("\n"),
+        at == 0 or text[at - 1] == "\n",
         bool(span[0].is_sent_start),
         nxt is not None and nxt.text == ":",
         dictionary_word(first),
         dictionary_word(first, "VERB"),
-        dictionary_word(last, "NOUN") and last not in person_nouns,
-        last in person_nouns,
+        dictionary_word(last, "NOUN") and not names_a_person(last),
+        names_a_person(last),
         all(dictionary_word(t.lower_) for t in words),
         len(words) == 1 and dictionary_word(first),
     ]

@@ -41,6 +41,8 @@ import functools
 import re
 from dataclasses import dataclass
 
+from enfold.text.people import HONORIFICS as _PEOPLE_TITLES
+
 __all__ = ["Sender", "looks_like_a_person", "read_source", "speaker_name", "speaker_of"]
 
 _CHANNEL = re.compile(r"^([A-Za-z][A-Za-z0-9_.+-]{0,30}):(?:\s+|(?=\S)|$)")
@@ -54,8 +56,8 @@ _FIRST_PERSON = frozenset({"me", "i", "myself", "self", "user"})
 # Words before a name that make it a person's however the rest reads ("Dr Ota", "Prof Lee");
 # honorifics that are also English words ("Sister", "Captain", "Coach", "Lady") only when
 # the rest of the name is a person's ("Captain Cook Cruises" is a business).
-_HONORIFICS = frozenset({"dr", "mr", "mrs", "ms", "mx", "prof", "professor", "rev", "revd",
-                         "fr", "sr", "sra", "dra", "herr", "frau", "mme", "mlle"})
+_HONORIFICS = frozenset({*_PEOPLE_TITLES, "rev", "revd", "fr", "sr", "sra", "dra", "herr",
+                         "frau", "mme", "mlle"})
 _TITLE_WORDS = frozenset({"miss", "pastor", "father", "sister", "brother", "sir", "dame",
                           "lady", "lord", "auntie", "uncle", "aunt", "coach", "judge",
                           "officer", "captain", "capt", "deacon", "bishop", "imam", "rabbi"})
@@ -91,16 +93,10 @@ def _plural_noun(word: str) -> bool:
         and _english(lemmas[0], "NOUN")
 
 
-def _person_noun(word: str) -> bool:
-    from enfold.text.people import _lexicon
-
-    return word.lower() in _lexicon()[0]
-
-
 @functools.lru_cache(maxsize=8192)
 def looks_like_a_person(name: str) -> bool:
     """Whether a name has the form of a person's (see the module's text)."""
-    from enfold.text.people import bare_kin
+    from enfold.text.people import bare_kin, names_a_person
 
     words = name.split()
     if not words:
@@ -129,7 +125,7 @@ def looks_like_a_person(name: str) -> bool:
     inner = [w for w, lw in zip(words, low, strict=True) if lw not in _PARTICLES]
     if any(w[:1].islower() for w in inner):
         return False  # "Surf crew", "Flat 2/1"
-    if _person_noun(inner[-1]):
+    if names_a_person(inner[-1]):
         return True  # a surname that is a trade: "Tom Baker", "Jean Fisher"
     if len(inner) >= 3 and _english(inner[-1], "NOUN"):
         return False  # "Winnipeg Public Library", "Lochee Health Centre"

@@ -37,7 +37,7 @@ from enfold.text.claims import ClaimCandidate, target_key
 from enfold.text.goals import goal_of
 from enfold.text.people import kin_holder, name_key, same_person
 from enfold.text.phrases import TermStats, terms, tokens
-from enfold.text.speakers import speaker_name, speaker_of
+from enfold.text.speakers import read_source, speaker_name
 from enfold.text.themes import entity_words
 from enfold.write.apply import label_similarity
 from enfold.write.calibration import thresholds_for
@@ -453,17 +453,18 @@ def annotation_ops(b: _Builder, ann: Annotation) -> dict[str, str]:
         people[name] = pid
         return pid
 
-    speaker = speaker_name(ev.attrs.get("source"))
-    if speaker_of(ev.attrs.get("source")):  # a person, not a channel, shop or group
-        b.edge(person(str(speaker)), EdgeType.PARTICIPATES, ev.id, "speaker of the event")
+    sender = read_source(ev.attrs.get("source"))
+    speaker = sender.name
+    if speaker is not None and sender.person:  # a person, not a channel, shop or group
+        b.edge(person(speaker), EdgeType.PARTICIPATES, ev.id, "speaker of the event")
     meta = ev.attrs.get("meta") or {}
     for name in meta.get("participants", []) if isinstance(meta, dict) else []:
         if isinstance(name, str) and name.strip():
             b.edge(person(name.strip()), EdgeType.PARTICIPATES, ev.id, "present at the event")
     for pm in ann.people:
-        if pm.role == "mentioned" and not (speaker and same_person(pm.name, str(speaker))):
+        if pm.role == "mentioned" and not (speaker and same_person(pm.name, speaker)):
             b.edge(ev.id, EdgeType.MENTIONS,
-                   person(_kin_named(pm.name, speaker_of(ev.attrs.get("source")))),
+                   person(_kin_named(pm.name, speaker if sender.person else None)),
                    "named in the event")
     times: dict[str, str] = {}
     for tm in ann.times:
